@@ -1,0 +1,46 @@
+# videogen — the two commands: `make dev` and `make test`. Both install what they need first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+UV_VERSION := 0.13.8
+LOCAL_PACKAGES := -e libs/common -e services/api -e services/orchestrator -e services/notifier -e .
+STAMP  := $(VENV)/.installed
+
+.PHONY: dev test lint unit install lock bench clean
+
+dev: $(STAMP)
+	$(BIN)/videogen dev
+
+test: lint
+	$(BIN)/pytest
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests bench
+	$(BIN)/lint-imports
+
+install: $(STAMP)
+
+$(BIN)/uv:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.toml services/*/pyproject.toml
+	$(BIN)/uv pip sync --python $(BIN)/python requirements/dev.txt
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps --no-build-isolation $(LOCAL_PACKAGES)
+	touch $(STAMP)
+
+# Re-pin after editing requirements/*.in. The output records no registry address (see docs/development.md).
+lock: $(BIN)/uv
+	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/runtime.in -o requirements/runtime.txt
+	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/dev.in -o requirements/dev.txt
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

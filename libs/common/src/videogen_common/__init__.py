@@ -1,0 +1,1 @@
+"""What videogen's services share. Imports no service."""

@@ -1,0 +1,24 @@
+"""Time as a dependency: services take a Clock so schedules and leases are testable without sleeping."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        # MongoDB keeps milliseconds; truncating here keeps what we return equal to what we store.
+        now = datetime.now(UTC)
+        return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def isoformat(moment: datetime) -> str:
+    """ISO 8601 UTC with millisecond precision and a ``Z`` suffix, e.g. ``2026-11-21T08:47:00.123Z``."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

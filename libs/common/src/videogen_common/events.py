@@ -1,0 +1,65 @@
+"""The JSON envelope every Kafka message carries. Key = generation id, so one generation's events keep order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+REQUESTED = "generation.requested"
+STATUS = "generation.status"
+TRACE_HEADER = "x-request-id"
+
+
+class EnvelopeError(ValueError):
+    """A message on a topic is not a valid envelope."""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    event_id: str
+    type: str
+    occurred_at: str
+    account_id: str
+    generation: dict[str, Any]
+    trace_id: str | None = None
+
+    @property
+    def generation_id(self) -> str:
+        return str(self.generation["id"])
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(
+            {
+                "event_id": self.event_id,
+                "type": self.type,
+                "occurred_at": self.occurred_at,
+                "account_id": self.account_id,
+                "generation": self.generation,
+                "trace_id": self.trace_id,
+            }
+        )
+
+    def kafka_headers(self) -> list[tuple[str, bytes]]:
+        return [(TRACE_HEADER, self.trace_id.encode())] if self.trace_id else []
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Envelope:
+        try:
+            data = orjson.loads(raw)
+            return cls(
+                event_id=str(data["event_id"]),
+                type=str(data["type"]),
+                occurred_at=str(data["occurred_at"]),
+                account_id=str(data["account_id"]),
+                generation=dict(data["generation"]),
+                trace_id=data.get("trace_id"),
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise EnvelopeError(f"not an envelope: {exc}") from exc
+
+
+def status_event_id(generation_id: str, status: str, version: int) -> str:
+    """Deterministic, so a republished status event is recognisably the same event downstream."""
+    return f"evt_{generation_id}_{status}_{version}"

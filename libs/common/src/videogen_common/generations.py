@@ -1,0 +1,96 @@
+"""Generation documents: creation, the public view, and compare-and-set state transitions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.asynchronous.collection import AsyncCollection
+
+from videogen_common.clock import isoformat
+from videogen_common.domain import Provider, Status, can_transition
+
+Doc = dict[str, Any]
+
+PUBLIC_FIELDS = (
+    "id",
+    "status",
+    "prompt",
+    "provider",
+    "duration",
+    "video_url",
+    "thumbnail_url",
+    "error",
+    "created_at",
+    "updated_at",
+)
+
+
+class TransitionError(ValueError):
+    """A transition the state machine forbids (e.g. out of a terminal state)."""
+
+
+def new_generation(
+    *, generation_id: str, account_id: str, prompt: str, provider: Provider, duration: int, now: datetime
+) -> Doc:
+    return {
+        "_id": generation_id,
+        "account_id": account_id,
+        # The spec shows `processing` at creation; `queued` is reserved for explicit waiting.
+        "status": Status.PROCESSING.value,
+        "prompt": prompt,
+        "provider": provider.value,
+        "duration": duration,
+        "video_url": None,
+        "thumbnail_url": None,
+        "error": None,
+        "created_at": now,
+        "updated_at": now,
+        "version": 1,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "provider_task_id": None,
+        "attempts": 0,
+    }
+
+
+def public_view(doc: Doc) -> dict[str, Any]:
+    """What clients see: spec 2.1, timestamps as ISO 8601 UTC. Internal fields never leave."""
+    return {
+        "id": doc["_id"],
+        "status": doc["status"],
+        "prompt": doc["prompt"],
+        "provider": doc["provider"],
+        "duration": doc["duration"],
+        "video_url": doc.get("video_url"),
+        "thumbnail_url": doc.get("thumbnail_url"),
+        "error": doc.get("error"),
+        "created_at": isoformat(doc["created_at"]),
+        "updated_at": isoformat(doc["updated_at"]),
+    }
+
+
+async def transition(
+    collection: AsyncCollection[Doc],
+    doc: Doc,
+    target: Status,
+    *,
+    now: datetime,
+    fields: Doc | None = None,
+    extra_filter: Doc | None = None,
+) -> Doc | None:
+    """Compare-and-set on (id, expected status, version). Returns the new document, or None if someone else
+    moved the generation first; a duplicate or late event can therefore never move it backwards."""
+    current = Status(doc["status"])
+    if not can_transition(current, target):
+        raise TransitionError(f"{current} -> {target} is not allowed")
+    update: Doc = {"status": target.value, "updated_at": now, **(fields or {})}
+    if target.terminal:
+        update["outbox_pending"] = True
+        update["lease_owner"] = None
+        update["lease_expires_at"] = None
+    query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"], **(extra_filter or {})}
+    return await collection.find_one_and_update(
+        query, {"$set": update, "$inc": {"version": 1}}, return_document=ReturnDocument.AFTER
+    )

@@ -1,0 +1,68 @@
+"""MongoDB: the collections every service uses, and their indexes (created by the migration step)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, IndexModel
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.database import AsyncDatabase
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Store:
+    """Typed handles on videogen's collections."""
+
+    db: AsyncDatabase[Doc]
+
+    @property
+    def generations(self) -> AsyncCollection[Doc]:
+        return self.db["generations"]
+
+    @property
+    def webhooks(self) -> AsyncCollection[Doc]:
+        return self.db["webhooks"]
+
+    @property
+    def deliveries(self) -> AsyncCollection[Doc]:
+        return self.db["deliveries"]
+
+    @property
+    def api_keys(self) -> AsyncCollection[Doc]:
+        return self.db["api_keys"]
+
+
+def connect(url: str, database: str, *, app_name: str) -> tuple[AsyncMongoClient[Doc], Store]:
+    client: AsyncMongoClient[Doc] = AsyncMongoClient(url, appname=app_name, tz_aware=True)
+    return client, Store(client[database])
+
+
+INDEXES: dict[str, list[IndexModel]] = {
+    "generations": [
+        # One account's generations newest first; _id breaks ties so the cursor is stable.
+        IndexModel([("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"),
+        # The reconciler: unfinished generations whose lease expired (or was never taken).
+        IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
+        # Terminal transitions whose status event is not yet known to be on Kafka (transactional outbox).
+        IndexModel([("outbox_pending", ASCENDING), ("updated_at", ASCENDING)], name="by_outbox", sparse=True),
+    ],
+    "webhooks": [
+        IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
+    ],
+    "deliveries": [
+        IndexModel([("event_id", ASCENDING), ("webhook_id", ASCENDING)], name="one_per_event_endpoint", unique=True),
+        IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
+        IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
+    ],
+    "api_keys": [
+        IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
+    ],
+}
+
+
+async def ensure_indexes(store: Store) -> None:
+    for collection, models in INDEXES.items():
+        await store.db[collection].create_indexes(models)

@@ -1,0 +1,45 @@
+"""Kafka topic names (from settings, with a prefix) and their explicit creation at start-up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+
+@dataclass(frozen=True)
+class Topics:
+    prefix: str
+
+    @property
+    def requested(self) -> str:
+        """generation.requested: the api asks the orchestrator to run a generation."""
+        return f"{self.prefix}generation.requested"
+
+    @property
+    def status(self) -> str:
+        """generation.status: the orchestrator reports each state change; the notifier listens."""
+        return f"{self.prefix}generation.status"
+
+    def all(self) -> list[str]:
+        return [self.requested, self.status]
+
+
+async def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> list[str]:
+    """Create the topics that do not exist yet; return the names created. Never relies on auto-create."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [name for name in topics.all() if name not in existing]
+        if missing:
+            try:
+                await admin.create_topics(
+                    [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in missing]
+                )
+            except TopicAlreadyExistsError:
+                pass  # a concurrent migration got there first
+        return missing
+    finally:
+        await admin.close()

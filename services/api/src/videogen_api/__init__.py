@@ -1,0 +1,1 @@
+"""videogen's HTTP API under /v1."""

@@ -1,0 +1,44 @@
+"""Bearer API keys. Only a hash of each key is stored; a key belongs to exactly one account."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from videogen_common.signing import hash_api_key
+from videogen_common.store import Store
+
+from videogen_api.problems import unauthorized
+
+
+class KeyCache:
+    """Resolves a presented key to its account, caching valid keys briefly so each request does not cost a
+    store round trip. Unknown keys are not cached (an attacker cannot fill memory with them)."""
+
+    def __init__(self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._store = store
+        self._ttl = ttl_seconds
+        self._monotonic = monotonic
+        self._cache: dict[str, tuple[str, float]] = {}
+
+    async def account_for(self, key: str) -> str | None:
+        digest = hash_api_key(key)
+        hit = self._cache.get(digest)
+        now = self._monotonic()
+        if hit and hit[1] > now:
+            return hit[0]
+        doc = await self._store.api_keys.find_one({"key_hash": digest, "revoked_at": None})
+        if doc is None:
+            self._cache.pop(digest, None)
+            return None
+        self._cache[digest] = (doc["account_id"], now + self._ttl)
+        return str(doc["account_id"])
+
+
+def bearer_token(header: str | None) -> str:
+    if not header:
+        raise unauthorized("missing Authorization header; send 'Authorization: Bearer <API_KEY>'")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthorized("the Authorization header must be 'Bearer <API_KEY>'")
+    return token.strip()

@@ -1,0 +1,33 @@
+"""Entry point: ``videogen-api``."""
+
+from __future__ import annotations
+
+import sys
+
+from aiohttp import web
+
+from videogen_common.logs import configure_logging
+from videogen_common.settings import SettingsError, load_settings
+
+from videogen_api.app import create_app
+from videogen_api.settings import ApiSettings
+
+
+def main() -> None:
+    try:
+        settings = load_settings(ApiSettings)
+    except SettingsError as exc:
+        sys.exit(f"videogen-api: {exc}")
+    configure_logging("api", settings.log_level, settings.log_format)
+    web.run_app(
+        create_app(settings),
+        host=settings.api_host,
+        port=settings.api_port,
+        shutdown_timeout=settings.shutdown_timeout_seconds,
+        access_log=None,
+        print=None,
+    )
+
+
+if __name__ == "__main__":
+    main()

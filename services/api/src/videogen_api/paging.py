@@ -1,0 +1,47 @@
+"""Opaque cursors for newest-first listing: the (created_at, id) of the last item returned."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from videogen_api.problems import invalid
+
+
+def encode_cursor(created_at: datetime, item_id: str) -> str:
+    raw = orjson.dumps([int(created_at.timestamp() * 1000), item_id])
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        millis, item_id = orjson.loads(raw)
+        if not isinstance(millis, int) or not isinstance(item_id, str):
+            raise TypeError
+        return datetime.fromtimestamp(millis / 1000, UTC), item_id
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        raise invalid([{"field": "cursor", "message": "not a cursor this API returned", "code": "cursor"}]) from None
+
+
+def before_cursor(cursor: str | None) -> dict[str, Any]:
+    """The query clause for items strictly after the cursor in (created_at desc, _id desc) order."""
+    if cursor is None:
+        return {}
+    created_at, item_id = decode_cursor(cursor)
+    return {"$or": [{"created_at": {"$lt": created_at}}, {"created_at": created_at, "_id": {"$lt": item_id}}]}
+
+
+def parse_limit(raw: str | None, *, default: int = 20, maximum: int = 100) -> int:
+    if raw is None:
+        return default
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= maximum:
+        raise invalid([{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}])
+    return limit

@@ -1,0 +1,85 @@
+"""Request bodies, validated with pydantic: the same types later generate the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider
+
+from videogen_api.problems import Problem, invalid, malformed_json
+
+
+class GenerateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    prompt: Annotated[str, Field(min_length=1, description="Text description of the video.")]
+    provider: Provider
+    duration: Annotated[int, Field(ge=MIN_DURATION_S, le=MAX_DURATION_S, description="Seconds, 3 to 10.")]
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, value: str, info: ValidationInfo) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        limit = (info.context or {}).get("prompt_max_chars")
+        if limit is not None and len(value) > limit:
+            raise ValueError(f"must be at most {limit} characters")
+        return value
+
+
+class WebhookCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    url: Annotated[str, Field(min_length=1, max_length=2048)]
+    events: Annotated[list[EventType], Field(min_length=1)]
+
+    @field_validator("url")
+    @classmethod
+    def _absolute_http(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an absolute http or https URL")
+        if parts.username or parts.password:
+            raise ValueError("must not carry credentials")
+        return value
+
+    @field_validator("events")
+    @classmethod
+    def _unique(cls, value: list[EventType]) -> list[EventType]:
+        if len(set(value)) != len(value):
+            raise ValueError("must not repeat an event type")
+        return value
+
+
+def _field_errors(exc: ValidationError) -> list[dict[str, str]]:
+    errors = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "body"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        errors.append({"field": field, "message": message, "code": err["type"]})
+    return errors
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_body(model: type[M], raw: bytes, **context: Any) -> M:
+    """Parse and validate a JSON body: malformed JSON → 400, a body that isn't an object or has bad fields
+    → 422 with one entry per failing field."""
+    try:
+        return model.model_validate_json(raw, context=context or None)
+    except ValidationError as exc:
+        errors = _field_errors(exc)
+        if any(e["code"] == "json_invalid" for e in errors):
+            raise malformed_json(next(e["message"] for e in errors if e["code"] == "json_invalid")) from None
+        if any(e["code"] == "model_type" for e in errors):
+            raise Problem(
+                422, "validation-error", "Invalid request", "the body must be a JSON object",
+                errors=[{"field": "body", "message": "must be a JSON object", "code": "model_type"}],
+            ) from None
+        raise invalid(errors) from None

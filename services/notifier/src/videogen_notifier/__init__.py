@@ -1,0 +1,1 @@
+"""videogen's notifier: signed webhook deliveries, at least once."""

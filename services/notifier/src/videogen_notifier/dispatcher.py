@@ -1,0 +1,157 @@
+"""Sends due deliveries. Each endpoint has its own lane with its own concurrency cap, so a slow or dead
+endpoint only ever delays itself. A delivery is claimed in MongoDB before each attempt (its next attempt time
+is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a crash
+mid-attempt only delays it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from pymongo import ReturnDocument
+
+from videogen_common.clock import Clock
+from videogen_common.store import Store
+
+from videogen_notifier.deliveries import FAILED, PENDING, SUCCEEDED
+from videogen_notifier.payloads import signature_headers
+from videogen_notifier.sender import AttemptResult, Sender
+from videogen_notifier.settings import NotifierSettings
+
+log = logging.getLogger(__name__)
+
+Doc = dict[str, Any]
+RETRY_AFTER_MAX_SECONDS = 3600.0
+
+
+class Lane:
+    """One endpoint's queue: at most ``concurrency`` attempts to it at once."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.slots = asyncio.Semaphore(concurrency)
+
+
+class Dispatcher:
+    def __init__(self, *, settings: NotifierSettings, store: Store, sender: Sender, clock: Clock,
+                 rng: Callable[[], float] = random.random) -> None:
+        self._settings = settings
+        self._store = store
+        self._sender = sender
+        self._clock = clock
+        self._rng = rng
+        self._lanes: dict[str, Lane] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._claim_for = timedelta(seconds=settings.delivery_timeout_seconds * 2 + 5)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    def submit(self, delivery_id: str, webhook_id: str) -> None:
+        if delivery_id in self._tasks:
+            return
+        lane = self._lanes.setdefault(webhook_id, Lane(self._settings.endpoint_concurrency))
+        task = asyncio.create_task(self._attempt_in_lane(lane, delivery_id), name=f"delivery:{delivery_id}")
+        self._tasks[delivery_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(delivery_id, None))
+
+    async def sweep(self) -> int:
+        """Submit every delivery that is due (retries, and anything a crash left behind)."""
+        due = self._store.deliveries.find(
+            {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}},
+            projection={"_id": 1, "webhook_id": 1},
+        ).sort("next_attempt_at", 1).limit(self._settings.sweep_batch)
+        count = 0
+        async for doc in due:
+            if doc["_id"] not in self._tasks:
+                self.submit(doc["_id"], doc["webhook_id"])
+                count += 1
+        return count
+
+    async def wait_idle(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def stop(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def _attempt_in_lane(self, lane: Lane, delivery_id: str) -> None:
+        async with lane.slots:
+            try:
+                await self._attempt(delivery_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("delivery attempt crashed; it stays due", extra={"delivery_id": delivery_id})
+
+    async def _claim(self, delivery_id: str) -> Doc | None:
+        now = self._clock.now()
+        return await self._store.deliveries.find_one_and_update(
+            {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}},
+            {"$set": {"next_attempt_at": now + self._claim_for}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+    async def _attempt(self, delivery_id: str) -> None:
+        delivery = await self._claim(delivery_id)
+        if delivery is None:
+            return  # not due, finished, or another instance has it
+        endpoint = await self._store.webhooks.find_one({"_id": delivery["webhook_id"]})
+        now = self._clock.now()
+        if endpoint is None or not endpoint.get("active", False):
+            await self._close(delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled")
+            return
+        secrets = [s["secret"] for s in endpoint["secrets"]
+                   if s.get("expires_at") is None or s["expires_at"] > now]
+        body = delivery["body"].encode()
+        headers = signature_headers(secrets, delivery["_id"], int(now.timestamp()), body)
+        result = await self._sender.post(endpoint["url"], body, headers)
+        await self._record(delivery, endpoint, result)
+
+    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult) -> None:
+        now = self._clock.now()
+        attempt = {"at": now, "status_code": result.status_code, "latency_ms": result.latency_ms,
+                   "error": result.error}
+        number = len(delivery["attempts"]) + 1
+        extra = {"delivery_id": delivery["_id"], "webhook_id": endpoint["_id"], "attempt": number,
+                 "status_code": result.status_code, "generation_id": delivery.get("generation_id"),
+                 "account_id": delivery.get("account_id")}
+        if result.ok:
+            await self._close(delivery, SUCCEEDED, None, attempt)
+            log.info("delivered", extra=extra)
+            return
+        if result.status_code == 410:
+            await self._store.webhooks.update_one(
+                {"_id": endpoint["_id"]},
+                {"$set": {"active": False, "disabled_reason": "endpoint answered 410 Gone", "updated_at": now}},
+            )
+            await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)
+            log.warning("endpoint disabled after 410", extra=extra)
+            return
+        delays = self._settings.retry_delays
+        if number > len(delays):
+            await self._close(delivery, FAILED, "retry schedule exhausted", attempt)
+            log.warning("delivery failed, schedule exhausted", extra=extra)
+            return
+        delay = delays[number - 1] * (1 + self._settings.retry_jitter * (2 * self._rng() - 1))
+        if result.retry_after is not None:
+            delay = max(delay, min(result.retry_after, RETRY_AFTER_MAX_SECONDS))
+        await self._store.deliveries.update_one(
+            {"_id": delivery["_id"], "status": PENDING},
+            {"$push": {"attempts": attempt},
+             "$set": {"next_attempt_at": now + timedelta(seconds=delay), "updated_at": now}},
+        )
+        log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": round(delay, 3)})
+
+    async def _close(self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None) -> None:
+        update: Doc = {"$set": {"status": status, "next_attempt_at": None, "failure_reason": reason,
+                                "updated_at": self._clock.now()}}
+        if attempt is not None:
+            update["$push"] = {"attempts": attempt}
+        await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)

@@ -1,0 +1,69 @@
+"""The notifier's resources and background loop, as a mode service started and stopped with the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import aiohttp
+from mode import Service
+
+from videogen_common.clock import Clock, SystemClock
+from videogen_common.store import Store, connect
+
+from videogen_notifier.dispatcher import Dispatcher
+from videogen_notifier.sender import Sender
+from videogen_notifier.settings import NotifierSettings
+
+log = logging.getLogger(__name__)
+
+
+class NotifierRuntime(Service):  # type: ignore[misc]
+    def __init__(self, settings: NotifierSettings, *, clock: Clock | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.ready = asyncio.Event()
+        self._client: Any = None
+        self._session: aiohttp.ClientSession | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self.store: Store
+        self.dispatcher: Dispatcher
+
+    async def on_start(self) -> None:
+        settings = self.settings
+        self._client, self.store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-notifier")
+        self._session = aiohttp.ClientSession(
+            headers={"User-Agent": "videogen-webhooks/1"},
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=settings.endpoint_concurrency),
+        )
+        self.dispatcher = Dispatcher(settings=settings, store=self.store,
+                                     sender=Sender(self._session, settings.delivery_timeout_seconds),
+                                     clock=self.clock)
+        self._loop_task = asyncio.create_task(self._sweep_forever(), name="delivery-sweeper")
+        self.ready.set()
+        log.info("notifier ready")
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                await self.dispatcher.sweep()
+            except Exception:
+                log.exception("sweep failed; will try again")
+            await asyncio.sleep(self.settings.sweep_interval_seconds)
+
+    async def on_stop(self) -> None:
+        self.ready.clear()
+        if self._loop_task:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+        if hasattr(self, "dispatcher"):
+            await self.dispatcher.stop()
+        if self._session:
+            await self._session.close()
+        if self._client is not None:
+            await self._client.close()
+        log.info("notifier stopped")

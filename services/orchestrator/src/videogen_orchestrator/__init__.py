@@ -1,0 +1,1 @@
+"""videogen's orchestrator: drives each generation from request to completed or failed."""

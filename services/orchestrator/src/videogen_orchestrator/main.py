@@ -1,0 +1,29 @@
+"""Entry point: ``videogen-orchestrator``."""
+
+from __future__ import annotations
+
+import sys
+
+import faust
+
+from videogen_common.logs import configure_logging
+from videogen_common.settings import SettingsError, load_settings
+
+from videogen_orchestrator.app import create_orchestrator
+from videogen_orchestrator.settings import OrchestratorSettings
+
+
+def main() -> None:
+    try:
+        settings = load_settings(OrchestratorSettings)
+    except SettingsError as exc:
+        sys.exit(f"videogen-orchestrator: {exc}")
+    configure_logging("orchestrator", settings.log_level, settings.log_format)
+    app, runtime = create_orchestrator(settings)
+    worker = faust.Worker(app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level,
+                          redirect_stdouts=False)
+    worker.execute_from_commandline()
+
+
+if __name__ == "__main__":
+    main()

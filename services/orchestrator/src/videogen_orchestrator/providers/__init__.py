@@ -1,0 +1,1 @@
+"""Provider adapters: one module per video provider, all shaped by ``base.ProviderAdapter``."""

@@ -1,0 +1,62 @@
+"""`videogen`: dev stack, migrations, and API key admin."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from videogen_common.settings import CommonSettings, SettingsError, load_settings
+from videogen_common.store import connect
+
+from videogen.keys import create_key, revoke_key
+from videogen.migrate import migrate
+
+
+def _settings() -> CommonSettings:
+    try:
+        return load_settings(CommonSettings)
+    except SettingsError as exc:
+        sys.exit(f"videogen: {exc}")
+
+
+async def _keys(args: argparse.Namespace) -> int:
+    settings = _settings()
+    client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-cli")
+    try:
+        if args.keys_command == "create":
+            print(await create_key(store, args.account))  # noqa: T201 — shown once, never stored
+            return 0
+        revoked = await revoke_key(store, args.key)
+        print("revoked" if revoked else "no such active key")  # noqa: T201
+        return 0 if revoked else 1
+    finally:
+        await client.close()
+
+
+async def _migrate() -> int:
+    created = await migrate(_settings())
+    print(f"migrated; topics created: {', '.join(created) or 'none'}")  # noqa: T201
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="videogen", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("dev", help="run the whole stack on 127.0.0.1 in the foreground")
+    sub.add_parser("migrate", help="create Kafka topics and MongoDB indexes")
+    keys = sub.add_parser("keys", help="API keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key for an account; prints it once")
+    create.add_argument("--account", required=True)
+    revoke = keys_sub.add_parser("revoke", help="revoke a key")
+    revoke.add_argument("key")
+    args = parser.parse_args(argv)
+    if args.command == "dev":
+        from videogen.devstack import run_dev  # noqa: PLC0415 — only the dev command needs it
+
+        run_dev()
+        return
+    if args.command == "migrate":
+        sys.exit(asyncio.run(_migrate()))
+    sys.exit(asyncio.run(_keys(args)))

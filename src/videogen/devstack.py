@@ -1,0 +1,201 @@
+"""`videogen dev`: the whole stack on 127.0.0.1 in the foreground — broker, store, migrations, a dev API key,
+and the three services. A process that dies is restarted (as Kubernetes would) and the restart is logged.
+Ctrl-C or SIGTERM stops every process it started."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from videogen_common.settings import CommonSettings, load_settings
+from videogen_common.store import connect
+
+from videogen.engines import (
+    EngineSpec,
+    kafka_bootstrap,
+    mongo_url,
+    secantus_spec,
+    spawn,
+    stop,
+    tansu_spec,
+    wait_for_port,
+)
+from videogen.keys import create_key
+from videogen.migrate import migrate
+
+log = logging.getLogger("videogen.dev")
+
+DEV_ACCOUNT = "dev"
+SERVICE_MODULES = {
+    "api": "videogen_api.main",
+    "orchestrator": "videogen_orchestrator.main",
+    "notifier": "videogen_notifier.main",
+}
+RESTART_BACKOFF_S = 1.0
+
+
+@dataclass
+class DevConfig:
+    data_dir: Path
+    api_port: int = 8080
+    kafka_port: int = 19092
+    mongo_port: int = 27117
+    dev_key: str | None = None
+
+    @classmethod
+    def from_env(cls) -> DevConfig:
+        env = os.environ
+        return cls(
+            data_dir=Path(env.get("VIDEOGEN_DATA_DIR", "var")).resolve(),
+            api_port=int(env.get("VIDEOGEN_API_PORT", "8080")),
+            kafka_port=int(env.get("VIDEOGEN_DEV_KAFKA_PORT", "19092")),
+            mongo_port=int(env.get("VIDEOGEN_DEV_MONGO_PORT", "27117")),
+            dev_key=env.get("VIDEOGEN_DEV_API_KEY") or None,
+        )
+
+    def service_env(self) -> dict[str, str]:
+        return {
+            "VIDEOGEN_KAFKA_BOOTSTRAP": kafka_bootstrap(self.kafka_port),
+            "VIDEOGEN_MONGO_URL": mongo_url(self.mongo_port),
+            "VIDEOGEN_DATA_DIR": str(self.data_dir),
+            "VIDEOGEN_API_PORT": str(self.api_port),
+            "VIDEOGEN_PUBLIC_BASE_URL": f"http://127.0.0.1:{self.api_port}",
+            # The dev stack may deliver webhooks to plain-http and loopback receivers.
+            "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
+        }
+
+
+@dataclass
+class Child:
+    name: str
+    spec: EngineSpec
+    log_file: Path | None
+    proc: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class DevStack:
+    def __init__(self, config: DevConfig) -> None:
+        self.config = config
+        self.children: dict[str, Child] = {}
+        self._stopping = asyncio.Event()
+
+    def settings(self) -> CommonSettings:
+        return load_settings(CommonSettings, **{k.removeprefix("VIDEOGEN_").lower(): v
+                                                for k, v in self.config.service_env().items()
+                                                if k in ("VIDEOGEN_KAFKA_BOOTSTRAP", "VIDEOGEN_MONGO_URL",
+                                                         "VIDEOGEN_DATA_DIR")})
+
+    async def run(self) -> None:
+        cfg = self.config
+        logs = cfg.data_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._stopping.set)
+        try:
+            await self._start(Child("broker", tansu_spec(cfg.kafka_port), logs / "broker.log"))
+            await self._start(Child("store", secantus_spec(cfg.mongo_port, cfg.data_dir / "store"),
+                                    logs / "store.log"))
+            await migrate(self.settings())
+            key = await self._dev_key()
+            for name, module in SERVICE_MODULES.items():
+                port = cfg.api_port if name == "api" else 0
+                spec = EngineSpec(name, [sys.executable, "-m", module], port)
+                await self._start(Child(name, spec, None, env=cfg.service_env()))
+            await self._wait_api()
+            self._banner(key)
+            await self._supervise()
+        finally:
+            await self._shutdown()
+
+    async def _start(self, child: Child) -> None:
+        child.proc = await spawn(child.spec, log=child.log_file, env=child.env, cwd=self.config.data_dir)
+        self.children[child.name] = child
+        if child.spec.port and child.name in ("broker", "store"):
+            await wait_for_port(child.spec.port, proc=child.proc)
+
+    async def _dev_key(self) -> str:
+        key_file = self.config.data_dir / "dev-api-key"
+        fixed = self.config.dev_key or (key_file.read_text().strip() if key_file.exists() else None)
+        client, store = connect(mongo_url(self.config.mongo_port), "videogen", app_name="videogen-dev")
+        try:
+            key = await create_key(store, DEV_ACCOUNT, key=fixed)
+        finally:
+            await client.close()
+        key_file.write_text(key + "\n")
+        key_file.chmod(0o600)
+        return key
+
+    async def _wait_api(self, timeout: float = 60.0) -> None:
+        url = f"http://127.0.0.1:{self.config.api_port}/healthz"
+        deadline = asyncio.get_running_loop().time() + timeout
+        async with aiohttp.ClientSession() as session:
+            while asyncio.get_running_loop().time() < deadline:
+                api = self.children["api"].proc
+                if api is not None and api.returncode is not None:
+                    raise RuntimeError(f"the api exited with {api.returncode} at start-up")
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    async with session.get(url) as response:
+                        if response.status == 200:
+                            return
+                await asyncio.sleep(0.1)
+        raise RuntimeError(f"the api did not answer {url} within {timeout}s")
+
+    def _banner(self, key: str) -> None:
+        base = f"http://127.0.0.1:{self.config.api_port}/v1"
+        print(  # noqa: T201 — this is the command's output
+            f"\nvideogen is running.\n  API base URL: {base}\n  API key:      {key}\n"
+            f"  data:         {self.config.data_dir}\n"
+            f"  try: curl -s -X POST {base}/generate -H 'Authorization: Bearer {key}' "
+            "-H 'Content-Type: application/json' -d '{\"prompt\":\"a red fox\",\"provider\":\"mock\","
+            "\"duration\":3}'\nCtrl-C stops everything.\n",
+            flush=True,
+        )
+
+    async def _supervise(self) -> None:
+        while not self._stopping.is_set():
+            waits = {asyncio.ensure_future(c.proc.wait()): c for c in self.children.values() if c.proc}
+            stop_wait = asyncio.ensure_future(self._stopping.wait())
+            done, pending = await asyncio.wait([*waits, stop_wait], return_when=asyncio.FIRST_COMPLETED)
+            for fut in pending:
+                fut.cancel()
+            if self._stopping.is_set():
+                return
+            for fut in done:
+                child = waits.get(fut)
+                if child is None:
+                    continue
+                child.restarts += 1
+                log.warning("%s exited with code %s; restarting it (restart #%d)", child.name,
+                            fut.result(), child.restarts)
+                await asyncio.sleep(RESTART_BACKOFF_S)
+                await self._start(child)
+                if child.name == "broker":
+                    # The embedded broker keeps topics in memory: recreate them before anyone needs them.
+                    await migrate(self.settings())
+
+    async def _shutdown(self) -> None:
+        # Services first (they drain and hand back leases), then the engines they talk to.
+        order = ["api", "orchestrator", "notifier", "broker", "store"]
+        services = [self.children[n].proc for n in order[:3] if n in self.children]
+        await asyncio.gather(*(stop(p, 15) for p in services if p is not None))
+        for name in order[3:]:
+            child = self.children.get(name)
+            if child and child.proc:
+                await stop(child.proc, 10)
+        print("videogen stopped; every process it started has exited.", flush=True)  # noqa: T201
+
+
+def run_dev() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s videogen-dev %(levelname)s %(message)s")
+    asyncio.run(DevStack(DevConfig.from_env()).run())

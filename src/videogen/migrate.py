@@ -1,0 +1,18 @@
+"""The migration step: create Kafka topics and MongoDB indexes. Idempotent; run before the services start."""
+
+from __future__ import annotations
+
+from videogen_common.settings import CommonSettings
+from videogen_common.store import connect, ensure_indexes
+from videogen_common.topics import Topics, ensure_topics
+
+
+async def migrate(settings: CommonSettings) -> list[str]:
+    created = await ensure_topics(settings.kafka_bootstrap, Topics(settings.topic_prefix),
+                                  settings.topic_partitions)
+    client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-migrate")
+    try:
+        await ensure_indexes(store)
+    finally:
+        await client.close()
+    return created
