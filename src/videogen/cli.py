@@ -6,11 +6,10 @@ import argparse
 import asyncio
 import sys
 
-from videogen_common.settings import CommonSettings, SettingsError, load_settings
-from videogen_common.store import connect
-
 from videogen.keys import create_key, revoke_key
 from videogen.migrate import migrate
+from videogen_common.settings import CommonSettings, SettingsError, load_settings
+from videogen_common.store import connect
 
 
 def _settings() -> CommonSettings:

@@ -15,9 +15,6 @@ from pathlib import Path
 
 import aiohttp
 
-from videogen_common.settings import CommonSettings, load_settings
-from videogen_common.store import connect
-
 from videogen.engines import (
     EngineSpec,
     kafka_bootstrap,
@@ -30,6 +27,8 @@ from videogen.engines import (
 )
 from videogen.keys import create_key
 from videogen.migrate import migrate
+from videogen_common.settings import CommonSettings, load_settings
+from videogen_common.store import connect
 
 log = logging.getLogger("videogen.dev")
 
@@ -90,10 +89,14 @@ class DevStack:
         self._stopping = asyncio.Event()
 
     def settings(self) -> CommonSettings:
-        return load_settings(CommonSettings, **{k.removeprefix("VIDEOGEN_").lower(): v
-                                                for k, v in self.config.service_env().items()
-                                                if k in ("VIDEOGEN_KAFKA_BOOTSTRAP", "VIDEOGEN_MONGO_URL",
-                                                         "VIDEOGEN_DATA_DIR")})
+        return load_settings(
+            CommonSettings,
+            **{
+                k.removeprefix("VIDEOGEN_").lower(): v
+                for k, v in self.config.service_env().items()
+                if k in ("VIDEOGEN_KAFKA_BOOTSTRAP", "VIDEOGEN_MONGO_URL", "VIDEOGEN_DATA_DIR")
+            },
+        )
 
     async def run(self) -> None:
         cfg = self.config
@@ -104,8 +107,9 @@ class DevStack:
             loop.add_signal_handler(sig, self._stopping.set)
         try:
             await self._start(Child("broker", tansu_spec(cfg.kafka_port), logs / "broker.log"))
-            await self._start(Child("store", secantus_spec(cfg.mongo_port, cfg.data_dir / "store"),
-                                    logs / "store.log"))
+            await self._start(
+                Child("store", secantus_spec(cfg.mongo_port, cfg.data_dir / "store"), logs / "store.log")
+            )
             await migrate(self.settings())
             key = await self._dev_key()
             for name, module in SERVICE_MODULES.items():
@@ -157,8 +161,8 @@ class DevStack:
             f"\nvideogen is running.\n  API base URL: {base}\n  API key:      {key}\n"
             f"  data:         {self.config.data_dir}\n"
             f"  try: curl -s -X POST {base}/generate -H 'Authorization: Bearer {key}' "
-            "-H 'Content-Type: application/json' -d '{\"prompt\":\"a red fox\",\"provider\":\"mock\","
-            "\"duration\":3}'\nCtrl-C stops everything.\n",
+            '-H \'Content-Type: application/json\' -d \'{"prompt":"a red fox","provider":"mock",'
+            '"duration":3}\'\nCtrl-C stops everything.\n',
             flush=True,
         )
 
@@ -176,8 +180,12 @@ class DevStack:
                 if child is None:
                     continue
                 child.restarts += 1
-                log.warning("%s exited with code %s; restarting it (restart #%d)", child.name,
-                            fut.result(), child.restarts)
+                log.warning(
+                    "%s exited with code %s; restarting it (restart #%d)",
+                    child.name,
+                    fut.result(),
+                    child.restarts,
+                )
                 await asyncio.sleep(RESTART_BACKOFF_S)
                 await self._start(child)
                 if child.name == "broker":

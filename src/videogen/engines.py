@@ -36,7 +36,9 @@ def tansu_binary() -> Path:
 
 
 def secantus_command() -> list[str]:
-    found = shutil.which("secantusd-py", path=str(Path(sys.executable).parent)) or shutil.which("secantusd-py")
+    found = shutil.which("secantusd-py", path=str(Path(sys.executable).parent)) or shutil.which(
+        "secantusd-py"
+    )
     if not found:
         raise EngineError("secantusd-py not found; run `make install`")
     return [found]
@@ -51,15 +53,40 @@ class EngineSpec:
 
 def tansu_spec(port: int) -> EngineSpec:
     url = f"tcp://127.0.0.1:{port}"
-    return EngineSpec("broker", [str(tansu_binary()), "broker", "--listener-url", url,
-                                 "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"], port)
+    return EngineSpec(
+        "broker",
+        [
+            str(tansu_binary()),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        port,
+    )
 
 
 def secantus_spec(port: int, storage: Path | None) -> EngineSpec:
     if storage is not None:
         storage.mkdir(parents=True, exist_ok=True)
-    return EngineSpec("store", [*secantus_command(), "--host", "127.0.0.1", "--port", str(port), "--storage-path",
-                                str(storage) if storage else ":memory:", "--log-level", "WARNING"], port)
+    return EngineSpec(
+        "store",
+        [
+            *secantus_command(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--storage-path",
+            str(storage) if storage else ":memory:",
+            "--log-level",
+            "WARNING",
+        ],
+        port,
+    )
 
 
 def mongo_url(port: int) -> str:
@@ -71,7 +98,9 @@ def kafka_bootstrap(port: int) -> str:
     return f"127.0.0.1:{port}"
 
 
-async def wait_for_port(port: int, timeout: float = 20.0, proc: asyncio.subprocess.Process | None = None) -> None:
+async def wait_for_port(
+    port: int, timeout: float = 20.0, proc: asyncio.subprocess.Process | None = None
+) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -90,13 +119,20 @@ async def wait_for_port(port: int, timeout: float = 20.0, proc: asyncio.subproce
         return
 
 
-async def spawn(spec: EngineSpec, *, log: Path | None = None, env: dict[str, str] | None = None,
-                cwd: Path | None = None) -> asyncio.subprocess.Process:
+async def spawn(
+    spec: EngineSpec, *, log: Path | None = None, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> asyncio.subprocess.Process:
     out = log.open("ab") if log else asyncio.subprocess.DEVNULL
     try:
         proc = await asyncio.create_subprocess_exec(
-            *spec.argv, stdout=out, stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
-            env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True)
+            *spec.argv,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            stdin=asyncio.subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
     finally:
         if log and not isinstance(out, int):
             out.close()

@@ -12,14 +12,23 @@ from videogen_common.signing import hash_api_key, new_api_key
 from videogen_common.store import Store
 
 
-async def create_key(store: Store, account: str, *, key: str | None = None, now: datetime | None = None) -> str:
+async def create_key(
+    store: Store, account: str, *, key: str | None = None, now: datetime | None = None
+) -> str:
     """Create a key for ``account`` (a fixed ``key`` is accepted for the dev stack); idempotent for a fixed
     key that already belongs to the same account."""
     key = key or new_api_key()
     now = now or SystemClock().now()
     try:
-        await store.api_keys.insert_one({"_id": new_id("key", now), "key_hash": hash_api_key(key),
-                                         "account_id": account, "created_at": now, "revoked_at": None})
+        await store.api_keys.insert_one(
+            {
+                "_id": new_id("key", now),
+                "key_hash": hash_api_key(key),
+                "account_id": account,
+                "created_at": now,
+                "revoked_at": None,
+            }
+        )
     except DuplicateKeyError:
         existing = await store.api_keys.find_one({"key_hash": hash_api_key(key)})
         if existing is None or existing["account_id"] != account:
@@ -28,6 +37,8 @@ async def create_key(store: Store, account: str, *, key: str | None = None, now:
 
 
 async def revoke_key(store: Store, key: str, *, now: datetime | None = None) -> bool:
-    result = await store.api_keys.update_one({"key_hash": hash_api_key(key), "revoked_at": None},
-                                             {"$set": {"revoked_at": now or SystemClock().now()}})
+    result = await store.api_keys.update_one(
+        {"key_hash": hash_api_key(key), "revoked_at": None},
+        {"$set": {"revoked_at": now or SystemClock().now()}},
+    )
     return result.modified_count == 1

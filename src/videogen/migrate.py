@@ -8,8 +8,9 @@ from videogen_common.topics import Topics, ensure_topics
 
 
 async def migrate(settings: CommonSettings) -> list[str]:
-    created = await ensure_topics(settings.kafka_bootstrap, Topics(settings.topic_prefix),
-                                  settings.topic_partitions)
+    created = await ensure_topics(
+        settings.kafka_bootstrap, Topics(settings.topic_prefix), settings.topic_partitions
+    )
     client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-migrate")
     try:
         await ensure_indexes(store)

@@ -1,4 +1,6 @@
-"""The JSON envelope every Kafka message carries. Key = generation id, so one generation's events keep order."""
+"""The JSON envelope every Kafka message carries.
+
+Key = generation id, so one generation's events stay in order on one partition."""
 
 from __future__ import annotations
 

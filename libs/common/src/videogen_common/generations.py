@@ -90,7 +90,12 @@ async def transition(
         update["outbox_pending"] = True
         update["lease_owner"] = None
         update["lease_expires_at"] = None
-    query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"], **(extra_filter or {})}
+    query: Doc = {
+        "_id": doc["_id"],
+        "status": current.value,
+        "version": doc["version"],
+        **(extra_filter or {}),
+    }
     return await collection.find_one_and_update(
         query, {"$set": update, "$inc": {"version": 1}}, return_document=ReturnDocument.AFTER
     )

@@ -1,4 +1,5 @@
-"""Opaque, time-ordered identifiers: a prefix, 10 chars of millisecond time and 16 of randomness (Crockford base32)."""
+"""Opaque, time-ordered identifiers: a prefix, then 10 chars of millisecond time and 16 of randomness
+(Crockford base32)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,9 @@ def _media_sig(signing_key: str, key: str, expires: int) -> str:
     return hmac.new(signing_key.encode(), f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
 
-def signed_media_url(base_url: str, signing_key: str, key: str, *, now: datetime, retention: timedelta) -> str:
+def signed_media_url(
+    base_url: str, signing_key: str, key: str, *, now: datetime, retention: timedelta
+) -> str:
     expires = int((now + retention).timestamp())
     query = urlencode({"exp": expires, "sig": _media_sig(signing_key, check_key(key), expires)})
     return f"{base_url.rstrip('/')}/v1/media/{key}?{query}"

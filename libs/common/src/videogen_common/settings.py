@@ -4,7 +4,7 @@ with ``load_settings`` and passes it down; nothing reads the environment at impo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -40,7 +40,7 @@ class CommonSettings(BaseSettings):
 S = TypeVar("S", bound=BaseSettings)
 
 
-def load_settings(cls: type[S], **overrides: object) -> S:
+def load_settings(cls: type[S], **overrides: Any) -> S:
     """Build settings from defaults, ``VIDEOGEN_*`` variables and explicit overrides; a bad value raises
     ``SettingsError`` naming the variable."""
     try:

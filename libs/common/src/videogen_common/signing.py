@@ -7,7 +7,7 @@ import hashlib
 import hmac
 import secrets
 
-SECRET_PREFIX = "whsec_"
+SECRET_PREFIX = "whsec_"  # noqa: S105 — a prefix, not a secret
 
 
 def new_webhook_secret() -> str:

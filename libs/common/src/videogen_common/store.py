@@ -43,7 +43,9 @@ def connect(url: str, database: str, *, app_name: str) -> tuple[AsyncMongoClient
 INDEXES: dict[str, list[IndexModel]] = {
     "generations": [
         # One account's generations newest first; _id breaks ties so the cursor is stable.
-        IndexModel([("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"),
+        IndexModel(
+            [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
+        ),
         # The reconciler: unfinished generations whose lease expired (or was never taken).
         IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
         # Terminal transitions whose status event is not yet known to be on Kafka (transactional outbox).
@@ -53,7 +55,9 @@ INDEXES: dict[str, list[IndexModel]] = {
         IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
     ],
     "deliveries": [
-        IndexModel([("event_id", ASCENDING), ("webhook_id", ASCENDING)], name="one_per_event_endpoint", unique=True),
+        IndexModel(
+            [("event_id", ASCENDING), ("webhook_id", ASCENDING)], name="one_per_event_endpoint", unique=True
+        ),
         IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
         IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
     ],

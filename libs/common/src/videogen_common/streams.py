@@ -9,7 +9,8 @@ from videogen_common.settings import CommonSettings
 
 def faust_options(settings: CommonSettings, group: str) -> dict[str, Any]:
     """Tuned for any Kafka-API broker: at-least-once (no idempotent or transactional producer), no tables
-    (MongoDB holds state), committed offsets from the earliest, topics never auto-created, fast group joins."""
+    (MongoDB holds state), committed offsets from the earliest, topics never auto-created, fast group
+    joins."""
     datadir = settings.data_dir / "faust" / group
     datadir.mkdir(parents=True, exist_ok=True)
     return {

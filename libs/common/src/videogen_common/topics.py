@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -34,12 +35,11 @@ async def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> list
         existing = set(await admin.list_topics())
         missing = [name for name in topics.all() if name not in existing]
         if missing:
-            try:
+            # A concurrent migration may get there first.
+            with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(
                     [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in missing]
                 )
-            except TopicAlreadyExistsError:
-                pass  # a concurrent migration got there first
         return missing
     finally:
         await admin.close()

@@ -7,17 +7,16 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
 
-from videogen_common.clock import Clock, SystemClock
-from videogen_common.media import LocalMediaStore
-from videogen_common.store import connect
-from videogen_common.topics import Topics
-
 from videogen_api import state
 from videogen_api.auth import KeyCache
 from videogen_api.middleware import auth_middleware, problem_middleware, request_id_middleware
 from videogen_api.publisher import RequestPublisher
 from videogen_api.routes import generations, health, media, webhooks
 from videogen_api.settings import ApiSettings
+from videogen_common.clock import Clock, SystemClock
+from videogen_common.media import LocalMediaStore
+from videogen_common.store import connect
+from videogen_common.topics import Topics
 
 
 def create_app(settings: ApiSettings, *, clock: Clock | None = None) -> web.Application:

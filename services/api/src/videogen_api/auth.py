@@ -5,17 +5,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from videogen_api.problems import unauthorized
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
-
-from videogen_api.problems import unauthorized
 
 
 class KeyCache:
     """Resolves a presented key to its account, caching valid keys briefly so each request does not cost a
     store round trip. Unknown keys are not cached (an attacker cannot fill memory with them)."""
 
-    def __init__(self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
         self._store = store
         self._ttl = ttl_seconds
         self._monotonic = monotonic

@@ -6,11 +6,10 @@ import sys
 
 from aiohttp import web
 
-from videogen_common.logs import configure_logging
-from videogen_common.settings import SettingsError, load_settings
-
 from videogen_api.app import create_app
 from videogen_api.settings import ApiSettings
+from videogen_common.logs import configure_logging
+from videogen_common.settings import SettingsError, load_settings
 
 
 def main() -> None:

@@ -16,8 +16,9 @@ from videogen_api.problems import INTERNAL, Problem, from_http_exception, unauth
 log = logging.getLogger(__name__)
 
 REQUEST_ID = "X-Request-Id"
+REQUEST_ID_KEY = web.RequestKey("request_id", str)
+ACCOUNT = web.RequestKey("account_id", str)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-ACCOUNT = "account_id"
 # Paths outside authentication: health probes and signed media links (the signature is the credential).
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/v1/media/")
 
@@ -26,7 +27,7 @@ PUBLIC_PREFIXES = ("/healthz", "/readyz", "/v1/media/")
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     sent = request.headers.get(REQUEST_ID, "")
     request_id = sent if _CLIENT_ID.match(sent) else "req_" + secrets.token_hex(12)
-    request["request_id"] = request_id
+    request[REQUEST_ID_KEY] = request_id
     try:
         response = await handler(request)
     except web.HTTPException as exc:
@@ -47,7 +48,9 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
             raise
         return from_http_exception(exc).response(request.path)
     except Exception:
-        log.exception("unhandled error", extra={"request_id": request.get("request_id"), "path": request.path})
+        log.exception(
+            "unhandled error", extra={"request_id": request.get(REQUEST_ID_KEY), "path": request.path}
+        )
         return INTERNAL.response(request.path)
 
 
@@ -64,4 +67,4 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
 
 
 def account_of(request: web.Request) -> str:
-    return str(request[ACCOUNT])
+    return request[ACCOUNT]

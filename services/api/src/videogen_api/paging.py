@@ -24,7 +24,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
             raise TypeError
         return datetime.fromtimestamp(millis / 1000, UTC), item_id
     except (ValueError, TypeError, orjson.JSONDecodeError):
-        raise invalid([{"field": "cursor", "message": "not a cursor this API returned", "code": "cursor"}]) from None
+        raise invalid(
+            [{"field": "cursor", "message": "not a cursor this API returned", "code": "cursor"}]
+        ) from None
 
 
 def before_cursor(cursor: str | None) -> dict[str, Any]:
@@ -43,5 +45,7 @@ def parse_limit(raw: str | None, *, default: int = 20, maximum: int = 100) -> in
     except ValueError:
         limit = 0
     if not 1 <= limit <= maximum:
-        raise invalid([{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}])
+        raise invalid(
+            [{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}]
+        )
     return limit

@@ -62,7 +62,10 @@ def not_found(detail: str) -> Problem:
 
 def unsupported_media_type(got: str) -> Problem:
     return Problem(
-        415, "unsupported-media-type", "Unsupported Media Type", f"expected application/json, got {got or 'none'}"
+        415,
+        "unsupported-media-type",
+        "Unsupported Media Type",
+        f"expected application/json, got {got or 'none'}",
     )
 
 
@@ -87,7 +90,11 @@ _HTTP_SLUGS = {
 def from_http_exception(exc: web.HTTPException) -> Problem:
     slug, title = _HTTP_SLUGS.get(exc.status, ("http-error", exc.reason))
     headers = {k: v for k, v in exc.headers.items() if k.lower() == "allow"}
-    return Problem(exc.status, slug, title, exc.text if exc.text and exc.text != exc.reason else None, headers=headers)
+    return Problem(
+        exc.status, slug, title, exc.text if exc.text and exc.text != exc.reason else None, headers=headers
+    )
 
 
-INTERNAL = Problem(500, "internal-error", "Internal Server Error", "an unexpected error occurred; it has been logged")
+INTERNAL = Problem(
+    500, "internal-error", "Internal Server Error", "an unexpected error occurred; it has been logged"
+)

@@ -7,9 +7,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider
-
 from videogen_api.problems import Problem, invalid, malformed_json
+from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider
 
 
 class GenerateRequest(BaseModel):
@@ -79,7 +78,10 @@ def parse_body(model: type[M], raw: bytes, **context: Any) -> M:
             raise malformed_json(next(e["message"] for e in errors if e["code"] == "json_invalid")) from None
         if any(e["code"] == "model_type" for e in errors):
             raise Problem(
-                422, "validation-error", "Invalid request", "the body must be a JSON object",
+                422,
+                "validation-error",
+                "Invalid request",
+                "the body must be a JSON object",
                 errors=[{"field": "body", "message": "must be a JSON object", "code": "model_type"}],
             ) from None
         raise invalid(errors) from None

@@ -9,4 +9,6 @@ from aiohttp import web
 
 
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json", headers=headers)
+    return web.Response(
+        body=orjson.dumps(data), status=status, content_type="application/json", headers=headers
+    )

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from videogen_api.auth import KeyCache
+from videogen_api.publisher import RequestPublisher
+from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
 from videogen_common.store import Store
 
-from videogen_api.auth import KeyCache
-from videogen_api.publisher import RequestPublisher
-from videogen_api.settings import ApiSettings
-
 SETTINGS = web.AppKey("settings", ApiSettings)
-CLOCK = web.AppKey("clock", Clock)  # type: ignore[type-abstract]
+CLOCK = web.AppKey("clock", Clock)
 STORE = web.AppKey("store", Store)
 PUBLISHER = web.AppKey("publisher", RequestPublisher)
-MEDIA = web.AppKey("media", MediaStore)  # type: ignore[type-abstract]
+MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-
 import faust
 
 from videogen_common.events import Envelope, EnvelopeError
 from videogen_common.streams import faust_options
 from videogen_common.topics import Topics
-
 from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.runtime import NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
@@ -24,7 +21,7 @@ def create_notifier(settings: NotifierSettings) -> tuple[faust.App, NotifierRunt
     runtime = NotifierRuntime(settings)
 
     @app.agent(status, name="status-events")
-    async def on_status(stream: AsyncIterator[bytes]) -> None:
+    async def on_status(stream: faust.StreamT[bytes]) -> None:
         async for raw in stream:
             await runtime.ready.wait()
             try:

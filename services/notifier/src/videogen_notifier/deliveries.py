@@ -12,7 +12,6 @@ from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
 from videogen_common.ids import new_id
 from videogen_common.store import Store
-
 from videogen_notifier.payloads import delivery_body
 
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
@@ -35,21 +34,23 @@ async def deliveries_for(store: Store, envelope: Envelope, now: datetime) -> lis
     async for endpoint in endpoints:
         delivery_id = new_id("msg", now)
         try:
-            await store.deliveries.insert_one({
-                "_id": delivery_id,
-                "event_id": envelope.event_id,
-                "webhook_id": endpoint["_id"],
-                "account_id": envelope.account_id,
-                "event_type": event_type.value,
-                "generation_id": envelope.generation_id,
-                "body": body.decode(),
-                "status": PENDING,
-                "attempts": [],
-                "next_attempt_at": now,
-                "created_at": now,
-                "updated_at": now,
-                "trace_id": envelope.trace_id,
-            })
+            await store.deliveries.insert_one(
+                {
+                    "_id": delivery_id,
+                    "event_id": envelope.event_id,
+                    "webhook_id": endpoint["_id"],
+                    "account_id": envelope.account_id,
+                    "event_type": event_type.value,
+                    "generation_id": envelope.generation_id,
+                    "body": body.decode(),
+                    "status": PENDING,
+                    "attempts": [],
+                    "next_attempt_at": now,
+                    "created_at": now,
+                    "updated_at": now,
+                    "trace_id": envelope.trace_id,
+                }
+            )
         except DuplicateKeyError:
             continue
         created.append((delivery_id, endpoint["_id"]))

@@ -16,7 +16,6 @@ from pymongo import ReturnDocument
 
 from videogen_common.clock import Clock
 from videogen_common.store import Store
-
 from videogen_notifier.deliveries import FAILED, PENDING, SUCCEEDED
 from videogen_notifier.payloads import signature_headers
 from videogen_notifier.sender import AttemptResult, Sender
@@ -36,8 +35,15 @@ class Lane:
 
 
 class Dispatcher:
-    def __init__(self, *, settings: NotifierSettings, store: Store, sender: Sender, clock: Clock,
-                 rng: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        *,
+        settings: NotifierSettings,
+        store: Store,
+        sender: Sender,
+        clock: Clock,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
         self._settings = settings
         self._store = store
         self._sender = sender
@@ -61,10 +67,14 @@ class Dispatcher:
 
     async def sweep(self) -> int:
         """Submit every delivery that is due (retries, and anything a crash left behind)."""
-        due = self._store.deliveries.find(
-            {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}},
-            projection={"_id": 1, "webhook_id": 1},
-        ).sort("next_attempt_at", 1).limit(self._settings.sweep_batch)
+        due = (
+            self._store.deliveries.find(
+                {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}},
+                projection={"_id": 1, "webhook_id": 1},
+            )
+            .sort("next_attempt_at", 1)
+            .limit(self._settings.sweep_batch)
+        )
         count = 0
         async for doc in due:
             if doc["_id"] not in self._tasks:
@@ -105,10 +115,13 @@ class Dispatcher:
         endpoint = await self._store.webhooks.find_one({"_id": delivery["webhook_id"]})
         now = self._clock.now()
         if endpoint is None or not endpoint.get("active", False):
-            await self._close(delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled")
+            await self._close(
+                delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled"
+            )
             return
-        secrets = [s["secret"] for s in endpoint["secrets"]
-                   if s.get("expires_at") is None or s["expires_at"] > now]
+        secrets = [
+            s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
+        ]
         body = delivery["body"].encode()
         headers = signature_headers(secrets, delivery["_id"], int(now.timestamp()), body)
         result = await self._sender.post(endpoint["url"], body, headers)
@@ -116,12 +129,21 @@ class Dispatcher:
 
     async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult) -> None:
         now = self._clock.now()
-        attempt = {"at": now, "status_code": result.status_code, "latency_ms": result.latency_ms,
-                   "error": result.error}
+        attempt = {
+            "at": now,
+            "status_code": result.status_code,
+            "latency_ms": result.latency_ms,
+            "error": result.error,
+        }
         number = len(delivery["attempts"]) + 1
-        extra = {"delivery_id": delivery["_id"], "webhook_id": endpoint["_id"], "attempt": number,
-                 "status_code": result.status_code, "generation_id": delivery.get("generation_id"),
-                 "account_id": delivery.get("account_id")}
+        extra = {
+            "delivery_id": delivery["_id"],
+            "webhook_id": endpoint["_id"],
+            "attempt": number,
+            "status_code": result.status_code,
+            "generation_id": delivery.get("generation_id"),
+            "account_id": delivery.get("account_id"),
+        }
         if result.ok:
             await self._close(delivery, SUCCEEDED, None, attempt)
             log.info("delivered", extra=extra)
@@ -129,7 +151,13 @@ class Dispatcher:
         if result.status_code == 410:
             await self._store.webhooks.update_one(
                 {"_id": endpoint["_id"]},
-                {"$set": {"active": False, "disabled_reason": "endpoint answered 410 Gone", "updated_at": now}},
+                {
+                    "$set": {
+                        "active": False,
+                        "disabled_reason": "endpoint answered 410 Gone",
+                        "updated_at": now,
+                    }
+                },
             )
             await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)
             log.warning("endpoint disabled after 410", extra=extra)
@@ -144,14 +172,24 @@ class Dispatcher:
             delay = max(delay, min(result.retry_after, RETRY_AFTER_MAX_SECONDS))
         await self._store.deliveries.update_one(
             {"_id": delivery["_id"], "status": PENDING},
-            {"$push": {"attempts": attempt},
-             "$set": {"next_attempt_at": now + timedelta(seconds=delay), "updated_at": now}},
+            {
+                "$push": {"attempts": attempt},
+                "$set": {"next_attempt_at": now + timedelta(seconds=delay), "updated_at": now},
+            },
         )
         log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": round(delay, 3)})
 
-    async def _close(self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None) -> None:
-        update: Doc = {"$set": {"status": status, "next_attempt_at": None, "failure_reason": reason,
-                                "updated_at": self._clock.now()}}
+    async def _close(
+        self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None
+    ) -> None:
+        update: Doc = {
+            "$set": {
+                "status": status,
+                "next_attempt_at": None,
+                "failure_reason": reason,
+                "updated_at": self._clock.now(),
+            }
+        }
         if attempt is not None:
             update["$push"] = {"attempts": attempt}
         await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)

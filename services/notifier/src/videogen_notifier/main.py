@@ -8,7 +8,6 @@ import faust
 
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
-
 from videogen_notifier.app import create_notifier
 from videogen_notifier.settings import NotifierSettings
 
@@ -20,8 +19,9 @@ def main() -> None:
         sys.exit(f"videogen-notifier: {exc}")
     configure_logging("notifier", settings.log_level, settings.log_format)
     app, runtime = create_notifier(settings)
-    worker = faust.Worker(app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level,
-                          redirect_stdouts=False)
+    worker = faust.Worker(
+        app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level, redirect_stdouts=False
+    )
     worker.execute_from_commandline()
 
 

@@ -8,18 +8,30 @@ import orjson
 
 from videogen_common.signing import service_signature, standard_signature
 
-DATA_FIELDS = ("id", "status", "prompt", "provider", "duration", "video_url", "thumbnail_url", "created_at",
-               "updated_at", "error")
+DATA_FIELDS = (
+    "id",
+    "status",
+    "prompt",
+    "provider",
+    "duration",
+    "video_url",
+    "thumbnail_url",
+    "created_at",
+    "updated_at",
+    "error",
+)
 
 
 def delivery_body(event_type: str, timestamp: str, generation: dict[str, Any]) -> bytes:
-    return orjson.dumps({"event": event_type, "timestamp": timestamp,
-                         "data": {k: generation.get(k) for k in DATA_FIELDS}})
+    return orjson.dumps(
+        {"event": event_type, "timestamp": timestamp, "data": {k: generation.get(k) for k in DATA_FIELDS}}
+    )
 
 
 def signature_headers(secrets: list[str], msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
     """``secrets`` newest first. During a rotation every live secret signs: Standard Webhooks lists the
-    signatures space-separated; ``X-Service-Signature`` carries the newest (and the others, space-separated)."""
+    signatures space-separated; ``X-Service-Signature`` carries the newest first, the others after it,
+    space-separated."""
     return {
         "Content-Type": "application/json",
         "X-Service-Signature": " ".join(service_signature(s, body) for s in secrets),

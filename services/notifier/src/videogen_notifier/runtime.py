@@ -12,7 +12,6 @@ from mode import Service
 
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.store import Store, connect
-
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
@@ -20,7 +19,7 @@ from videogen_notifier.settings import NotifierSettings
 log = logging.getLogger(__name__)
 
 
-class NotifierRuntime(Service):  # type: ignore[misc]
+class NotifierRuntime(Service):
     def __init__(self, settings: NotifierSettings, *, clock: Clock | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.settings = settings
@@ -34,14 +33,19 @@ class NotifierRuntime(Service):  # type: ignore[misc]
 
     async def on_start(self) -> None:
         settings = self.settings
-        self._client, self.store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-notifier")
+        self._client, self.store = connect(
+            settings.mongo_url, settings.mongo_db, app_name="videogen-notifier"
+        )
         self._session = aiohttp.ClientSession(
             headers={"User-Agent": "videogen-webhooks/1"},
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=settings.endpoint_concurrency),
         )
-        self.dispatcher = Dispatcher(settings=settings, store=self.store,
-                                     sender=Sender(self._session, settings.delivery_timeout_seconds),
-                                     clock=self.clock)
+        self.dispatcher = Dispatcher(
+            settings=settings,
+            store=self.store,
+            sender=Sender(self._session, settings.delivery_timeout_seconds),
+            clock=self.clock,
+        )
         self._loop_task = asyncio.create_task(self._sweep_forever(), name="delivery-sweeper")
         self.ready.set()
         log.info("notifier ready")

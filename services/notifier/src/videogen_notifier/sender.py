@@ -38,12 +38,14 @@ class Sender:
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> AttemptResult:
         started = time.perf_counter()
         try:
-            async with self._session.post(url, data=body, headers=headers, timeout=self._timeout,
-                                          allow_redirects=False) as response:
+            async with self._session.post(
+                url, data=body, headers=headers, timeout=self._timeout, allow_redirects=False
+            ) as response:
                 await response.read()
                 error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
-                return AttemptResult(response.status, _ms(started), error,
-                                     _retry_after(response.headers.get("Retry-After")))
+                return AttemptResult(
+                    response.status, _ms(started), error, _retry_after(response.headers.get("Retry-After"))
+                )
         except TimeoutError:
             return AttemptResult(None, _ms(started), "timeout")
         except (aiohttp.ClientError, OSError) as exc:

@@ -14,7 +14,6 @@ from videogen_common.domain import Status
 from videogen_common.generations import transition
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
-
 from videogen_orchestrator.providers.base import GenerationError, Job, ProviderAdapter, TaskState, TaskStatus
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
@@ -56,8 +55,12 @@ class GenerationActor:
         log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
         adapter = self._providers.get(doc["provider"])
         if adapter is None:
-            return await self._finish(doc, error=GenerationError(
-                code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"))
+            return await self._finish(
+                doc,
+                error=GenerationError(
+                    code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"
+                ),
+            )
         job = Job(generation_id=doc["_id"], prompt=doc["prompt"], duration=doc["duration"])
         try:
             if doc.get("provider_task_id") is None:
@@ -88,33 +91,54 @@ class GenerationActor:
         target = Status.QUEUED if state.status is TaskStatus.QUEUED else Status.PROCESSING
         if doc["status"] == target.value:
             return doc
-        updated = await transition(self._store.generations, doc, target, now=self._clock.now(),
-                                   extra_filter={"lease_owner": self._owner})
+        updated = await transition(
+            self._store.generations,
+            doc,
+            target,
+            now=self._clock.now(),
+            extra_filter={"lease_owner": self._owner},
+        )
         if updated is None:
             raise LeaseLost
         return updated
 
-    async def _finish(self, doc: Doc, *, state: TaskState | None = None,
-                      error: GenerationError | None = None) -> Doc | None:
+    async def _finish(
+        self, doc: Doc, *, state: TaskState | None = None, error: GenerationError | None = None
+    ) -> Doc | None:
         now = self._clock.now()
         fields: Doc
         if state is not None and state.status is TaskStatus.SUCCEEDED and state.output is not None:
             fields = await self._store_media(doc["_id"], state.output.video, state.output.thumbnail)
             target = Status.COMPLETED
         else:
-            err = error or (state.error if state else None) or GenerationError(
-                code="provider_error", message="the provider reported failure without a reason")
+            err = (
+                error
+                or (state.error if state else None)
+                or GenerationError(
+                    code="provider_error", message="the provider reported failure without a reason"
+                )
+            )
             fields = {"error": err.to_dict()}
             target = Status.FAILED
         if doc["status"] == Status.QUEUED.value and target is Status.COMPLETED:
             doc = await self._follow(doc, TaskState(TaskStatus.RUNNING))
-        final = await transition(self._store.generations, doc, target, now=now, fields=fields,
-                                 extra_filter={"lease_owner": self._owner})
+        final = await transition(
+            self._store.generations,
+            doc,
+            target,
+            now=now,
+            fields=fields,
+            extra_filter={"lease_owner": self._owner},
+        )
         if final is None:
-            log.info("generation moved by someone else before it finished", extra={"generation_id": doc["_id"]})
+            log.info(
+                "generation moved by someone else before it finished", extra={"generation_id": doc["_id"]}
+            )
             return None
-        log.info("generation finished", extra={"generation_id": doc["_id"], "account_id": doc["account_id"],
-                                                "status": final["status"]})
+        log.info(
+            "generation finished",
+            extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "status": final["status"]},
+        )
         await publish_status(self._store, self._sink, final, now)
         return final
 
@@ -126,14 +150,16 @@ class GenerationActor:
         video_key, thumb_key = f"{generation_id}/video.mp4", f"{generation_id}/thumbnail.jpg"
         await self._media.put(video_key, video)
         fields: Doc = {
-            "video_url": signed_media_url(settings.public_base_url, signing_key, video_key, now=now,
-                                          retention=retention),
+            "video_url": signed_media_url(
+                settings.public_base_url, signing_key, video_key, now=now, retention=retention
+            ),
             "video_key": video_key,
             "thumbnail_url": None,
         }
         if thumbnail:
             await self._media.put(thumb_key, thumbnail)
-            fields["thumbnail_url"] = signed_media_url(settings.public_base_url, signing_key, thumb_key, now=now,
-                                                       retention=retention)
+            fields["thumbnail_url"] = signed_media_url(
+                settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
+            )
             fields["thumbnail_key"] = thumb_key
         return fields

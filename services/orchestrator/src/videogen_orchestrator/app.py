@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-
 import faust
 
 from videogen_common.events import Envelope, EnvelopeError
 from videogen_common.streams import faust_options
 from videogen_common.topics import Topics
-
 from videogen_orchestrator.runtime import OrchestratorRuntime
 from videogen_orchestrator.settings import OrchestratorSettings
 
@@ -25,7 +22,7 @@ def create_orchestrator(settings: OrchestratorSettings) -> tuple[faust.App, Orch
     runtime = OrchestratorRuntime(settings, status)
 
     @app.agent(requested, name="generation-requests")
-    async def on_request(stream: AsyncIterator[bytes]) -> None:
+    async def on_request(stream: faust.StreamT[bytes]) -> None:
         async for raw in stream:
             await runtime.ready.wait()
             try:

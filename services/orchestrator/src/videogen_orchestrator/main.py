@@ -8,7 +8,6 @@ import faust
 
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
-
 from videogen_orchestrator.app import create_orchestrator
 from videogen_orchestrator.settings import OrchestratorSettings
 
@@ -20,8 +19,9 @@ def main() -> None:
         sys.exit(f"videogen-orchestrator: {exc}")
     configure_logging("orchestrator", settings.log_level, settings.log_format)
     app, runtime = create_orchestrator(settings)
-    worker = faust.Worker(app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level,
-                          redirect_stdouts=False)
+    worker = faust.Worker(
+        app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level, redirect_stdouts=False
+    )
     worker.execute_from_commandline()
 
 

@@ -11,7 +11,6 @@ from datetime import timedelta
 
 from videogen_common.clock import Clock
 from videogen_common.store import Store
-
 from videogen_orchestrator.runner import ACTIVE, Runner
 from videogen_orchestrator.status_events import EventSink, publish_status
 
@@ -19,8 +18,16 @@ log = logging.getLogger(__name__)
 
 
 class Reconciler:
-    def __init__(self, *, store: Store, runner: Runner, sink: EventSink, clock: Clock,
-                 grace: timedelta, batch: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        runner: Runner,
+        sink: EventSink,
+        clock: Clock,
+        grace: timedelta,
+        batch: int = 100,
+    ) -> None:
         self._store = store
         self._runner = runner
         self._sink = sink
@@ -35,16 +42,20 @@ class Reconciler:
 
     async def _resume_orphans(self) -> int:
         now = self._clock.now()
-        orphans = self._store.generations.find(
-            {
-                "status": {"$in": ACTIVE},
-                "$or": [
-                    {"lease_expires_at": {"$lt": now}},
-                    {"lease_expires_at": None, "created_at": {"$lt": now - self._grace}},
-                ],
-            },
-            projection={"_id": 1},
-        ).sort("created_at", 1).limit(self._batch)
+        orphans = (
+            self._store.generations.find(
+                {
+                    "status": {"$in": ACTIVE},
+                    "$or": [
+                        {"lease_expires_at": {"$lt": now}},
+                        {"lease_expires_at": None, "created_at": {"$lt": now - self._grace}},
+                    ],
+                },
+                projection={"_id": 1},
+            )
+            .sort("created_at", 1)
+            .limit(self._batch)
+        )
         resumed = 0
         async for doc in orphans:
             if await self._runner.start(doc["_id"], wait_for_slot=False):

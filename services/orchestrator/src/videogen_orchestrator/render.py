@@ -20,7 +20,9 @@ class Rendered:
     thumbnail: bytes
 
 
-def _frame(lines: list[str], font: ImageFont.FreeTypeFont, index: int, total: int) -> Image.Image:
+def _frame(
+    lines: list[str], font: ImageFont.FreeTypeFont | ImageFont.ImageFont, index: int, total: int
+) -> Image.Image:
     t = index / max(total - 1, 1)
     r, g, b = colorsys.hsv_to_rgb((0.55 + 0.35 * t) % 1.0, 0.6, 0.35)
     image = Image.new("RGB", (WIDTH, HEIGHT), (int(r * 255), int(g * 255), int(b * 255)))
@@ -52,7 +54,7 @@ def render(prompt: str, duration_s: int) -> Rendered:
                 jpeg = io.BytesIO()
                 image.save(jpeg, format="JPEG", quality=85)
                 thumbnail = jpeg.getvalue()
-            frame = av.VideoFrame.from_image(image)
+            frame = av.VideoFrame.from_image(image)  # type: ignore[no-untyped-call]
             container.mux(stream.encode(frame))
         container.mux(stream.encode(None))
     return Rendered(video=buffer.getvalue(), thumbnail=thumbnail)

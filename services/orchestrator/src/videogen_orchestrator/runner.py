@@ -14,7 +14,6 @@ from pymongo import ReturnDocument
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL, Status
 from videogen_common.store import Store
-
 from videogen_orchestrator.actor import GenerationActor
 
 log = logging.getLogger(__name__)
@@ -23,8 +22,16 @@ ACTIVE = [s.value for s in Status if s not in TERMINAL]
 
 
 class Runner:
-    def __init__(self, *, store: Store, actor: GenerationActor, clock: Clock, owner: str,
-                 lease: timedelta, max_in_flight: int) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        actor: GenerationActor,
+        clock: Clock,
+        owner: str,
+        lease: timedelta,
+        max_in_flight: int,
+    ) -> None:
         self._store = store
         self._actor = actor
         self._clock = clock
@@ -67,11 +74,16 @@ class Runner:
             {
                 "_id": generation_id,
                 "status": {"$in": ACTIVE},
-                "$or": [{"lease_expires_at": None}, {"lease_expires_at": {"$lt": now}},
-                        {"lease_owner": self._owner}],
+                "$or": [
+                    {"lease_expires_at": None},
+                    {"lease_expires_at": {"$lt": now}},
+                    {"lease_owner": self._owner},
+                ],
             },
-            {"$set": {"lease_owner": self._owner, "lease_expires_at": now + self._lease},
-             "$inc": {"attempts": 1}},
+            {
+                "$set": {"lease_owner": self._owner, "lease_expires_at": now + self._lease},
+                "$inc": {"attempts": 1},
+            },
             return_document=ReturnDocument.AFTER,
         )
 

@@ -16,7 +16,6 @@ from videogen_common.clock import Clock, SystemClock
 from videogen_common.events import Envelope
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store, connect
-
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
@@ -43,13 +42,21 @@ class FaustTopicSink:
 
 
 def default_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
-    return {"mock": MockProvider(latency_ms=settings.mock_latency_ms, failure_rate=settings.mock_failure_rate)}
+    return {
+        "mock": MockProvider(latency_ms=settings.mock_latency_ms, failure_rate=settings.mock_failure_rate)
+    }
 
 
-class OrchestratorRuntime(Service):  # type: ignore[misc]
-    def __init__(self, settings: OrchestratorSettings, status_topic: faust.TopicT, *,
-                 clock: Clock | None = None, providers: dict[str, ProviderAdapter] | None = None,
-                 **kwargs: Any) -> None:
+class OrchestratorRuntime(Service):
+    def __init__(
+        self,
+        settings: OrchestratorSettings,
+        status_topic: faust.TopicT,
+        *,
+        clock: Clock | None = None,
+        providers: dict[str, ProviderAdapter] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.settings = settings
         self.clock = clock or SystemClock()
@@ -64,13 +71,32 @@ class OrchestratorRuntime(Service):  # type: ignore[misc]
 
     async def on_start(self) -> None:
         settings = self.settings
-        self._client, self.store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-orchestrator")
-        actor = GenerationActor(settings=settings, store=self.store, media=LocalMediaStore(settings.media_dir),
-                                providers=self.providers, sink=self.sink, clock=self.clock)
-        self.runner = Runner(store=self.store, actor=actor, clock=self.clock, owner=settings.orchestrator_instance,
-                             lease=timedelta(seconds=settings.lease_seconds), max_in_flight=settings.max_in_flight)
-        self.reconciler = Reconciler(store=self.store, runner=self.runner, sink=self.sink, clock=self.clock,
-                                     grace=timedelta(seconds=settings.dispatch_grace_seconds))
+        self._client, self.store = connect(
+            settings.mongo_url, settings.mongo_db, app_name="videogen-orchestrator"
+        )
+        actor = GenerationActor(
+            settings=settings,
+            store=self.store,
+            media=LocalMediaStore(settings.media_dir),
+            providers=self.providers,
+            sink=self.sink,
+            clock=self.clock,
+        )
+        self.runner = Runner(
+            store=self.store,
+            actor=actor,
+            clock=self.clock,
+            owner=settings.orchestrator_instance,
+            lease=timedelta(seconds=settings.lease_seconds),
+            max_in_flight=settings.max_in_flight,
+        )
+        self.reconciler = Reconciler(
+            store=self.store,
+            runner=self.runner,
+            sink=self.sink,
+            clock=self.clock,
+            grace=timedelta(seconds=settings.dispatch_grace_seconds),
+        )
         self._loop_task = asyncio.create_task(self._reconcile_forever(), name="reconciler")
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})

@@ -39,8 +39,10 @@ async def publish_status(store: Store, sink: EventSink, doc: dict[str, Any], now
     try:
         await sink.send(status_envelope(doc, now))
     except Exception as exc:
-        log.warning("status event not published; the reconciler will retry",
-                    extra={"generation_id": doc["_id"], "error": repr(exc)})
+        log.warning(
+            "status event not published; the reconciler will retry",
+            extra={"generation_id": doc["_id"], "error": repr(exc)},
+        )
         return False
     if doc.get("outbox_pending"):
         await store.generations.update_one(

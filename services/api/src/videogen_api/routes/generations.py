@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
+from aiohttp import web
 from pymongo import DESCENDING
 
-from aiohttp import web
-
-from videogen_common.clock import isoformat
-from videogen_common.events import REQUESTED, Envelope
-from videogen_common.generations import new_generation, public_view
-from videogen_common.ids import new_id
-
 from videogen_api import state
-from videogen_api.middleware import account_of
+from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import before_cursor, encode_cursor, parse_limit
 from videogen_api.problems import not_found
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
 from videogen_api.serialize import json_response
+from videogen_common.clock import isoformat
+from videogen_common.events import REQUESTED, Envelope
+from videogen_common.generations import new_generation, public_view
+from videogen_common.ids import new_id
 
 routes = web.RouteTableDef()
 
@@ -47,7 +45,7 @@ async def create_generation(request: web.Request) -> web.Response:
             occurred_at=isoformat(now),
             account_id=account,
             generation=view,
-            trace_id=request["request_id"],
+            trace_id=request[REQUEST_ID_KEY],
         )
     )
     return json_response(view, status=202, headers={"Location": f"/v1/generations/{doc['_id']}"})

@@ -27,4 +27,6 @@ async def readyz(request: web.Request) -> web.Response:
         checks["store"] = f"error: {exc.__class__.__name__}"
     checks["broker"] = "ok" if request.app[state.PUBLISHER].connected() else "error: not connected"
     ready = all(v == "ok" for v in checks.values())
-    return json_response({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    return json_response(
+        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
+    )

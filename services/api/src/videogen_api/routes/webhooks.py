@@ -8,16 +8,15 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from pymongo import ASCENDING
 
-from videogen_common.clock import isoformat
-from videogen_common.ids import new_id
-from videogen_common.signing import new_webhook_secret
-
 from videogen_api import state
 from videogen_api.middleware import account_of
 from videogen_api.problems import invalid
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import WebhookCreate, parse_body
 from videogen_api.serialize import json_response
+from videogen_common.clock import isoformat
+from videogen_common.ids import new_id
+from videogen_common.signing import new_webhook_secret
 
 routes = web.RouteTableDef()
 
@@ -53,8 +52,11 @@ async def create_webhook(request: web.Request) -> web.Response:
     }
     await app[state.STORE].webhooks.insert_one(doc)
     # The secret is shown here, once.
-    return json_response({**webhook_view(doc), "secret": secret}, status=201,
-                         headers={"Location": f"/v1/webhooks/{doc['_id']}"})
+    return json_response(
+        {**webhook_view(doc), "secret": secret},
+        status=201,
+        headers={"Location": f"/v1/webhooks/{doc['_id']}"},
+    )
 
 
 @routes.get("/v1/webhooks")

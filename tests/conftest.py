@@ -1,0 +1,103 @@
+"""Session fixtures: real engines, started once. Per-test isolation comes from a fresh database name and a
+fresh topic prefix (so a fresh consumer group) for each test."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from blockbuster import BlockBuster, blockbuster_ctx
+
+from tests.support.engines import (
+    EngineProcess,
+    Engines,
+    container_engines,
+    docker_available,
+    embedded_engines,
+)
+from tests.support.env import settings_for
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store, connect, ensure_indexes
+from videogen_common.topics import Topics, ensure_topics
+
+
+@pytest.fixture(autouse=True)
+def blockbuster() -> Iterator[BlockBuster]:
+    """Any blocking call (file, socket, sleep…) made on the event loop by our code fails the test."""
+    with blockbuster_ctx(
+        ["videogen_common", "videogen_api", "videogen_orchestrator", "videogen_notifier", "videogen"]
+    ) as guard:
+        # Known one-off calls at client construction, not on a request path: PyMongo looks for /.dockerenv.
+        guard.functions["os.stat"].can_block_in("pymongo/pool_options.py", "get_container_env_info")
+        yield guard
+
+
+@pytest.fixture(scope="session")
+def engine_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("engines")
+
+
+@pytest.fixture(scope="session")
+def _engines(engine_workdir: Path) -> Iterator[tuple[Engines, EngineProcess | None]]:
+    if os.environ.get("VIDEOGEN_TEST_ENGINES") == "containers" and docker_available():
+        with container_engines() as engines:
+            yield engines, None
+        return
+    with embedded_engines(engine_workdir) as (engines, broker):
+        yield engines, broker
+
+
+@pytest.fixture(scope="session")
+def engines(_engines: tuple[Engines, EngineProcess | None]) -> Engines:
+    return _engines[0]
+
+
+@pytest.fixture(scope="session")
+def broker_process(_engines: tuple[Engines, EngineProcess | None]) -> EngineProcess:
+    if _engines[1] is None:
+        pytest.skip("needs the embedded broker (restarts it)")
+    return _engines[1]
+
+
+@pytest.fixture
+def base_env(engines: Engines, tmp_path: Path) -> dict[str, str]:
+    """Environment for a test's services: its own database, topic prefix, consumer groups and data dir."""
+    tag = secrets.token_hex(4)
+    return {
+        "VIDEOGEN_KAFKA_BOOTSTRAP": engines.kafka_bootstrap,
+        "VIDEOGEN_MONGO_URL": engines.mongo_url,
+        "VIDEOGEN_MONGO_DB": f"test_{tag}",
+        "VIDEOGEN_TOPIC_PREFIX": f"t{tag}.",
+        "VIDEOGEN_TOPIC_PARTITIONS": "2",
+        "VIDEOGEN_DATA_DIR": str(tmp_path / "data"),
+        "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{tag}",
+        "VIDEOGEN_NOTIFIER_GROUP": f"notif-{tag}",
+        "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
+        "VIDEOGEN_LOG_FORMAT": "json",
+    }
+
+
+@pytest.fixture
+def common_settings(base_env: dict[str, str]) -> CommonSettings:
+    return settings_for(CommonSettings, base_env)
+
+
+@pytest.fixture
+async def store(common_settings: CommonSettings) -> AsyncIterator[Store]:
+    client, store = connect(common_settings.mongo_url, common_settings.mongo_db, app_name="tests")
+    await ensure_indexes(store)
+    try:
+        yield store
+    finally:
+        await client.drop_database(common_settings.mongo_db)
+        await client.close()
+
+
+@pytest.fixture
+async def topics(common_settings: CommonSettings) -> Topics:
+    topics = Topics(common_settings.topic_prefix)
+    await ensure_topics(common_settings.kafka_bootstrap, topics, common_settings.topic_partitions)
+    return topics
