@@ -19,6 +19,7 @@ from videogen.engines import (
     EngineSpec,
     kafka_bootstrap,
     mongo_url,
+    port_in_use,
     secantus_spec,
     spawn,
     stop,
@@ -38,7 +39,9 @@ SERVICE_MODULES = {
     "orchestrator": "videogen_orchestrator.main",
     "notifier": "videogen_notifier.main",
 }
-RESTART_BACKOFF_S = 1.0
+RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+# A child that ran this long before dying is restarted with the shortest backoff again.
+STABLE_AFTER_S = 60.0
 
 
 @dataclass
@@ -80,6 +83,8 @@ class Child:
     proc: asyncio.subprocess.Process | None = None
     restarts: int = 0
     env: dict[str, str] = field(default_factory=dict)
+    started_at: float = 0.0
+    failures_in_a_row: int = 0
 
 
 class DevStack:
@@ -105,6 +110,13 @@ class DevStack:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stopping.set)
+        busy = [p for p in (cfg.kafka_port, cfg.mongo_port, cfg.api_port) if port_in_use(p)]
+        if busy:
+            raise SystemExit(
+                f"videogen dev: port(s) {', '.join(map(str, busy))} on 127.0.0.1 are already in use "
+                "(another `make dev`?). Stop it, or set VIDEOGEN_API_PORT, VIDEOGEN_DEV_KAFKA_PORT, "
+                "VIDEOGEN_DEV_MONGO_PORT."
+            )
         try:
             await self._start(Child("broker", tansu_spec(cfg.kafka_port), logs / "broker.log"))
             await self._start(
@@ -124,6 +136,7 @@ class DevStack:
 
     async def _start(self, child: Child) -> None:
         child.proc = await spawn(child.spec, log=child.log_file, env=child.env, cwd=self.config.data_dir)
+        child.started_at = asyncio.get_running_loop().time()
         self.children[child.name] = child
         if child.spec.port and child.name in ("broker", "store"):
             await wait_for_port(child.spec.port, proc=child.proc)
@@ -179,18 +192,32 @@ class DevStack:
                 child = waits.get(fut)
                 if child is None:
                     continue
-                child.restarts += 1
-                log.warning(
-                    "%s exited with code %s; restarting it (restart #%d)",
-                    child.name,
-                    fut.result(),
-                    child.restarts,
-                )
-                await asyncio.sleep(RESTART_BACKOFF_S)
-                await self._start(child)
+                if not await self._restart(child, fut.result()):
+                    return
                 if child.name == "broker":
                     # The embedded broker keeps topics in memory: recreate them before anyone needs them.
                     await migrate(self.settings())
+
+    async def _restart(self, child: Child, code: int) -> bool:
+        """Restart a child that died, with backoff; False if the stack is stopping instead."""
+        ran_for = asyncio.get_running_loop().time() - child.started_at
+        child.failures_in_a_row = 1 if ran_for > STABLE_AFTER_S else child.failures_in_a_row + 1
+        delay = RESTART_BACKOFF_S[min(child.failures_in_a_row, len(RESTART_BACKOFF_S)) - 1]
+        child.restarts += 1
+        log.warning(
+            "%s exited with code %s after %.1fs; restarting it in %.0fs (restart #%d)",
+            child.name,
+            code,
+            ran_for,
+            delay,
+            child.restarts,
+        )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), delay)
+        if self._stopping.is_set():
+            return False
+        await self._start(child)
+        return True
 
     async def _shutdown(self) -> None:
         # Services first (they drain and hand back leases), then the engines they talk to.

