@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -15,6 +15,20 @@ class SystemClock:
         # MongoDB keeps milliseconds; truncating here keeps what we return equal to what we store.
         now = datetime.now(UTC)
         return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_millis(moment: datetime) -> int:
+    """Exact milliseconds since the epoch (integer arithmetic: float timestamps sometimes lose one)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - EPOCH) // timedelta(milliseconds=1)
+
+
+def from_millis(millis: int) -> datetime:
+    return EPOCH + timedelta(milliseconds=millis)
 
 
 def isoformat(moment: datetime) -> str:

@@ -50,16 +50,28 @@ class Envelope:
     def from_json(cls, raw: bytes) -> Envelope:
         try:
             data = orjson.loads(raw)
-            return cls(
-                event_id=str(data["event_id"]),
-                type=str(data["type"]),
-                occurred_at=str(data["occurred_at"]),
-                account_id=str(data["account_id"]),
-                generation=dict(data["generation"]),
-                trace_id=data.get("trace_id"),
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise EnvelopeError(f"not an envelope: {exc}") from exc
+        except orjson.JSONDecodeError as exc:
+            raise EnvelopeError(f"not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise EnvelopeError("not an object")
+        strings = {name: data.get(name) for name in ("event_id", "type", "occurred_at", "account_id")}
+        bad = [name for name, value in strings.items() if not isinstance(value, str) or not value]
+        generation: dict[str, Any] = data.get("generation")  # checked just below
+        if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
+            bad.append("generation")
+        trace_id = data.get("trace_id")
+        if trace_id is not None and not isinstance(trace_id, str):
+            bad.append("trace_id")
+        if bad:
+            raise EnvelopeError(f"not an envelope: bad or missing {', '.join(bad)}")
+        return cls(
+            event_id=data["event_id"],
+            type=data["type"],
+            occurred_at=data["occurred_at"],
+            account_id=data["account_id"],
+            generation=generation,
+            trace_id=trace_id,
+        )
 
 
 def status_event_id(generation_id: str, status: str, version: int) -> str:

@@ -7,6 +7,8 @@ import secrets
 from collections.abc import Callable
 from datetime import datetime
 
+from videogen_common.clock import to_millis
+
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
 IdFactory = Callable[[str, datetime], str]
@@ -21,5 +23,5 @@ def _b32(value: int, length: int) -> str:
 
 
 def new_id(prefix: str, moment: datetime) -> str:
-    millis = int(moment.timestamp() * 1000)
+    millis = to_millis(moment)
     return f"{prefix}_{_b32(millis, 10)}{_b32(secrets.randbits(80), 16)}"

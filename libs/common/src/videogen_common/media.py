@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import hmac
 import re
+import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +24,8 @@ class MediaStore(Protocol):
 
 
 def check_key(key: str) -> str:
-    if not _KEY.match(key) or ".." in key:
+    """``{folder}/{file}``, both plain names: no traversal, no dot-only segments, no trailing newline."""
+    if not _KEY.fullmatch(key) or ".." in key or any(part.strip(".") == "" for part in key.split("/")):
         raise ValueError(f"bad media key {key!r}")
     return key
 
@@ -46,7 +48,7 @@ class LocalMediaStore:
     @staticmethod
     def _put(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.partial")
         tmp.write_bytes(data)
         tmp.replace(path)
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
 
 from videogen_api.problems import invalid
+from videogen_common.clock import from_millis, to_millis
 
 
 def encode_cursor(created_at: datetime, item_id: str) -> str:
-    raw = orjson.dumps([int(created_at.timestamp() * 1000), item_id])
+    raw = orjson.dumps([to_millis(created_at), item_id])
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -20,10 +21,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         millis, item_id = orjson.loads(raw)
-        if not isinstance(millis, int) or not isinstance(item_id, str):
+        if type(millis) is not int or not isinstance(item_id, str):
             raise TypeError
-        return datetime.fromtimestamp(millis / 1000, UTC), item_id
-    except (ValueError, TypeError, orjson.JSONDecodeError):
+        return from_millis(millis), item_id
+    except (ValueError, TypeError, OverflowError, orjson.JSONDecodeError):
         raise invalid(
             [{"field": "cursor", "message": "not a cursor this API returned", "code": "cursor"}]
         ) from None
@@ -40,10 +41,7 @@ def before_cursor(cursor: str | None) -> dict[str, Any]:
 def parse_limit(raw: str | None, *, default: int = 20, maximum: int = 100) -> int:
     if raw is None:
         return default
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
+    limit = int(raw) if raw.isascii() and raw.isdigit() else 0
     if not 1 <= limit <= maximum:
         raise invalid(
             [{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+
 import faust
 
 from videogen_common.events import Envelope, EnvelopeError

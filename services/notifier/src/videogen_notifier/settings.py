@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 from pydantic import Field, field_validator
 
 from videogen_common.settings import CommonSettings
@@ -27,8 +29,8 @@ class NotifierSettings(CommonSettings):
             delays = [float(part) for part in value.split(",") if part.strip()]
         except ValueError:
             raise ValueError("must be comma-separated seconds, e.g. '5,300,1800'") from None
-        if any(d < 0 for d in delays):
-            raise ValueError("delays must not be negative")
+        if any(not math.isfinite(d) or d < 0 for d in delays):
+            raise ValueError("delays must be finite, non-negative numbers of seconds")
         return value
 
     @property

@@ -1,0 +1,233 @@
+"""videogen_api.schemas.parse_body with GenerateRequest and WebhookCreate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from videogen_api.problems import Problem
+from videogen_api.schemas import GenerateRequest, WebhookCreate, parse_body
+from videogen_common.domain import EventType, Provider
+
+GOOD_GENERATE: dict[str, Any] = {"prompt": "a cat on a skateboard", "provider": "mock", "duration": 5}
+GOOD_WEBHOOK: dict[str, Any] = {"url": "https://example.com/hooks/videogen", "events": ["video.completed"]}
+
+
+def _problem(model: type[GenerateRequest | WebhookCreate], raw: bytes, **context: Any) -> Problem:
+    with pytest.raises(Problem) as info:
+        parse_body(model, raw, **context)
+    return info.value
+
+
+def _errors(problem: Problem) -> list[dict[str, str]]:
+    errors: list[dict[str, str]] = problem.extensions["errors"]
+    return errors
+
+
+def _invalid_fields(model: type[GenerateRequest | WebhookCreate], body: object, **context: Any) -> list[str]:
+    problem = _problem(model, orjson.dumps(body), **context)
+    assert problem.status == 422
+    assert problem.slug == "validation-error"
+    return [e["field"] for e in _errors(problem)]
+
+
+# --- GenerateRequest ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", list(Provider))
+@pytest.mark.parametrize("duration", [3, 5, 10])
+def test_generate_valid(provider: Provider, duration: int) -> None:
+    body = {**GOOD_GENERATE, "provider": provider.value, "duration": duration}
+    request = parse_body(GenerateRequest, orjson.dumps(body))
+    assert request.prompt == "a cat on a skateboard"
+    assert request.provider is provider
+    assert request.duration == duration
+
+
+def test_generate_prompt_keeps_surrounding_whitespace_and_unicode() -> None:
+    body = {**GOOD_GENERATE, "prompt": "  un chat qui fait du skate 🛹 "}
+    assert parse_body(GenerateRequest, orjson.dumps(body)).prompt == "  un chat qui fait du skate 🛹 "
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b"not json", b'{"prompt": "a",}', b"\xff"], ids=repr)
+def test_malformed_json_is_400(raw: bytes) -> None:
+    problem = _problem(GenerateRequest, raw)
+    assert problem.status == 400
+    assert problem.slug == "malformed-json"
+
+
+@pytest.mark.parametrize("raw", [b"[]", b'"x"', b"null", b"5", b"true", b'[{"prompt": "a"}]'], ids=repr)
+@pytest.mark.parametrize("model", [GenerateRequest, WebhookCreate])
+def test_non_object_json_is_422(model: type[GenerateRequest | WebhookCreate], raw: bytes) -> None:
+    problem = _problem(model, raw)
+    assert problem.status == 422
+    assert problem.slug == "validation-error"
+    assert [e["field"] for e in _errors(problem)] == ["body"]
+
+
+@pytest.mark.parametrize("duration", [2, 11, 0, -5, 5.5, 5.0, "5", True, False, None, [5]], ids=repr)
+def test_bad_duration(duration: object) -> None:
+    assert _invalid_fields(GenerateRequest, {**GOOD_GENERATE, "duration": duration}) == ["duration"]
+
+
+@pytest.mark.parametrize("provider", ["sora", "MOCK", "", None, 1])
+def test_unknown_provider(provider: object) -> None:
+    assert _invalid_fields(GenerateRequest, {**GOOD_GENERATE, "provider": provider}) == ["provider"]
+
+
+@pytest.mark.parametrize("prompt", ["", " ", "   \n\t ", "\u3000"], ids=repr)
+def test_empty_or_blank_prompt(prompt: str) -> None:
+    assert _invalid_fields(GenerateRequest, {**GOOD_GENERATE, "prompt": prompt}) == ["prompt"]
+
+
+@pytest.mark.parametrize("prompt", [5, None, ["a"]], ids=repr)
+def test_prompt_must_be_a_string(prompt: object) -> None:
+    assert _invalid_fields(GenerateRequest, {**GOOD_GENERATE, "prompt": prompt}) == ["prompt"]
+
+
+def test_prompt_max_chars() -> None:
+    ok = parse_body(GenerateRequest, orjson.dumps({**GOOD_GENERATE, "prompt": "x" * 10}), prompt_max_chars=10)
+    assert ok.prompt == "x" * 10
+    problem = _problem(
+        GenerateRequest, orjson.dumps({**GOOD_GENERATE, "prompt": "x" * 11}), prompt_max_chars=10
+    )
+    assert problem.status == 422
+    assert [e["field"] for e in _errors(problem)] == ["prompt"]
+    assert "10" in _errors(problem)[0]["message"]
+
+
+def test_prompt_without_limit_in_context_is_unbounded() -> None:
+    assert (
+        parse_body(GenerateRequest, orjson.dumps({**GOOD_GENERATE, "prompt": "x" * 5000})).prompt
+        == "x" * 5000
+    )
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [("prompt",), ("provider",), ("duration",), ("prompt", "duration"), ("prompt", "provider", "duration")],
+)
+def test_missing_fields_are_each_listed(missing: tuple[str, ...]) -> None:
+    body = {k: v for k, v in GOOD_GENERATE.items() if k not in missing}
+    problem = _problem(GenerateRequest, orjson.dumps(body))
+    assert problem.status == 422
+    errors = _errors(problem)
+    assert sorted(e["field"] for e in errors) == sorted(missing)
+    assert {e["code"] for e in errors} == {"missing"}
+
+
+def test_unknown_extra_field() -> None:
+    problem = _problem(GenerateRequest, orjson.dumps({**GOOD_GENERATE, "seed": 42}))
+    assert problem.status == 422
+    assert _errors(problem) == [{"field": "seed", "message": "unknown field", "code": "extra_forbidden"}]
+
+
+def test_several_bad_fields_are_all_reported() -> None:
+    body = {"prompt": " ", "provider": "sora", "duration": 99, "x": 1}
+    assert sorted(_invalid_fields(GenerateRequest, body)) == ["duration", "prompt", "provider", "x"]
+
+
+def test_problem_detail_names_the_fields() -> None:
+    problem = _problem(GenerateRequest, orjson.dumps({**GOOD_GENERATE, "duration": 11}))
+    assert problem.detail is not None
+    assert problem.detail.startswith("duration: ")
+    assert set(_errors(problem)[0]) == {"field", "message", "code"}
+
+
+# --- WebhookCreate -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/hooks/videogen",
+        "http://127.0.0.1:9000/h",
+        "https://example.com",
+        "https://hooks.example.com:8443/a/b?c=d",
+        "http://[::1]:8000/h",
+    ],
+)
+def test_webhook_valid_urls(url: str) -> None:
+    webhook = parse_body(WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "url": url}))
+    assert webhook.url == url
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        ["video.completed"],
+        ["video.failed"],
+        ["video.completed", "video.failed"],
+        ["video.failed", "video.completed"],
+    ],
+)
+def test_webhook_valid_events(events: list[str]) -> None:
+    webhook = parse_body(WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "events": events}))
+    assert webhook.events == [EventType(e) for e in events]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/h",
+        "ws://example.com/h",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "/hooks/videogen",
+        "example.com/h",
+        "//example.com/h",
+        "https://",
+        "https:///path",
+        "https://user:pass@example.com/h",
+        "https://user@example.com/h",
+        "https://:pass@example.com/h",
+        "https://example.com/" + "a" * 2048,
+        "",
+        "http://[::1",
+    ],
+    ids=lambda u: u[:40],
+)
+def test_webhook_bad_url(url: str) -> None:
+    assert _invalid_fields(WebhookCreate, {**GOOD_WEBHOOK, "url": url}) == ["url"]
+
+
+def test_webhook_url_length_limit_is_2048() -> None:
+    base = "https://example.com/"
+    exactly = base + "a" * (2048 - len(base))
+    assert parse_body(WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "url": exactly})).url == exactly
+    assert _invalid_fields(WebhookCreate, {**GOOD_WEBHOOK, "url": exactly + "a"}) == ["url"]
+
+
+def test_webhook_empty_events() -> None:
+    assert _invalid_fields(WebhookCreate, {**GOOD_WEBHOOK, "events": []}) == ["events"]
+
+
+@pytest.mark.parametrize("event", ["video.started", "VIDEO.COMPLETED", "generation.status", "", 1])
+def test_webhook_unknown_event(event: object) -> None:
+    fields = _invalid_fields(WebhookCreate, {**GOOD_WEBHOOK, "events": ["video.completed", event]})
+    assert fields == ["events.1"]
+
+
+def test_webhook_duplicated_event() -> None:
+    problem = _problem(
+        WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "events": ["video.failed", "video.failed"]})
+    )
+    assert problem.status == 422
+    assert [e["field"] for e in _errors(problem)] == ["events"]
+    assert "repeat" in _errors(problem)[0]["message"]
+
+
+def test_webhook_events_must_be_a_list() -> None:
+    assert _invalid_fields(WebhookCreate, {**GOOD_WEBHOOK, "events": "video.failed"}) == ["events"]
+
+
+def test_webhook_missing_fields() -> None:
+    assert sorted(_invalid_fields(WebhookCreate, {})) == ["events", "url"]
+
+
+def test_webhook_unknown_extra_field() -> None:
+    problem = _problem(WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "secret": "mine"}))
+    assert problem.status == 422
+    assert _errors(problem) == [{"field": "secret", "message": "unknown field", "code": "extra_forbidden"}]

@@ -1,0 +1,121 @@
+"""videogen_common.generations: new documents and the public view."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from videogen_common.domain import Provider, Status
+from videogen_common.generations import PUBLIC_FIELDS, new_generation, public_view
+
+NOW = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
+
+PUBLIC = {
+    "id",
+    "status",
+    "prompt",
+    "provider",
+    "duration",
+    "video_url",
+    "thumbnail_url",
+    "error",
+    "created_at",
+    "updated_at",
+}
+INTERNAL = {
+    "_id",
+    "account_id",
+    "version",
+    "lease_owner",
+    "lease_expires_at",
+    "provider_task_id",
+    "attempts",
+    "outbox_pending",
+    "trace_id",
+}
+
+
+def _doc() -> dict[str, Any]:
+    return new_generation(
+        generation_id="gen_01",
+        account_id="acc_1",
+        prompt="a cat",
+        provider=Provider.MOCK,
+        duration=5,
+        now=NOW,
+    )
+
+
+def test_new_generation_starts_processing_at_version_1() -> None:
+    doc = _doc()
+    assert doc["status"] == Status.PROCESSING.value == "processing"
+    assert doc["version"] == 1
+    assert doc["_id"] == "gen_01"
+    assert doc["account_id"] == "acc_1"
+    assert doc["provider"] == "mock"
+    assert doc["duration"] == 5
+    assert doc["created_at"] == doc["updated_at"] == NOW
+    assert doc["attempts"] == 0
+    for field in (
+        "video_url",
+        "thumbnail_url",
+        "error",
+        "lease_owner",
+        "lease_expires_at",
+        "provider_task_id",
+    ):
+        assert doc[field] is None
+
+
+def test_public_view_has_exactly_the_public_fields() -> None:
+    view = public_view(_doc())
+    assert set(view) == PUBLIC
+    assert len(view) == 10
+    assert set(PUBLIC_FIELDS) == PUBLIC
+
+
+def test_public_view_leaks_no_internal_field() -> None:
+    doc = {**_doc(), "outbox_pending": True, "trace_id": "req_1", "lease_owner": "host-1"}
+    view = public_view(doc)
+    assert not INTERNAL & set(view)
+    assert "acc_1" not in view.values()
+    assert "host-1" not in view.values()
+
+
+def test_public_view_values_and_iso_timestamps() -> None:
+    doc = _doc()
+    doc["updated_at"] = NOW + timedelta(seconds=2, milliseconds=5)
+    assert public_view(doc) == {
+        "id": "gen_01",
+        "status": "processing",
+        "prompt": "a cat",
+        "provider": "mock",
+        "duration": 5,
+        "video_url": None,
+        "thumbnail_url": None,
+        "error": None,
+        "created_at": "2026-11-21T08:47:00.123Z",
+        "updated_at": "2026-11-21T08:47:02.128Z",
+    }
+
+
+def test_public_view_of_a_finished_generation() -> None:
+    error = {"code": "mock_failure", "message": "m", "provider_code": None, "retriable": False}
+    doc = {
+        **_doc(),
+        "status": "failed",
+        "error": error,
+        "created_at": datetime(2026, 11, 21, 9, 47, tzinfo=timezone(timedelta(hours=1))),
+    }
+    view = public_view(doc)
+    assert view["status"] == "failed"
+    assert view["error"] == error
+    assert view["created_at"] == "2026-11-21T08:47:00.000Z"
+
+
+def test_public_view_tolerates_missing_optional_fields() -> None:
+    doc = _doc()
+    for field in ("video_url", "thumbnail_url", "error"):
+        del doc[field]
+    view = public_view(doc)
+    assert view["video_url"] is view["thumbnail_url"] is view["error"] is None

@@ -1,0 +1,68 @@
+"""videogen_common.ids: prefix, length, time order, uniqueness."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from videogen_common.ids import new_id
+
+CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+MOMENT = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
+
+
+def _decode_time(ident: str) -> int:
+    """The millisecond timestamp held by the 10 characters after the prefix (decoded independently)."""
+    value = 0
+    for char in ident.split("_", 1)[1][:10]:
+        value = value * 32 + CROCKFORD.index(char)
+    return value
+
+
+@pytest.mark.parametrize("prefix", ["gen", "wh", "evt", "del"])
+def test_prefix_and_length(prefix: str) -> None:
+    ident = new_id(prefix, MOMENT)
+    assert ident.startswith(prefix + "_")
+    body = ident.removeprefix(prefix + "_")
+    assert len(body) == 26
+    assert re.fullmatch(f"[{CROCKFORD}]{{26}}", body)
+
+
+def test_time_part_holds_the_millisecond() -> None:
+    ident = new_id("gen", MOMENT)
+    assert _decode_time(ident) == 1795250820123
+    assert _decode_time(ident) == int((MOMENT - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(milliseconds=1))
+
+
+def test_same_millisecond_shares_the_time_part() -> None:
+    a, b = new_id("gen", MOMENT), new_id("gen", MOMENT + timedelta(microseconds=999))
+    assert a[:14] == b[:14]
+    assert a != b
+
+
+def test_later_milliseconds_sort_after() -> None:
+    moments = [MOMENT + timedelta(milliseconds=ms) for ms in (0, 1, 2, 3, 10, 999, 1000, 60_000, 86_400_000)]
+    moments += [MOMENT + timedelta(days=365 * years) for years in (1, 5)]
+    ids = [new_id("gen", m) for m in moments]
+    assert sorted(ids) == ids
+    assert len(set(ids)) == len(ids)
+
+
+def test_consecutive_milliseconds_sort_after_over_a_range() -> None:
+    previous = new_id("gen", MOMENT)
+    for ms in range(1, 2000):
+        current = new_id("gen", MOMENT + timedelta(milliseconds=ms))
+        assert current > previous
+        previous = current
+
+
+def test_unique() -> None:
+    ids = {new_id("gen", MOMENT) for _ in range(5000)}
+    assert len(ids) == 5000
+
+
+def test_time_part_is_exact_after_2038() -> None:
+    moment = datetime(2038, 1, 19, 10, 23, 31, 811000, tzinfo=UTC)
+    assert _decode_time(new_id("gen", moment)) == 2147509411811

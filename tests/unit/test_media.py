@@ -1,0 +1,162 @@
+"""videogen_common.media: signed links, key checks, the on-disk store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from videogen_common.media import (
+    CONTENT_TYPES,
+    LocalMediaStore,
+    check_key,
+    signed_media_url,
+    verify_media_link,
+)
+
+NOW = datetime(2026, 11, 21, 8, 47, 0, tzinfo=UTC)
+RETENTION = timedelta(days=30)
+SIGNING_KEY = "test-signing-key"
+KEY = "gen_01/video.mp4"
+
+
+def _link(key: str = KEY, base_url: str = "https://api.example.com") -> tuple[str, str, int, str]:
+    url = signed_media_url(base_url, SIGNING_KEY, key, now=NOW, retention=RETENTION)
+    parts = urlsplit(url)
+    query = parse_qs(parts.query, strict_parsing=True)
+    return url, parts.path, int(query["exp"][0]), query["sig"][0]
+
+
+def test_signed_url_shape() -> None:
+    url, path, expires, sig = _link()
+    assert url.startswith("https://api.example.com/v1/media/gen_01/video.mp4?")
+    assert path == "/v1/media/gen_01/video.mp4"
+    assert expires == int((NOW + RETENTION).timestamp())
+    assert len(sig) == 64
+
+
+def test_signed_url_base_trailing_slash() -> None:
+    url, path, _, _ = _link(base_url="http://127.0.0.1:8080/")
+    assert url.startswith("http://127.0.0.1:8080/v1/media/")
+    assert path == "/v1/media/gen_01/video.mp4"
+
+
+def test_valid_link_verifies() -> None:
+    _, _, expires, sig = _link()
+    assert verify_media_link(SIGNING_KEY, KEY, expires, sig, now=NOW)
+    assert verify_media_link(SIGNING_KEY, KEY, expires, sig, now=NOW + RETENTION - timedelta(seconds=1))
+
+
+def test_tampered_signature() -> None:
+    _, _, expires, sig = _link()
+    flipped = ("0" if sig[0] != "0" else "1") + sig[1:]
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, flipped, now=NOW)
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, "", now=NOW)
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, sig.upper(), now=NOW)
+
+
+def test_other_signing_key() -> None:
+    _, _, expires, sig = _link()
+    assert not verify_media_link("another-key", KEY, expires, sig, now=NOW)
+
+
+def test_signature_is_bound_to_the_media_key_and_expiry() -> None:
+    _, _, expires, sig = _link()
+    assert not verify_media_link(SIGNING_KEY, "gen_01/thumbnail.jpg", expires, sig, now=NOW)
+    assert not verify_media_link(SIGNING_KEY, "gen_02/video.mp4", expires, sig, now=NOW)
+    # Extending the expiry invalidates the signature.
+    assert not verify_media_link(SIGNING_KEY, KEY, expires + 86_400, sig, now=NOW)
+
+
+def test_expired_link() -> None:
+    _, _, expires, sig = _link()
+    later = NOW + RETENTION + timedelta(seconds=1)
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, sig, now=later)
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, sig, now=NOW + timedelta(days=365))
+
+
+@pytest.mark.parametrize("key", ["gen_01/video.mp4", "gen_01/thumbnail.jpg", "gen-01_x/a.b.c", "A/b"])
+def test_check_key_accepts(key: str) -> None:
+    assert check_key(key) == key
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../x",
+        "a/../b",
+        "a/b/c",
+        "a/..",
+        "../../etc/passwd",
+        "a/..b",
+        "/a/b",
+        "a/",
+        "/a",
+        "a",
+        "",
+        "a\\b",
+        "a/b c",
+        "a/b%2f",
+        "a//b",
+        "..\\x",
+        "a/b\x00",
+    ],
+    ids=repr,
+)
+def test_check_key_rejects(key: str) -> None:
+    with pytest.raises(ValueError, match="bad media key"):
+        check_key(key)
+
+
+def test_check_key_rejects_trailing_newline() -> None:
+    with pytest.raises(ValueError, match="bad media key"):
+        check_key("gen_01/video.mp4\n")
+
+
+def test_check_key_rejects_dot_file_name() -> None:
+    with pytest.raises(ValueError, match="bad media key"):
+        check_key("gen_01/.")
+
+
+def test_signed_url_refuses_a_bad_key() -> None:
+    with pytest.raises(ValueError, match="bad media key"):
+        signed_media_url("http://x", SIGNING_KEY, "../x", now=NOW, retention=RETENTION)
+
+
+async def test_local_store_round_trip(tmp_path: Path) -> None:
+    store = LocalMediaStore(tmp_path)
+    await store.put(KEY, b"\x00\x01video")
+    assert await store.get(KEY) == b"\x00\x01video"
+    assert (tmp_path / "gen_01" / "video.mp4").read_bytes() == b"\x00\x01video"
+    # Atomic write: no temporary file is left behind.
+    assert sorted(p.name for p in (tmp_path / "gen_01").iterdir()) == ["video.mp4"]
+
+
+async def test_local_store_overwrites(tmp_path: Path) -> None:
+    store = LocalMediaStore(tmp_path)
+    await store.put(KEY, b"first")
+    await store.put(KEY, b"second")
+    assert await store.get(KEY) == b"second"
+
+
+async def test_local_store_missing_is_none(tmp_path: Path) -> None:
+    store = LocalMediaStore(tmp_path)
+    assert await store.get("gen_01/video.mp4") is None
+    await store.put("gen_01/video.mp4", b"x")
+    assert await store.get("gen_01/thumbnail.jpg") is None
+
+
+@pytest.mark.parametrize("key", ["../x", "a/../b", "a/b/c"])
+async def test_local_store_refuses_bad_keys(tmp_path: Path, key: str) -> None:
+    store = LocalMediaStore(tmp_path / "root")
+    with pytest.raises(ValueError, match="bad media key"):
+        await store.put(key, b"x")
+    with pytest.raises(ValueError, match="bad media key"):
+        await store.get(key)
+    assert not (tmp_path / "x").exists()
+
+
+def test_content_types() -> None:
+    assert CONTENT_TYPES == {".mp4": "video/mp4", ".jpg": "image/jpeg"}
