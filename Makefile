@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 LOCAL_PACKAGES := -e libs/common -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint unit install lock bench clean
+.PHONY: dev test lint unit install lock clean
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
@@ -20,7 +20,7 @@ unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests bench
+	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests
 	$(BIN)/lint-imports
 
 install: $(STAMP)
@@ -39,8 +39,6 @@ lock: $(BIN)/uv
 	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/runtime.in -o requirements/runtime.txt
 	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/dev.in -o requirements/dev.txt
 
-bench: $(STAMP)
-	$(BIN)/python -m bench.run_all
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

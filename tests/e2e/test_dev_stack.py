@@ -14,10 +14,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from videogen.engines import free_port
-
 from tests.e2e.test_pipeline import Receiver, call, verify
 from tests.support.procs import processes_using
+from videogen.engines import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -56,9 +56,10 @@ class Envelope:
             raise EnvelopeError("not an object")
         strings = {name: data.get(name) for name in ("event_id", "type", "occurred_at", "account_id")}
         bad = [name for name, value in strings.items() if not isinstance(value, str) or not value]
-        generation: dict[str, Any] = data.get("generation")  # checked just below
+        generation = data.get("generation")
         if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
             bad.append("generation")
+            generation = {}
         trace_id = data.get("trace_id")
         if trace_id is not None and not isinstance(trace_id, str):
             bad.append("trace_id")

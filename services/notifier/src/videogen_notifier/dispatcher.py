@@ -28,10 +28,17 @@ RETRY_AFTER_MAX_SECONDS = 3600.0
 
 
 class Lane:
-    """One endpoint's queue: at most ``concurrency`` attempts to it at once."""
+    """One endpoint's queue: at most ``concurrency`` attempts to it at once; ``pending`` counts the
+    deliveries queued or in flight on it."""
 
     def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
         self.slots = asyncio.Semaphore(concurrency)
+        self.pending = 0
+
+    @property
+    def saturated(self) -> bool:
+        return self.pending >= self.concurrency
 
 
 class Dispatcher:
@@ -61,15 +68,28 @@ class Dispatcher:
         if delivery_id in self._tasks:
             return
         lane = self._lanes.setdefault(webhook_id, Lane(self._settings.endpoint_concurrency))
+        lane.pending += 1
         task = asyncio.create_task(self._attempt_in_lane(lane, delivery_id), name=f"delivery:{delivery_id}")
         self._tasks[delivery_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(delivery_id, None))
+        task.add_done_callback(lambda _: self._done(delivery_id, webhook_id, lane))
+
+    def _done(self, delivery_id: str, webhook_id: str, lane: Lane) -> None:
+        self._tasks.pop(delivery_id, None)
+        lane.pending -= 1
+        if lane.pending == 0 and self._lanes.get(webhook_id) is lane:
+            del self._lanes[webhook_id]  # idle lanes are not kept for endpoints long gone
 
     async def sweep(self) -> int:
-        """Submit every delivery that is due (retries, and anything a crash left behind)."""
+        """Submit the deliveries that are due (retries, and anything a crash left behind). Endpoints whose
+        lane is already full are left out of the query, so a dead endpoint's backlog can never fill a sweep
+        batch and starve other endpoints' retries; its due deliveries wait until its lane drains."""
+        saturated = [webhook_id for webhook_id, lane in self._lanes.items() if lane.saturated]
+        query: Doc = {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}}
+        if saturated:
+            query["webhook_id"] = {"$nin": saturated}
         due = (
             self._store.deliveries.find(
-                {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}},
+                query,
                 projection={"_id": 1, "webhook_id": 1},
             )
             .sort("next_attempt_at", 1)

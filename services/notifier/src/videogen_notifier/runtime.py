@@ -38,7 +38,9 @@ class NotifierRuntime(Service):
         )
         self._session = aiohttp.ClientSession(
             headers={"User-Agent": "videogen-webhooks/1"},
-            connector=aiohttp.TCPConnector(limit=0, limit_per_host=settings.endpoint_concurrency),
+            # No pool-wide or per-host cap: concurrency is capped per endpoint by the dispatcher's lanes, and
+            # a per-host cap would let one dead endpoint block others on the same host.
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
         )
         self.dispatcher = Dispatcher(
             settings=settings,

@@ -39,6 +39,7 @@ class Runner:
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._claiming: set[str] = set()
         self._stopping = False
 
     @property
@@ -51,22 +52,26 @@ class Runner:
     async def start(self, generation_id: str, *, wait_for_slot: bool = True) -> bool:
         """Claim the generation and start its actor. Returns False if it is finished, already leased by a live
         owner, or (with ``wait_for_slot=False``) this instance is full. A duplicate request is harmless."""
-        if self._stopping or generation_id in self._tasks:
+        if self._stopping or generation_id in self._tasks or generation_id in self._claiming:
             return False
         if not wait_for_slot and self._slots.locked():
             return False
-        await self._slots.acquire()
+        # Reserved before the first await, so overlapping starts (agent and reconciler) claim it once.
+        self._claiming.add(generation_id)
         try:
-            doc = await self._claim(generation_id)
-        except BaseException:
-            self._slots.release()
-            raise
-        if doc is None:
-            self._slots.release()
-            return False
-        task = asyncio.create_task(self._run(doc), name=f"actor:{generation_id}")
-        self._tasks[generation_id] = task
-        return True
+            await self._slots.acquire()
+            try:
+                doc = await self._claim(generation_id)
+            except BaseException:
+                self._slots.release()
+                raise
+            if doc is None:
+                self._slots.release()
+                return False
+            self._tasks[generation_id] = asyncio.create_task(self._run(doc), name=f"actor:{generation_id}")
+            return True
+        finally:
+            self._claiming.discard(generation_id)
 
     async def _claim(self, generation_id: str) -> dict[str, Any] | None:
         now = self._clock.now()
@@ -77,7 +82,6 @@ class Runner:
                 "$or": [
                     {"lease_expires_at": None},
                     {"lease_expires_at": {"$lt": now}},
-                    {"lease_owner": self._owner},
                 ],
             },
             {

@@ -1,0 +1,601 @@
+"""The notifier's delivery engine against the real MongoDB and real HTTP receivers on 127.0.0.1.
+
+Time is a settable clock and jitter is off (rng 0.5), so retry times are exact; receivers are real aiohttp
+servers whose answers are scripted per request, and the tests wait on their arrival events, never sleep."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from tests.support.env import settings_for
+from tests.support.receivers import (
+    HANG,
+    OK,
+    Receiver,
+    Reply,
+    Script,
+    always,
+    failing,
+    redirecting,
+    replies,
+    unavailable,
+)
+from videogen_common.clock import isoformat
+from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.ids import new_id
+from videogen_common.settings import CommonSettings
+from videogen_common.signing import new_webhook_secret
+from videogen_common.store import Store, connect
+from videogen_notifier.deliveries import deliveries_for
+from videogen_notifier.dispatcher import Dispatcher
+from videogen_notifier.runtime import NotifierRuntime
+from videogen_notifier.sender import Sender
+from videogen_notifier.settings import NotifierSettings
+
+Doc = dict[str, Any]
+ACCOUNT = "acme"
+COMPLETED, FAILED = "video.completed", "video.failed"
+BOTH = (COMPLETED, FAILED)
+PROVIDER_ERROR = {
+    "code": "provider_error",
+    "message": "the provider gave up",
+    "provider_code": "E42",
+    "retriable": False,
+}
+
+
+class ManualClock:
+    """UTC, millisecond precision (what MongoDB keeps), moved only by the test."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = start.replace(microsecond=start.microsecond // 1000 * 1000)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += timedelta(seconds=seconds)
+
+
+def no_jitter() -> float:
+    return 0.5
+
+
+def generation(status: str, now: datetime) -> Doc:
+    """A public generation dict, as the orchestrator puts it in a status event."""
+    generation_id = new_id("gen", now)
+    completed = status == "completed"
+    media = f"http://127.0.0.1:8080/v1/media/{generation_id}"
+    return {
+        "id": generation_id,
+        "status": status,
+        "prompt": "a red fox running through snow",
+        "provider": "mock",
+        "duration": 5,
+        "video_url": f"{media}/video.mp4?exp=1&sig=a" if completed else None,
+        "thumbnail_url": f"{media}/thumbnail.jpg?exp=1&sig=b" if completed else None,
+        "error": PROVIDER_ERROR if status == "failed" else None,
+        "created_at": isoformat(now - timedelta(seconds=7)),
+        "updated_at": isoformat(now),
+    }
+
+
+def status_envelope(status: str, now: datetime, account_id: str = ACCOUNT) -> Envelope:
+    gen = generation(status, now)
+    return Envelope(
+        event_id=status_event_id(gen["id"], status, 3),
+        type=STATUS,
+        occurred_at=gen["updated_at"],
+        account_id=account_id,
+        generation=gen,
+        trace_id=f"req_{gen['id']}",
+    )
+
+
+class Harness:
+    """Builds the pieces a test needs and tears them all down, newest first."""
+
+    def __init__(
+        self, base_env: dict[str, str], store: Store, clock: ManualClock, stack: AsyncExitStack
+    ) -> None:
+        self.base_env = base_env
+        self.store = store
+        self.clock = clock
+        self._stack = stack
+
+    def settings(self, *, schedule: str = "5,300", timeout: float = 5.0, **env: str) -> NotifierSettings:
+        """NotifierSettings from the test's environment plus these variables (``env`` without the prefix)."""
+        variables = {
+            **self.base_env,
+            "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": schedule,
+            "VIDEOGEN_DELIVERY_TIMEOUT_SECONDS": str(timeout),
+            **{f"VIDEOGEN_{name.upper()}": value for name, value in env.items()},
+        }
+        return settings_for(NotifierSettings, variables)
+
+    async def receiver(self, script: Script | None = None) -> Receiver:
+        receiver = Receiver(script)
+        await receiver.start()
+        self._stack.push_async_callback(receiver.stop)
+        return receiver
+
+    async def dispatcher(
+        self, *, schedule: str = "5,300", timeout: float = 5.0, store: Store | None = None, **env: str
+    ) -> Dispatcher:
+        settings = self.settings(schedule=schedule, timeout=timeout, **env)
+        session = aiohttp.ClientSession()
+        self._stack.push_async_callback(session.close)
+        dispatcher = Dispatcher(
+            settings=settings,
+            store=store or self.store,
+            sender=Sender(session, settings.delivery_timeout_seconds),
+            clock=self.clock,
+            rng=no_jitter,
+        )
+        self._stack.push_async_callback(dispatcher.stop)
+        return dispatcher
+
+    async def other_store(self) -> Store:
+        """A second client on the same database, as a second notifier process would have."""
+        common = settings_for(CommonSettings, self.base_env)
+        client, store = connect(common.mongo_url, common.mongo_db, app_name="notifier-b")
+        self._stack.push_async_callback(client.close)
+        await store.db.command("ping")  # connected already, so it is not slower off the mark than the first
+        return store
+
+    async def webhook(
+        self, url: str, *, account_id: str = ACCOUNT, events: Sequence[str] = BOTH, active: bool = True
+    ) -> tuple[str, str]:
+        """An endpoint stored exactly as POST /v1/webhooks stores it; returns (id, secret)."""
+        now = self.clock.now()
+        secret = new_webhook_secret()
+        webhook_id = new_id("wh", now)
+        await self.store.webhooks.insert_one(
+            {
+                "_id": webhook_id,
+                "account_id": account_id,
+                "url": url,
+                "events": list(events),
+                "secrets": [{"secret": secret, "created_at": now, "expires_at": None}],
+                "active": active,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        return webhook_id, secret
+
+    async def publish(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
+        """What the notifier's agent does with a status event: record the deliveries, then submit them."""
+        created = await deliveries_for(self.store, envelope, self.clock.now())
+        for delivery_id, webhook_id in created:
+            dispatcher.submit(delivery_id, webhook_id)
+        return created
+
+    async def delivery(self, delivery_id: str) -> Doc:
+        doc = await self.store.deliveries.find_one({"_id": delivery_id})
+        assert doc is not None
+        return doc
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime.now(UTC))
+
+
+@pytest.fixture
+async def h(base_env: dict[str, str], store: Store, clock: ManualClock) -> AsyncIterator[Harness]:
+    async with AsyncExitStack() as stack:
+        yield Harness(base_env, store, clock, stack)
+
+
+def seconds(n: float) -> timedelta:
+    return timedelta(seconds=n)
+
+
+# --- which deliveries a status event creates ----------------------------------------------------------------
+
+
+async def test_deliveries_for_creates_one_per_active_subscribed_endpoint_of_the_account_and_none_on_repeat(
+    h: Harness, store: Store, clock: ManualClock
+) -> None:
+    completed_only, _ = await h.webhook("http://127.0.0.1:9/completed", events=[COMPLETED])
+    both, _ = await h.webhook("http://127.0.0.1:9/both", events=BOTH)
+    failed_only, _ = await h.webhook("http://127.0.0.1:9/failed", events=[FAILED])
+    await h.webhook("http://127.0.0.1:9/inactive", events=BOTH, active=False)
+    await h.webhook("http://127.0.0.1:9/other-account", account_id="globex", events=BOTH)
+
+    envelope = status_envelope("completed", clock.now())
+    created = await deliveries_for(store, envelope, clock.now())
+    assert sorted(w for _, w in created) == sorted([completed_only, both])
+    assert len({d for d, _ in created}) == 2
+    for delivery_id, webhook_id in created:
+        doc = await h.delivery(delivery_id)
+        assert doc["event_id"] == envelope.event_id and doc["webhook_id"] == webhook_id
+        assert doc["account_id"] == ACCOUNT and doc["event_type"] == COMPLETED
+        assert doc["generation_id"] == envelope.generation_id
+        assert doc["status"] == "pending" and doc["attempts"] == []
+        assert doc["next_attempt_at"] == clock.now()
+
+    assert await deliveries_for(store, envelope, clock.now()) == []
+    assert await store.deliveries.count_documents({"event_id": envelope.event_id}) == 2
+
+    failed = status_envelope("failed", clock.now())
+    created_failed = await deliveries_for(store, failed, clock.now())
+    assert sorted(w for _, w in created_failed) == sorted([both, failed_only])
+    assert await deliveries_for(store, failed, clock.now()) == []
+    assert await store.deliveries.count_documents({}) == 4
+
+
+@pytest.mark.parametrize("status", ["processing", "queued"])
+async def test_a_non_terminal_status_creates_no_delivery(
+    h: Harness, store: Store, clock: ManualClock, status: str
+) -> None:
+    await h.webhook("http://127.0.0.1:9/hook", events=BOTH)
+    assert await deliveries_for(store, status_envelope(status, clock.now()), clock.now()) == []
+    assert await store.deliveries.count_documents({}) == 0
+
+
+# --- one attempt --------------------------------------------------------------------------------------------
+
+
+async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_200_attempt(
+    h: Harness, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(OK))
+    dispatcher = await h.dispatcher()
+    _, secret = await h.webhook(receiver.url())
+    envelope = status_envelope("completed", clock.now())
+    [(delivery_id, _)] = await h.publish(dispatcher, envelope)
+    await dispatcher.wait_idle()
+
+    assert receiver.count() == 1
+    request = await receiver.request(1)
+    assert request.method == "POST" and request.path == "/hook"
+    assert request.headers["Content-Type"] == "application/json"
+    payload = orjson.loads(request.body)
+    assert payload == {
+        "event": COMPLETED,
+        "timestamp": envelope.occurred_at,
+        "data": {
+            k: envelope.generation[k]
+            for k in (
+                "id",
+                "status",
+                "prompt",
+                "provider",
+                "duration",
+                "video_url",
+                "thumbnail_url",
+                "created_at",
+                "updated_at",
+                "error",
+            )
+        },
+    }
+    assert set(payload["data"]) == {
+        "id",
+        "status",
+        "prompt",
+        "provider",
+        "duration",
+        "video_url",
+        "thumbnail_url",
+        "created_at",
+        "updated_at",
+        "error",
+    }
+
+    expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
+    assert request.headers["X-Service-Signature"] == expected_service
+
+    msg_id, timestamp = request.headers["webhook-id"], request.headers["webhook-timestamp"]
+    assert msg_id == delivery_id
+    assert timestamp == str(int(clock.now().timestamp()))
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{msg_id}.{timestamp}.".encode() + request.body
+    expected_standard = "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    assert expected_standard in request.headers["webhook-signature"].split(" ")
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "succeeded" and doc["next_attempt_at"] is None
+    [attempt] = doc["attempts"]
+    assert attempt["status_code"] == 200 and attempt["error"] is None
+    assert isinstance(attempt["latency_ms"], float) and attempt["latency_ms"] >= 0
+    assert attempt["at"] == clock.now()
+
+
+# --- retries ------------------------------------------------------------------------------------------------
+
+
+async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_until_it_succeeds(
+    h: Harness, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(failing(2, 500))
+    dispatcher = await h.dispatcher(schedule="5,300")
+    await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending"
+    assert doc["next_attempt_at"] == clock.now() + seconds(5)
+    assert [a["status_code"] for a in doc["attempts"]] == [500]
+
+    assert await dispatcher.sweep() == 0  # not due yet
+    await dispatcher.wait_idle()
+    assert receiver.count() == 1
+
+    clock.advance(5)
+    assert await dispatcher.sweep() == 1
+    await dispatcher.wait_idle()
+    assert receiver.count() == 2
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending"
+    assert doc["next_attempt_at"] == clock.now() + seconds(300)
+
+    clock.advance(299)
+    assert await dispatcher.sweep() == 0
+    clock.advance(1)
+    assert await dispatcher.sweep() == 1
+    await dispatcher.wait_idle()
+
+    assert receiver.count() == 3
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {delivery_id}
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "succeeded" and doc["next_attempt_at"] is None
+    assert [a["status_code"] for a in doc["attempts"]] == [500, 500, 200]
+
+
+async def test_an_exhausted_schedule_fails_the_delivery(h: Harness, clock: ManualClock) -> None:
+    receiver = await h.receiver(always(Reply(500)))
+    dispatcher = await h.dispatcher(schedule="1")
+    await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("failed", clock.now()))
+    await dispatcher.wait_idle()
+    clock.advance(1)
+    assert await dispatcher.sweep() == 1
+    await dispatcher.wait_idle()
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "failed" and doc["next_attempt_at"] is None
+    assert "exhausted" in doc["failure_reason"]
+    assert [a["status_code"] for a in doc["attempts"]] == [500, 500]
+
+    clock.advance(3600)
+    assert await dispatcher.sweep() == 0
+    assert receiver.count() == 2
+
+
+async def test_410_gone_disables_the_endpoint_and_fails_the_delivery_without_retry(
+    h: Harness, store: Store, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(Reply(410)))
+    dispatcher = await h.dispatcher(schedule="5,300")
+    webhook_id, _ = await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+
+    endpoint = await store.webhooks.find_one({"_id": webhook_id})
+    assert endpoint is not None and endpoint["active"] is False
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "failed" and doc["next_attempt_at"] is None
+    assert "410" in doc["failure_reason"]
+    assert [a["status_code"] for a in doc["attempts"]] == [410]
+
+    clock.advance(3600)
+    assert await dispatcher.sweep() == 0
+    await dispatcher.wait_idle()
+    assert receiver.count() == 1
+    assert await h.publish(dispatcher, status_envelope("completed", clock.now())) == []
+
+
+async def test_a_302_redirect_is_a_failure_and_its_target_is_never_requested(
+    h: Harness, clock: ManualClock
+) -> None:
+    target = await h.receiver(always(OK))
+    redirector = await h.receiver(redirecting(target.url("/elsewhere")))
+    dispatcher = await h.dispatcher(schedule="5")
+    await h.webhook(redirector.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending"
+    [attempt] = doc["attempts"]
+    assert attempt["status_code"] == 302 and attempt["error"] is not None
+
+    clock.advance(5)
+    assert await dispatcher.sweep() == 1
+    await dispatcher.wait_idle()
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "failed"
+    assert [a["status_code"] for a in doc["attempts"]] == [302, 302]
+    assert redirector.count() == 2
+    assert target.count() == 0
+
+
+async def test_503_retry_after_outweighs_a_shorter_scheduled_delay(h: Harness, clock: ManualClock) -> None:
+    receiver = await h.receiver(unavailable("120"))
+    dispatcher = await h.dispatcher(schedule="5")
+    await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending"
+    assert [a["status_code"] for a in doc["attempts"]] == [503]
+    assert doc["next_attempt_at"] == clock.now() + seconds(120)
+
+    clock.advance(5)
+    assert await dispatcher.sweep() == 0
+
+
+async def test_a_receiver_slower_than_the_timeout_is_recorded_as_a_timeout(
+    h: Harness, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(HANG))
+    dispatcher = await h.dispatcher(schedule="5", timeout=0.5)
+    await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+
+    assert receiver.count() == 1 and receiver.answered == 0
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending"
+    [attempt] = doc["attempts"]
+    assert attempt["error"] == "timeout" and attempt["status_code"] is None
+    assert attempt["latency_ms"] >= 400
+    assert doc["next_attempt_at"] == clock.now() + seconds(5)
+
+
+# --- isolation, claiming, recovery --------------------------------------------------------------------------
+
+
+async def test_a_hanging_endpoint_does_not_delay_a_healthy_one(h: Harness, clock: ManualClock) -> None:
+    hanging = await h.receiver(always(HANG))
+    healthy = await h.receiver(always(OK))
+    dispatcher = await h.dispatcher(timeout=30)
+    await h.webhook(hanging.url())
+    await h.webhook(healthy.url())
+    count = 6
+    created = [
+        d
+        for _ in range(count)
+        for d in await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    ]
+    assert len(created) == 2 * count
+
+    await healthy.request(count, timeout=10)  # all of its deliveries, while …
+    assert hanging.answered == 0  # … the other endpoint is still blocked
+    assert 1 <= hanging.count() <= h.settings().endpoint_concurrency
+    assert len({r.headers["webhook-id"] for r in healthy.requests}) == count
+
+    hanging.release()
+    await dispatcher.wait_idle()
+    assert hanging.count() == count
+    statuses = [(await h.delivery(d))["status"] for d, _ in created]
+    assert statuses == ["succeeded"] * (2 * count)
+
+
+async def test_two_dispatchers_sweeping_concurrently_send_each_due_delivery_once(
+    h: Harness, store: Store, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(OK))
+    first = await h.dispatcher()
+    second = await h.dispatcher(store=await h.other_store())
+    await h.webhook(receiver.url())
+    ids = [
+        d
+        for _ in range(10)
+        for d, _ in await deliveries_for(store, status_envelope("completed", clock.now()), clock.now())
+    ]
+
+    await asyncio.gather(first.sweep(), second.sweep())
+    await asyncio.gather(first.wait_idle(), second.wait_idle())
+
+    assert sorted(r.headers["webhook-id"] for r in receiver.requests) == sorted(ids)
+    for delivery_id in ids:
+        doc = await h.delivery(delivery_id)
+        assert doc["status"] == "succeeded" and len(doc["attempts"]) == 1
+
+
+async def test_two_dispatchers_submitting_the_same_delivery_at_once_send_it_once(
+    h: Harness, store: Store, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(OK))
+    first = await h.dispatcher()
+    second = await h.dispatcher(store=await h.other_store())
+    await h.webhook(receiver.url())
+    [(delivery_id, webhook_id)] = await deliveries_for(
+        store, status_envelope("completed", clock.now()), clock.now()
+    )
+
+    first.submit(delivery_id, webhook_id)
+    second.submit(delivery_id, webhook_id)
+    await asyncio.gather(first.wait_idle(), second.wait_idle())
+
+    assert receiver.count() == 1
+    assert len((await h.delivery(delivery_id))["attempts"]) == 1
+
+
+async def test_a_delivery_a_dead_notifier_left_pending_is_sent_by_a_fresh_dispatcher_with_its_original_id(
+    h: Harness, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(replies(HANG))  # the first attempt never comes back
+    dead = await h.dispatcher(timeout=30)
+    await h.webhook(receiver.url())
+    [(delivery_id, _)] = await h.publish(dead, status_envelope("completed", clock.now()))
+    first = await receiver.request(1)
+    await dead.stop()  # the process dies mid-attempt
+
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "pending" and doc["attempts"] == []
+    assert doc["next_attempt_at"] > clock.now()  # still claimed by the dead process …
+    fresh = await h.dispatcher(timeout=30)
+    assert await fresh.sweep() == 0
+
+    clock.advance((doc["next_attempt_at"] - clock.now()).total_seconds() + 1)  # … until the claim lapses
+    assert doc["next_attempt_at"] < clock.now()
+    assert await fresh.sweep() == 1
+    await fresh.wait_idle()
+
+    second = await receiver.request(2)
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == delivery_id
+    assert second.body == first.body
+    doc = await h.delivery(delivery_id)
+    assert doc["status"] == "succeeded"
+    assert [a["status_code"] for a in doc["attempts"]] == [200]
+
+
+# --- the production wiring ----------------------------------------------------------------------------------
+
+
+async def test_a_hanging_endpoint_does_not_delay_a_healthy_one_on_the_same_host_in_the_runtime(
+    h: Harness, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(lambda r: HANG if r.path == "/dead" else OK)
+    runtime = NotifierRuntime(h.settings(timeout=30), clock=clock)
+    await runtime.start()
+    try:
+        await h.webhook(receiver.url("/dead"))
+        await h.webhook(receiver.url("/live"))
+        count = 6
+        for _ in range(count):
+            await h.publish(runtime.dispatcher, status_envelope("completed", clock.now()))
+        await receiver.request(count, path="/live", timeout=5)
+        assert receiver.count("/dead") <= runtime.settings.endpoint_concurrency
+    finally:
+        receiver.release()
+        await runtime.stop()
+
+
+async def test_a_dead_endpoints_queued_deliveries_do_not_keep_the_sweep_from_other_endpoints_retries(
+    h: Harness, clock: ManualClock
+) -> None:
+    healthy = await h.receiver(failing(1))
+    dead = await h.receiver(always(HANG))
+    dispatcher = await h.dispatcher(schedule="5", timeout=30, endpoint_concurrency="1", sweep_batch="2")
+    await h.webhook(healthy.url(), account_id=ACCOUNT)
+    await h.webhook(dead.url(), account_id="globex")
+    [(healthy_delivery, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    await dispatcher.wait_idle()
+    assert (await h.delivery(healthy_delivery))["next_attempt_at"] == clock.now() + seconds(5)
+
+    for _ in range(3):  # one in flight to the dead endpoint, two waiting in its lane
+        await h.publish(dispatcher, status_envelope("completed", clock.now(), account_id="globex"))
+    await dead.request(1)
+
+    clock.advance(5)
+    await dispatcher.sweep()
+    await healthy.request(2, timeout=5)  # the healthy endpoint's retry is due, and never sent

@@ -1,0 +1,549 @@
+"""The orchestrator's actor, runner and reconciler against the real MongoDB: leases, compare-and-set
+transitions, resumption without paying the provider twice, and the status-event outbox.
+
+Time is a hand-moved clock, so leases and grace periods are exercised without sleeping; the event sink records
+envelopes instead of producing to Kafka (the e2e test covers the producer)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import av
+import pytest
+
+from tests.support.env import settings_for
+from tests.support.fakes import CountingProvider, ManualClock, RecordingSink
+from videogen_common.clock import isoformat
+from videogen_common.domain import Provider, Status
+from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.generations import TransitionError, new_generation, public_view, transition
+from videogen_common.ids import new_id
+from videogen_common.media import LocalMediaStore, verify_media_link
+from videogen_common.store import Store
+from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.providers.base import ProviderAdapter
+from videogen_orchestrator.providers.mock import MockProvider
+from videogen_orchestrator.reconciler import Reconciler
+from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.settings import OrchestratorSettings
+
+Doc = dict[str, Any]
+
+LEASE = timedelta(seconds=30)
+GRACE = timedelta(seconds=10)
+TICK = timedelta(milliseconds=1)
+ACCOUNT = "acme"
+PROMPT = "a red fox running through snow"
+SLOW_MS = 60_000  # a provider that never answers within a test
+
+
+class Orchestrator:
+    """The pieces runtime.py wires together, built per owner on one store, clock, sink and media folder."""
+
+    def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
+        self.store = store
+        self.clock = ManualClock()
+        self.sink = RecordingSink()
+        self.media = LocalMediaStore(media_root)
+        self.mock = MockProvider()
+        self._base_env = base_env
+        self.runners: list[Runner] = []
+
+    def settings(self, owner: str = "orch-a") -> OrchestratorSettings:
+        return settings_for(
+            OrchestratorSettings, self._base_env, orchestrator_instance=owner, poll_interval_seconds=0.01
+        )
+
+    def runner(
+        self,
+        owner: str = "orch-a",
+        *,
+        providers: Mapping[str, ProviderAdapter] | None = None,
+        max_in_flight: int = 8,
+    ) -> Runner:
+        # The actor writes under settings.orchestrator_instance, the runner claims under ``owner``;
+        # runtime.py makes them the same, and so do we.
+        actor = GenerationActor(
+            settings=self.settings(owner),
+            store=self.store,
+            media=self.media,
+            providers={"mock": self.mock} if providers is None else providers,
+            sink=self.sink,
+            clock=self.clock,
+        )
+        runner = Runner(
+            store=self.store,
+            actor=actor,
+            clock=self.clock,
+            owner=owner,
+            lease=LEASE,
+            max_in_flight=max_in_flight,
+        )
+        self.runners.append(runner)
+        return runner
+
+    def reconciler(self, runner: Runner) -> Reconciler:
+        return Reconciler(store=self.store, runner=runner, sink=self.sink, clock=self.clock, grace=GRACE)
+
+    async def insert(
+        self,
+        *,
+        prompt: str = PROMPT,
+        provider: Provider = Provider.MOCK,
+        duration: int = 3,
+        generation_id: str | None = None,
+        **fields: Any,
+    ) -> Doc:
+        now = self.clock.now()
+        doc = new_generation(
+            generation_id=generation_id or new_id("gen", now),
+            account_id=ACCOUNT,
+            prompt=prompt,
+            provider=provider,
+            duration=duration,
+            now=now,
+        )
+        doc.update(fields)
+        await self.store.generations.insert_one(doc)
+        return doc
+
+    async def get(self, generation_id: str) -> Doc:
+        doc = await self.store.generations.find_one({"_id": generation_id})
+        assert doc is not None
+        return doc
+
+    async def stop(self) -> None:
+        for runner in self.runners:
+            await runner.stop()
+
+
+@pytest.fixture
+async def orch(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Orchestrator]:
+    orchestrator = Orchestrator(store, base_env, tmp_path / "media")
+    try:
+        yield orchestrator
+    finally:
+        await orchestrator.stop()  # no actor outlives its test (or its database)
+
+
+def expected_envelope(doc: Doc) -> Envelope:
+    return Envelope(
+        event_id=status_event_id(doc["_id"], doc["status"], doc["version"]),
+        type=STATUS,
+        occurred_at=isoformat(doc["updated_at"]),
+        account_id=doc["account_id"],
+        generation=public_view(doc),
+        trace_id=None,
+    )
+
+
+def split_media_link(url: str, base_url: str) -> tuple[str, int, str]:
+    """``{base}/v1/media/{key}?exp=…&sig=…`` → (key, exp, sig)."""
+    parts, base = urlsplit(url), urlsplit(base_url)
+    assert (parts.scheme, parts.netloc) == (base.scheme, base.netloc)
+    assert parts.path.startswith("/v1/media/"), url
+    query = parse_qs(parts.query, strict_parsing=True)
+    assert set(query) == {"exp", "sig"}
+    return parts.path.removeprefix("/v1/media/"), int(query["exp"][0]), query["sig"][0]
+
+
+def mp4_duration_seconds(data: bytes) -> float:
+    with av.open(io.BytesIO(data), mode="r") as container:
+        assert container.format.name.startswith("mov,mp4")
+        assert len(container.streams.video) == 1
+        assert container.duration is not None
+        return container.duration / av.time_base
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(0.01)
+
+
+def assert_lease_cleared(doc: Doc) -> None:
+    assert doc["lease_owner"] is None
+    assert doc["lease_expires_at"] is None
+
+
+async def test_a_started_generation_completes_with_signed_media_a_playable_mp4_and_one_status_event(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner()
+    inserted = await orch.insert(duration=3)
+    gid = inserted["_id"]
+
+    assert await runner.start(gid) is True
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert doc["error"] is None
+    assert doc["version"] > inserted["version"]
+    assert_lease_cleared(doc)
+    assert doc["provider_task_id"] == f"mock_{gid}"
+    assert orch.mock.submitted == [gid]
+
+    settings = orch.settings()
+    signing_key = settings.media_signing_key.get_secret_value()
+    expires = int((orch.clock.now() + timedelta(days=settings.media_retention_days)).timestamp())
+    video_key, video_exp, video_sig = split_media_link(doc["video_url"], settings.public_base_url)
+    thumb_key, thumb_exp, thumb_sig = split_media_link(doc["thumbnail_url"], settings.public_base_url)
+    assert (video_key, thumb_key) == (f"{gid}/video.mp4", f"{gid}/thumbnail.jpg")
+    assert (doc["video_key"], doc["thumbnail_key"]) == (video_key, thumb_key)
+    assert video_exp == thumb_exp == expires
+    assert verify_media_link(signing_key, video_key, video_exp, video_sig, now=orch.clock.now())
+    assert verify_media_link(signing_key, thumb_key, thumb_exp, thumb_sig, now=orch.clock.now())
+    assert not verify_media_link("another-key", video_key, video_exp, video_sig, now=orch.clock.now())
+
+    video = await orch.media.get(video_key)
+    thumbnail = await orch.media.get(thumb_key)
+    assert video is not None and thumbnail is not None
+    assert thumbnail.startswith(b"\xff\xd8")  # JPEG
+    assert await asyncio.to_thread(mp4_duration_seconds, video) == inserted["duration"]
+
+    assert orch.sink.envelopes == [expected_envelope(doc)]
+    envelope = orch.sink.envelopes[0]
+    assert envelope.type == "generation.status"
+    assert envelope.generation == public_view(doc)
+    assert envelope.event_id == status_event_id(gid, "completed", doc["version"])
+    assert "outbox_pending" not in doc
+
+
+async def test_fail_marker_in_the_prompt_ends_failed_with_mock_failure_and_a_status_event(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner()
+    gid = (await orch.insert(prompt="please #fail this one"))["_id"]
+
+    assert await runner.start(gid)
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "failed"
+    assert doc["error"] == {
+        "code": "mock_failure",
+        "message": "the mock provider failed this generation as asked",
+        "provider_code": "mock.failure",
+        "retriable": False,
+    }
+    assert doc["video_url"] is None and doc["thumbnail_url"] is None
+    assert_lease_cleared(doc)
+    assert orch.sink.envelopes == [expected_envelope(doc)]
+    assert orch.sink.envelopes[0].generation["error"]["code"] == "mock_failure"
+    assert "outbox_pending" not in doc
+
+
+async def test_a_provider_missing_from_the_providers_map_ends_failed_with_provider_unavailable(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner()
+    gid = (await orch.insert(provider=Provider.RUNWAY))["_id"]
+
+    assert await runner.start(gid)
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "failed"
+    assert doc["error"]["code"] == "provider_unavailable"
+    assert "runway" in doc["error"]["message"]
+    assert doc["provider_task_id"] is None
+    assert orch.mock.submitted == []
+    assert_lease_cleared(doc)
+    assert orch.sink.envelopes == [expected_envelope(doc)]
+
+
+async def test_starting_the_same_generation_twice_submits_once_and_finishes_once(orch: Orchestrator) -> None:
+    runner = orch.runner()
+    gid = (await orch.insert())["_id"]
+
+    assert await runner.start(gid) is True
+    assert await runner.start(gid) is False  # already in flight here
+    await runner.wait_idle()
+    assert await runner.start(gid) is False  # finished
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert doc["attempts"] == 1
+    assert orch.mock.submitted == [gid]
+    assert len(orch.sink.for_generation(gid)) == 1
+
+
+async def test_concurrent_starts_of_the_same_generation_on_one_runner_submit_once(orch: Orchestrator) -> None:
+    runner = orch.runner()
+    gid = (await orch.insert())["_id"]
+
+    started = await asyncio.gather(runner.start(gid), runner.start(gid))
+    await runner.wait_idle()
+    # Also wait for any actor the runner lost track of, so nothing outlives the test.
+    await asyncio.gather(*(t for t in asyncio.all_tasks() if t.get_name() == f"actor:{gid}"))
+
+    assert sorted(started) == [False, True]
+    assert orch.mock.submitted == [gid]
+    assert len(orch.sink.for_generation(gid)) == 1
+
+
+async def test_runners_with_different_owners_racing_for_one_generation_submit_once_and_finish_once(
+    orch: Orchestrator,
+) -> None:
+    runners = [orch.runner(f"orch-{i}") for i in range(4)]
+    gid = (await orch.insert())["_id"]
+
+    started = await asyncio.gather(*(r.start(gid) for r in runners))
+    for runner in runners:
+        await runner.wait_idle()
+
+    assert sorted(started) == [False, False, False, True]
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert doc["attempts"] == 1
+    assert orch.mock.submitted == [gid]
+    assert orch.sink.for_generation(gid) == [expected_envelope(doc)]
+
+
+async def test_a_live_lease_of_another_owner_is_respected_until_it_expires(orch: Orchestrator) -> None:
+    runner = orch.runner("orch-a")
+    reconciler = orch.reconciler(runner)
+    expires = orch.clock.now() + LEASE
+    inserted = await orch.insert(lease_owner="orch-b", lease_expires_at=expires, attempts=1)
+    gid = inserted["_id"]
+
+    assert await runner.start(gid) is False
+    assert await reconciler.run_once() == (0, 0)
+    orch.clock.set(expires)  # expires at, not yet before, now
+    assert await runner.start(gid) is False
+    assert await orch.get(gid) == inserted
+    assert orch.mock.submitted == []
+
+    orch.clock.advance(TICK)
+    assert await runner.start(gid) is True
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert doc["attempts"] == 2
+    assert_lease_cleared(doc)
+    assert orch.mock.submitted == [gid]
+
+
+async def test_a_reconciler_pass_renews_the_leases_of_its_runners_in_flight_generations(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner("orch-a", providers={"mock": MockProvider(latency_ms=SLOW_MS)})
+    reconciler = orch.reconciler(runner)
+    other = orch.runner("orch-b")
+    gid = (await orch.insert())["_id"]
+    assert await runner.start(gid)
+
+    orch.clock.advance(LEASE - timedelta(seconds=1))
+    assert await reconciler.run_once() == (0, 0)
+    assert (await orch.get(gid))["lease_expires_at"] == orch.clock.now() + LEASE
+
+    orch.clock.advance(LEASE - timedelta(seconds=1))  # past the first lease, inside the renewed one
+    assert await other.start(gid) is False
+    doc = await orch.get(gid)
+    assert doc["lease_owner"] == "orch-a"
+    assert doc["attempts"] == 1
+    assert orch.mock.submitted == []
+
+
+async def test_the_reconciler_resumes_an_expired_lease_with_a_saved_task_id_without_submitting_again(
+    orch: Orchestrator,
+) -> None:
+    provider = CountingProvider(MockProvider())
+    runner = orch.runner(providers={"mock": provider})
+    reconciler = orch.reconciler(runner)
+    gid = new_id("gen", orch.clock.now())
+    # A previous owner submitted, saved the task id (version 2) and died.
+    await orch.insert(
+        generation_id=gid,
+        provider_task_id=f"mock_{gid}",
+        version=2,
+        attempts=1,
+        lease_owner="orch-dead",
+        lease_expires_at=orch.clock.now() + LEASE,
+    )
+    orch.clock.advance(LEASE + TICK)
+
+    assert await reconciler.run_once() == (1, 0)
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert doc["attempts"] == 2
+    assert provider.submitted == []
+    assert provider.polled == [f"mock_{gid}"]
+    assert orch.sink.for_generation(gid) == [expected_envelope(doc)]
+
+
+async def test_the_reconciler_picks_up_a_never_leased_generation_only_after_the_dispatch_grace(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner()
+    reconciler = orch.reconciler(runner)
+    gid = (await orch.insert())["_id"]
+
+    assert await reconciler.run_once() == (0, 0)
+    orch.clock.advance(GRACE)
+    assert await reconciler.run_once() == (0, 0)
+    assert (await orch.get(gid))["lease_owner"] is None
+    assert orch.mock.submitted == []
+
+    orch.clock.advance(TICK)
+    assert await reconciler.run_once() == (1, 0)
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert orch.mock.submitted == [gid]
+    assert orch.sink.for_generation(gid) == [expected_envelope(doc)]
+
+
+async def test_the_outbox_republishes_a_pending_status_event_after_grace_and_keeps_it_pending_on_failure(
+    orch: Orchestrator,
+) -> None:
+    runner = orch.runner()
+    reconciler = orch.reconciler(runner)
+    gid = (await orch.insert(prompt="#fail"))["_id"]
+    orch.sink.failure = ConnectionError("broker unreachable")
+
+    assert await runner.start(gid)
+    await runner.wait_idle()
+    doc = await orch.get(gid)
+    assert doc["status"] == "failed"
+    assert doc["outbox_pending"] is True
+    assert orch.sink.envelopes == []
+    assert orch.sink.attempts == 1
+
+    orch.clock.advance(GRACE)  # not older than grace yet
+    assert await reconciler.run_once() == (0, 0)
+    assert orch.sink.attempts == 1
+
+    orch.clock.advance(TICK)
+    assert await reconciler.run_once() == (0, 0)  # tried, the sink raised
+    assert orch.sink.attempts == 2
+    assert (await orch.get(gid))["outbox_pending"] is True
+
+    orch.sink.failure = None
+    assert await reconciler.run_once() == (0, 1)
+    assert orch.sink.envelopes == [expected_envelope(doc)]
+    after = await orch.get(gid)
+    assert "outbox_pending" not in after
+    assert after == {k: v for k, v in doc.items() if k != "outbox_pending"}
+
+    assert await reconciler.run_once() == (0, 0)
+    assert len(orch.sink.envelopes) == 1
+
+
+async def test_transition_with_a_stale_version_returns_none_and_changes_nothing(orch: Orchestrator) -> None:
+    stale = await orch.insert()
+    await orch.store.generations.update_one({"_id": stale["_id"]}, {"$inc": {"version": 1}})
+    current = await orch.get(stale["_id"])
+
+    moved = await transition(
+        orch.store.generations,
+        stale,
+        Status.COMPLETED,
+        now=orch.clock.advance(TICK),
+        fields={"video_url": "http://example.invalid/v.mp4"},
+    )
+
+    assert moved is None
+    assert await orch.get(stale["_id"]) == current
+
+
+async def test_transition_out_of_a_terminal_state_raises_and_changes_nothing(orch: Orchestrator) -> None:
+    inserted = await orch.insert()
+    completed = await transition(
+        orch.store.generations, inserted, Status.COMPLETED, now=orch.clock.advance(TICK)
+    )
+    assert completed is not None
+    assert completed["status"] == "completed"
+    assert completed["version"] == inserted["version"] + 1
+    assert completed["outbox_pending"] is True
+
+    with pytest.raises(TransitionError):
+        await transition(orch.store.generations, completed, Status.PROCESSING, now=orch.clock.advance(TICK))
+
+    assert await orch.get(inserted["_id"]) == completed
+
+
+@pytest.mark.parametrize(("prompt", "final"), [(PROMPT, "completed"), ("#fail", "failed")])
+async def test_a_terminal_generation_is_never_claimed_or_submitted_again(
+    orch: Orchestrator, prompt: str, final: str
+) -> None:
+    runner = orch.runner("orch-a")
+    gid = (await orch.insert(prompt=prompt))["_id"]
+    assert await runner.start(gid)
+    await runner.wait_idle()
+    finished = await orch.get(gid)
+    assert finished["status"] == final
+    submitted, envelopes = list(orch.mock.submitted), list(orch.sink.envelopes)
+
+    other = orch.runner("orch-b")
+    assert await runner.start(gid) is False
+    assert await other.start(gid) is False
+    orch.clock.advance(LEASE + GRACE + TICK)
+    assert await orch.reconciler(other).run_once() == (0, 0)
+    await other.wait_idle()
+
+    assert await orch.get(gid) == finished
+    assert orch.mock.submitted == submitted == [gid]
+    assert orch.sink.envelopes == envelopes
+    assert runner.in_flight == other.in_flight == 0
+
+
+async def test_stop_hands_back_the_leases_of_in_flight_generations_for_another_runner_to_resume(
+    orch: Orchestrator,
+) -> None:
+    slow = MockProvider(latency_ms=SLOW_MS)
+    first = orch.runner("orch-a", providers={"mock": slow})
+    gid = (await orch.insert())["_id"]
+
+    assert await first.start(gid)
+
+    async def task_id_saved() -> bool:
+        return (await orch.get(gid))["provider_task_id"] is not None
+
+    await eventually(task_id_saved)
+    leased = await orch.get(gid)
+    assert leased["lease_owner"] == "orch-a"
+
+    await first.stop()
+
+    released = await orch.get(gid)
+    assert released["status"] == "processing"
+    assert_lease_cleared(released)
+    assert released["provider_task_id"] == f"mock_{gid}"
+    assert first.in_flight == 0
+    assert await first.start(gid) is False  # a stopped runner takes no work
+
+    fast = CountingProvider(MockProvider())
+    second = orch.runner("orch-b", providers={"mock": fast})
+    assert await second.start(gid) is True  # at once: same clock, no expiry to wait for
+    await second.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "completed"
+    assert slow.submitted == [gid]
+    assert fast.submitted == []
+    assert fast.polled == [f"mock_{gid}"]
+
+
+async def test_a_full_runner_refuses_more_work_when_told_not_to_wait_for_a_slot(orch: Orchestrator) -> None:
+    runner = orch.runner(providers={"mock": MockProvider(latency_ms=SLOW_MS)}, max_in_flight=1)
+    first = (await orch.insert())["_id"]
+    second = await orch.insert(prompt="the second one")
+
+    assert await runner.start(first) is True
+    assert await runner.start(second["_id"], wait_for_slot=False) is False
+
+    assert runner.in_flight == 1
+    assert runner.owns(first) and not runner.owns(second["_id"])
+    assert await orch.get(second["_id"]) == second  # not claimed

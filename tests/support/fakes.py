@@ -1,0 +1,70 @@
+"""Stand-ins for the orchestrator's collaborators that are not under test: a clock the test moves by hand, an
+event sink that records what would have gone to Kafka, and a provider adapter that counts submissions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from videogen_common.events import Envelope
+from videogen_orchestrator.providers.base import Job, ProviderAdapter, TaskState
+
+
+def _millis(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+class ManualClock:
+    """A ``Clock`` that stands still until the test moves it: tz-aware UTC, millisecond precision (what
+    MongoDB keeps), so a time read back from the store equals the time written."""
+
+    def __init__(self, start: datetime = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)) -> None:
+        if start.tzinfo is None:
+            raise ValueError("ManualClock needs a timezone-aware start")
+        self._now = _millis(start.astimezone(UTC))
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, delta: timedelta) -> datetime:
+        self._now = _millis(self._now + delta)
+        return self._now
+
+    def set(self, moment: datetime) -> None:
+        self._now = _millis(moment.astimezone(UTC))
+
+
+class RecordingSink:
+    """An ``EventSink`` that records the envelopes it is given. Set ``failure`` to make ``send`` raise it, as
+    a producer does when the broker does not acknowledge."""
+
+    def __init__(self) -> None:
+        self.envelopes: list[Envelope] = []
+        self.failure: Exception | None = None
+        self.attempts = 0
+
+    async def send(self, envelope: Envelope) -> None:
+        self.attempts += 1
+        if self.failure is not None:
+            raise self.failure
+        self.envelopes.append(envelope)
+
+    def for_generation(self, generation_id: str) -> list[Envelope]:
+        return [e for e in self.envelopes if e.generation_id == generation_id]
+
+
+class CountingProvider:
+    """Wraps a ``ProviderAdapter`` and records every ``submit`` and ``poll`` that reaches it."""
+
+    def __init__(self, inner: ProviderAdapter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.submitted: list[str] = []
+        self.polled: list[str] = []
+
+    async def submit(self, job: Job) -> str:
+        self.submitted.append(job.generation_id)
+        return await self.inner.submit(job)
+
+    async def poll(self, task_id: str, job: Job) -> TaskState:
+        self.polled.append(task_id)
+        return await self.inner.poll(task_id, job)
