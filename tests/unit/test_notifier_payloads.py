@@ -10,7 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from videogen_notifier.payloads import delivery_body, signature_headers
+from videogen_common.deliveries import delivery_body as _delivery_body
+from videogen_common.deliveries import generation_data
+from videogen_notifier.payloads import signature_headers
 
 GENERATION: dict[str, Any] = {
     "id": "gen_01",
@@ -53,6 +55,10 @@ def _standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
     key = base64.b64decode(secret.removeprefix("whsec_"))
     digest = hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode()
+
+
+def delivery_body(event: str, timestamp: str, generation: dict[str, Any]) -> bytes:
+    return _delivery_body(event, timestamp, generation_data(generation))
 
 
 def test_delivery_body_shape() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 from pymongo import ReturnDocument
 
 from videogen_common.clock import Clock
+from videogen_common.deliveries import FAILED, PENDING, SUCCEEDED
 from videogen_common.store import Store
-from videogen_notifier.deliveries import FAILED, PENDING, SUCCEEDED
 from videogen_notifier.payloads import signature_headers
 from videogen_notifier.sender import AttemptResult, Sender
 from videogen_notifier.settings import NotifierSettings

@@ -1,31 +1,8 @@
-"""What a receiver gets: the spec's body (event, timestamp, data) and the signature headers."""
+"""The headers that sign a delivery."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import orjson
-
 from videogen_common.signing import service_signature, standard_signature
-
-DATA_FIELDS = (
-    "id",
-    "status",
-    "prompt",
-    "provider",
-    "duration",
-    "video_url",
-    "thumbnail_url",
-    "created_at",
-    "updated_at",
-    "error",
-)
-
-
-def delivery_body(event_type: str, timestamp: str, generation: dict[str, Any]) -> bytes:
-    return orjson.dumps(
-        {"event": event_type, "timestamp": timestamp, "data": {k: generation.get(k) for k in DATA_FIELDS}}
-    )
 
 
 def signature_headers(secrets: list[str], msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
