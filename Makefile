@@ -20,7 +20,7 @@ unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests
+	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests bench
 	$(BIN)/lint-imports
 
 install: $(STAMP)

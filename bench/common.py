@@ -1,0 +1,114 @@
+"""Shared pieces of the benchmark scripts: engines, a bare aiohttp baseline, a closed-loop load generator."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from videogen.engines import (
+    free_port,
+    kafka_bootstrap,
+    mongo_url,
+    secantus_spec,
+    spawn,
+    stop,
+    tansu_spec,
+    wait_for_port,
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    count: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.seconds
+
+    def pct(self, q: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def line(self) -> str:
+        return (
+            f"{self.name:<34} {self.rate:9.0f}/s   p50 {self.pct(0.5):6.2f} ms   p99 {self.pct(0.99):6.2f} ms"
+            f"   (n={self.count}, mean {statistics.fmean(self.latencies_ms):.2f} ms)"
+        )
+
+
+async def closed_loop(
+    name: str, op: Callable[[], Awaitable[None]], *, total: int, concurrency: int
+) -> Result:
+    """``concurrency`` workers each run ``op`` back to back until ``total`` operations are done."""
+    latencies: list[float] = []
+    remaining = total
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            await op()
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return Result(name, len(latencies), time.perf_counter() - started, latencies)
+
+
+@dataclass(frozen=True)
+class EngineUrls:
+    kafka: str
+    mongo: str
+
+
+@contextlib.asynccontextmanager
+async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
+    broker_spec, store_spec = tansu_spec(free_port()), secantus_spec(free_port(), workdir / "store")
+    broker = await spawn(broker_spec, log=workdir / "broker.log")
+    store = await spawn(store_spec, log=workdir / "store.log")
+    try:
+        await wait_for_port(broker_spec.port, proc=broker)
+        await wait_for_port(store_spec.port, proc=store)
+        yield EngineUrls(kafka_bootstrap(broker_spec.port), mongo_url(store_spec.port))
+    finally:
+        await stop(broker)
+        await stop(store)
+
+
+@contextlib.asynccontextmanager
+async def python_process(args: list[str], env: dict[str, str], log: Path) -> AsyncIterator[None]:
+    with log.open("ab") as out:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, *args, env={**os.environ, **env}, stdout=out, stderr=asyncio.subprocess.STDOUT
+        )
+    try:
+        yield
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            await proc.wait()
+
+
+async def wait_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(url) as response:
+                    if response.status < 500:
+                        return
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"{url} not up after {timeout}s")
