@@ -76,6 +76,8 @@ def base_env(engines: Engines, tmp_path: Path) -> dict[str, str]:
         "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{tag}",
         "VIDEOGEN_NOTIFIER_GROUP": f"notif-{tag}",
         "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
+        # Test receivers listen on loopback, which the notifier's destination guard refuses by default.
+        "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
         "VIDEOGEN_LOG_FORMAT": "json",
     }
 

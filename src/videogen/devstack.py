@@ -72,6 +72,8 @@ class DevConfig:
             "VIDEOGEN_PUBLIC_BASE_URL": f"http://127.0.0.1:{self.api_port}",
             # The dev stack may deliver webhooks to plain-http and loopback receivers.
             "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
+            # The notifier refuses private and loopback destinations unless opened here.
+            "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
         }
 
 

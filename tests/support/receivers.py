@@ -74,6 +74,7 @@ class Receiver:
         self.answered = 0
         self._released = asyncio.Event()
         self._arrivals: dict[tuple[str | None, int], asyncio.Event] = {}
+        self._arrived = asyncio.Condition()
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
@@ -105,6 +106,18 @@ class Receiver:
         await asyncio.wait_for(self._arrival(path, k).wait(), timeout)
         return [r for r in self.requests if path is None or r.path == path][k - 1]
 
+    async def request_where(
+        self, match: Callable[[Received], bool], k: int = 1, *, timeout: float = 10.0
+    ) -> Received:
+        """The k-th request (from 1) for which ``match`` is true; waits for it to arrive."""
+
+        def found() -> list[Received]:
+            return [r for r in self.requests if match(r)]
+
+        async with asyncio.timeout(timeout), self._arrived:
+            await self._arrived.wait_for(lambda: len(found()) >= k)
+        return found()[k - 1]
+
     def _arrival(self, path: str | None, k: int) -> asyncio.Event:
         return self._arrivals.setdefault((path, k), asyncio.Event())
 
@@ -115,6 +128,8 @@ class Receiver:
         self._arrival(None, received.number).set()
         self._arrival(received.path, self.count(received.path)).set()
         reply = self.script(received)
+        async with self._arrived:  # after the script, so a waiter sees whatever the script recorded
+            self._arrived.notify_all()
         if reply.hang:
             await self._released.wait()
         self.answered += 1

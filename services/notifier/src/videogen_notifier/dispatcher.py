@@ -1,7 +1,12 @@
 """Sends due deliveries. Each endpoint has its own lane with its own concurrency cap, so a slow or dead
 endpoint only ever delays itself. A delivery is claimed in MongoDB before each attempt (its next attempt time
 is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a crash
-mid-attempt only delays it."""
+mid-attempt only delays it.
+
+An endpoint that fails ``breaker_failures`` attempts in a row trips its circuit breaker: until the cooldown
+ends, each of its deliveries is handed back unsent, due when the cooldown ends (nothing is lost, and no retry
+is spent). Attempts already in flight when it trips still finish, so up to ``endpoint_concurrency - 1`` more
+may be sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and its account told."""
 
 from __future__ import annotations
 
@@ -9,14 +14,16 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ReturnDocument
 
-from videogen_common.clock import Clock
+from videogen_common.clock import Clock, isoformat
 from videogen_common.deliveries import FAILED, PENDING, SUCCEEDED
 from videogen_common.store import Store
+from videogen_notifier.health import Health, record_failure, record_success
+from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
 from videogen_notifier.sender import AttemptResult, Sender
 from videogen_notifier.settings import NotifierSettings
@@ -59,6 +66,8 @@ class Dispatcher:
         self._lanes: dict[str, Lane] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._claim_for = timedelta(seconds=settings.delivery_timeout_seconds * 2 + 5)
+        self._cooldown = timedelta(seconds=settings.breaker_cooldown_seconds)
+        self._disable_after = timedelta(seconds=settings.webhook_disable_after_seconds)
 
     @property
     def in_flight(self) -> int:
@@ -139,6 +148,15 @@ class Dispatcher:
                 delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled"
             )
             return
+        paused_until = Health.of(endpoint).paused_until(self._settings.breaker_failures, self._cooldown)
+        if paused_until is not None and paused_until > now:
+            # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
+            # in the retry schedule, since no attempt was made.
+            await self._store.deliveries.update_one(
+                {"_id": delivery["_id"], "status": PENDING},
+                {"$set": {"next_attempt_at": paused_until, "updated_at": now}},
+            )
+            return
         secrets = [
             s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
         ]
@@ -166,21 +184,27 @@ class Dispatcher:
         }
         if result.ok:
             await self._close(delivery, SUCCEEDED, None, attempt)
+            await record_success(self._store.webhooks, endpoint["_id"], now)
             log.info("delivered", extra=extra)
             return
+        health = await record_failure(self._store.webhooks, endpoint["_id"], now)
         if result.status_code == 410:
-            await self._store.webhooks.update_one(
-                {"_id": endpoint["_id"]},
-                {
-                    "$set": {
-                        "active": False,
-                        "disabled_reason": "endpoint answered 410 Gone",
-                        "updated_at": now,
-                    }
-                },
-            )
+            await self._disable(endpoint, "endpoint answered 410 Gone", now)
             await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)
             log.warning("endpoint disabled after 410", extra=extra)
+            return
+        failing_for = health.failing_for(now)
+        if failing_for >= self._disable_after:
+            reason = f"every attempt failed for {failing_for.total_seconds() / 86400:.1f} days" + (
+                f" (since {isoformat(health.failing_since)})" if health.failing_since else ""
+            )
+            await self._disable(endpoint, reason, now)
+            await self._close(delivery, FAILED, f"endpoint disabled: {reason}", attempt)
+            log.warning("endpoint disabled after failing too long", extra={**extra, "reason": reason})
+            return
+        if not result.retriable:
+            await self._close(delivery, FAILED, f"{result.error}; not retried", attempt)
+            log.warning("delivery refused, not retried", extra={**extra, "error": result.error})
             return
         delays = self._settings.retry_delays
         if number > len(delays):
@@ -198,6 +222,18 @@ class Dispatcher:
             },
         )
         log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": round(delay, 3)})
+
+    async def _disable(self, endpoint: Doc, reason: str, now: datetime) -> None:
+        for delivery_id, webhook_id in await disable_endpoint(self._store, endpoint, reason, now):
+            self.submit(delivery_id, webhook_id)
+
+    async def finish_pending_notices(self) -> int:
+        """Complete the ``webhook.disabled`` notices of disables a crash interrupted; returns how many
+        deliveries that created."""
+        created = await finish_pending_notices(self._store, self._clock.now())
+        for delivery_id, webhook_id in created:
+            self.submit(delivery_id, webhook_id)
+        return len(created)
 
     async def _close(
         self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None

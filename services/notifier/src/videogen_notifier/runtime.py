@@ -13,6 +13,7 @@ from mode import Service
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.store import Store, connect
 from videogen_notifier.dispatcher import Dispatcher
+from videogen_notifier.guarded_http import guarded_session
 from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
@@ -36,12 +37,7 @@ class NotifierRuntime(Service):
         self._client, self.store = connect(
             settings.mongo_url, settings.mongo_db, app_name="videogen-notifier"
         )
-        self._session = aiohttp.ClientSession(
-            headers={"User-Agent": "videogen-webhooks/1"},
-            # No pool-wide or per-host cap: concurrency is capped per endpoint by the dispatcher's lanes, and
-            # a per-host cap would let one dead endpoint block others on the same host.
-            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
-        )
+        self._session = guarded_session(settings)
         self.dispatcher = Dispatcher(
             settings=settings,
             store=self.store,
@@ -56,6 +52,7 @@ class NotifierRuntime(Service):
         while True:
             try:
                 await self.dispatcher.sweep()
+                await self.dispatcher.finish_pending_notices()
             except Exception:
                 log.exception("sweep failed; will try again")
             await asyncio.sleep(self.settings.sweep_interval_seconds)

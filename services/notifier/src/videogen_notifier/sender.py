@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from videogen_notifier.guarded_http import DestinationNotAllowed
+
 
 @dataclass(frozen=True, slots=True)
 class AttemptResult:
@@ -15,6 +17,8 @@ class AttemptResult:
     latency_ms: float
     error: str | None
     retry_after: float | None = None
+    # False when trying again cannot help (the destination is refused): the delivery fails at once.
+    retriable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -46,6 +50,8 @@ class Sender:
                 return AttemptResult(
                     response.status, _ms(started), error, _retry_after(response.headers.get("Retry-After"))
                 )
+        except DestinationNotAllowed as exc:
+            return AttemptResult(None, _ms(started), str(exc), retriable=False)
         except TimeoutError:
             return AttemptResult(None, _ms(started), "timeout")
         except (aiohttp.ClientError, OSError) as exc:

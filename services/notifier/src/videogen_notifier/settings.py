@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from ipaddress import IPv4Network, IPv6Network, ip_network
 
 from pydantic import Field, field_validator
 
@@ -8,6 +9,7 @@ from videogen_common.settings import CommonSettings
 
 # Standard Webhooks' spirit: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
 DEFAULT_SCHEDULE = "5,300,1800,7200,18000,36000,36000"
+FIVE_DAYS_S = 5 * 24 * 3600.0
 
 
 class NotifierSettings(CommonSettings):
@@ -21,6 +23,15 @@ class NotifierSettings(CommonSettings):
     sweep_interval_seconds: float = Field(default=1.0, gt=0)
     sweep_batch: int = Field(default=200, ge=1)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Address ranges deliveries may connect to although the destination guard refuses them by default
+    # (private, loopback, link-local, …), comma-separated CIDRs. Empty in production; the dev stack and the
+    # tests open loopback so they can deliver to receivers on 127.0.0.1.
+    webhook_allow_cidrs: str = ""
+    # After this many failed attempts in a row to one endpoint, its lane pauses for the cooldown.
+    breaker_failures: int = Field(default=5, ge=1)
+    breaker_cooldown_seconds: float = Field(default=30.0, ge=0)
+    # An endpoint that has had nothing but failures for this long is disabled (Svix: 5 days).
+    webhook_disable_after_seconds: float = Field(default=FIVE_DAYS_S, gt=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod
@@ -33,6 +44,29 @@ class NotifierSettings(CommonSettings):
             raise ValueError("delays must be finite, non-negative numbers of seconds")
         return value
 
+    @field_validator("webhook_allow_cidrs")
+    @classmethod
+    def _cidrs(cls, value: str) -> str:
+        _parse_cidrs(value)
+        return value
+
     @property
     def retry_delays(self) -> list[float]:
         return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]
+
+    @property
+    def allowed_networks(self) -> list[IPv4Network | IPv6Network]:
+        return _parse_cidrs(self.webhook_allow_cidrs)
+
+
+def _parse_cidrs(value: str) -> list[IPv4Network | IPv6Network]:
+    networks = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        try:
+            # strict: "10.1.2.3/8" is more likely a typo than a wish to open all of 10/8
+            networks.append(ip_network(part, strict=True))
+        except ValueError as exc:
+            raise ValueError(f"{part!r} is not a network in CIDR form, e.g. '127.0.0.0/8' ({exc})") from None
+    return networks

@@ -1,0 +1,111 @@
+"""Disabling an endpoint, and telling its account: a ``webhook.disabled`` notice in ``notices``, delivered to
+every other active endpoint of the account subscribed to ``webhook.disabled``.
+
+Disabling marks the webhook ``notice_pending`` in the same update; the notice and its deliveries are then
+created under ids derived from the endpoint and the moment it was disabled, and the mark is cleared. If the
+process dies in between, ``finish_pending_notices`` (run by the sweeper) creates whatever is missing, and
+nothing twice."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+from typing import Any
+
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
+
+from videogen_common.clock import isoformat, to_millis
+from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.ids import new_id
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+# Not (yet) an EventType: the api decides what customers may subscribe to; the notifier only honours it.
+WEBHOOK_DISABLED = "webhook.disabled"
+
+
+def notices(store: Store) -> AsyncCollection[Doc]:
+    return store.db["notices"]
+
+
+def notice_id(webhook_id: str, disabled_at: datetime) -> str:
+    """Also the event id of the notice's deliveries, so each endpoint gets it once."""
+    return f"evt_{webhook_id}_disabled_{to_millis(disabled_at)}"
+
+
+async def disable_endpoint(store: Store, endpoint: Doc, reason: str, now: datetime) -> list[tuple[str, str]]:
+    """Disable an active endpoint and record the notice; returns (delivery id, webhook id) of the notice's
+    deliveries. An endpoint already disabled (by another instance, or by its owner) is left alone."""
+    result = await store.webhooks.update_one(
+        {"_id": endpoint["_id"], "active": True},
+        {
+            "$set": {
+                "active": False,
+                "disabled_reason": reason,
+                "disabled_at": now,
+                "updated_at": now,
+                "notice_pending": True,
+            }
+        },
+    )
+    if result.modified_count == 0:
+        return []
+    return await _record_notice(
+        store, {**endpoint, "active": False, "disabled_reason": reason, "disabled_at": now}, now
+    )
+
+
+async def finish_pending_notices(store: Store, now: datetime) -> list[tuple[str, str]]:
+    created: list[tuple[str, str]] = []
+    async for endpoint in store.webhooks.find({"notice_pending": True}):
+        created += await _record_notice(store, endpoint, now)
+    return created
+
+
+async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tuple[str, str]]:
+    webhook_id, account_id = endpoint["_id"], endpoint["account_id"]
+    disabled_at = endpoint.get("disabled_at") or now
+    reason = endpoint.get("disabled_reason") or "disabled"
+    event_id = notice_id(webhook_id, disabled_at)
+    # A duplicate: recorded before a crash, which may have come before its deliveries were.
+    with contextlib.suppress(DuplicateKeyError):
+        await notices(store).insert_one(
+            {
+                "_id": event_id,
+                "account_id": account_id,
+                "webhook_id": webhook_id,
+                "type": WEBHOOK_DISABLED,
+                "reason": reason,
+                "created_at": disabled_at,
+            }
+        )
+    body = delivery_body(
+        WEBHOOK_DISABLED,
+        isoformat(disabled_at),
+        {"id": webhook_id, "url": endpoint["url"], "reason": reason, "disabled_at": isoformat(disabled_at)},
+    )
+    subscribers = store.webhooks.find(
+        {"account_id": account_id, "active": True, "events": WEBHOOK_DISABLED, "_id": {"$ne": webhook_id}},
+        projection={"_id": 1},
+    )
+    created: list[tuple[str, str]] = []
+    async for subscriber in subscribers:
+        delivery_id = new_id("msg", now)
+        doc = new_delivery(
+            delivery_id=delivery_id,
+            event_id=event_id,
+            event_type=WEBHOOK_DISABLED,
+            webhook_id=subscriber["_id"],
+            account_id=account_id,
+            body=body,
+            now=now,
+        )
+        try:
+            await store.deliveries.insert_one(doc)
+        except DuplicateKeyError:
+            continue
+        created.append((delivery_id, subscriber["_id"]))
+    await store.webhooks.update_one({"_id": webhook_id}, {"$unset": {"notice_pending": ""}})
+    return created
