@@ -23,7 +23,17 @@ async def test_create_returns_201_with_a_secret_shown_only_once(
     response = await client.post("/v1/webhooks", json=HOOK, headers=bearer(key))
     assert response.status == 201
     body: dict[str, Any] = await response.json()
-    assert set(body) == {"id", "url", "events", "secret", "active", "created_at"}
+    assert set(body) == {
+        "id",
+        "url",
+        "events",
+        "secret",
+        "active",
+        "disabled_reason",
+        "created_at",
+        "updated_at",
+    }
+    assert body["disabled_reason"] is None and body["updated_at"] == body["created_at"]
     assert (body["url"], body["events"], body["active"]) == (HOOK["url"], HOOK["events"], True)
     assert response.headers["Location"] == f"/v1/webhooks/{body['id']}"
     assert body["secret"].startswith("whsec_")

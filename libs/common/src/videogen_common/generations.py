@@ -1,4 +1,5 @@
-"""Generation documents: creation, the public view, and compare-and-set state transitions."""
+"""Generation documents: creation, the public view, compare-and-set state transitions, and the status event
+that reports a state change."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.clock import isoformat
 from videogen_common.domain import Provider, Status, can_transition
+from videogen_common.events import STATUS, Envelope, status_event_id
 
 Doc = dict[str, Any]
 
@@ -25,6 +27,16 @@ PUBLIC_FIELDS = (
     "created_at",
     "updated_at",
 )
+
+
+def canceled_error() -> Doc:
+    """The ``error`` of a generation its client canceled (POST /v1/generations/{id}/cancel)."""
+    return {
+        "code": "canceled",
+        "message": "canceled by the client",
+        "provider_code": None,
+        "retriable": False,
+    }
 
 
 class TransitionError(ValueError):
@@ -98,4 +110,17 @@ async def transition(
     }
     return await collection.find_one_and_update(
         query, {"$set": update, "$inc": {"version": 1}}, return_document=ReturnDocument.AFTER
+    )
+
+
+def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Envelope:
+    """The ``generation.status`` event for the state ``doc`` is in. Its id is deterministic, so whoever
+    publishes it (the orchestrator, its reconciler, or the api after a cancel) publishes the same event."""
+    return Envelope(
+        event_id=status_event_id(doc["_id"], doc["status"], doc["version"]),
+        type=STATUS,
+        occurred_at=isoformat(doc["updated_at"] if doc.get("updated_at") else now),
+        account_id=doc["account_id"],
+        generation=public_view(doc),
+        trace_id=trace_id or doc.get("trace_id"),
     )

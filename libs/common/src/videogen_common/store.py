@@ -50,9 +50,24 @@ INDEXES: dict[str, list[IndexModel]] = {
         IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
         # Terminal transitions whose status event is not yet known to be on Kafka (transactional outbox).
         IndexModel([("outbox_pending", ASCENDING), ("updated_at", ASCENDING)], name="by_outbox", sparse=True),
+        # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
+        # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
+        IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
+        # Listing filtered by status (GET /v1/generations?status=…), newest first.
+        IndexModel(
+            [
+                ("account_id", ASCENDING),
+                ("status", ASCENDING),
+                ("created_at", DESCENDING),
+                ("_id", DESCENDING),
+            ],
+            name="by_account_status",
+        ),
     ],
     "webhooks": [
         IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
+        # Endpoints disabled whose webhook.disabled notice is not yet recorded (the notifier finishes them).
+        IndexModel([("notice_pending", ASCENDING)], name="by_notice_pending", sparse=True),
     ],
     "deliveries": [
         IndexModel(

@@ -10,8 +10,8 @@ from aiokafka import AIOKafkaProducer
 from videogen_api import state
 from videogen_api.auth import KeyCache
 from videogen_api.middleware import auth_middleware, problem_middleware, request_id_middleware
-from videogen_api.publisher import RequestPublisher
-from videogen_api.routes import generations, health, media, webhooks
+from videogen_api.publisher import EventPublisher
+from videogen_api.routes import deliveries, generations, health, media, webhooks
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import LocalMediaStore
@@ -29,7 +29,7 @@ def create_app(settings: ApiSettings, *, clock: Clock | None = None) -> web.Appl
     app[state.MEDIA] = LocalMediaStore(settings.media_dir)
     app.cleanup_ctx.append(_store)
     app.cleanup_ctx.append(_producer)
-    for table in (generations.routes, webhooks.routes, media.routes, health.routes):
+    for table in (generations.routes, webhooks.routes, deliveries.routes, media.routes, health.routes):
         app.add_routes(table)
     return app
 
@@ -57,8 +57,8 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
         request_timeout_ms=int(settings.publish_timeout_seconds * 1000) + 1000,
     )
     await producer.start()
-    app[state.PUBLISHER] = RequestPublisher(
-        producer, Topics(settings.topic_prefix).requested, settings.publish_timeout_seconds
+    app[state.PUBLISHER] = EventPublisher(
+        producer, Topics(settings.topic_prefix), settings.publish_timeout_seconds
     )
     try:
         yield

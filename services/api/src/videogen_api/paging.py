@@ -1,4 +1,10 @@
-"""Opaque cursors for newest-first listing: the (created_at, id) of the last item returned."""
+"""Opaque cursors for newest-first listing: the (created_at, id) of the last item returned.
+
+A cursor encodes only that position, never the filters, so it is valid with any filters: the next page is the
+items strictly after the position, in (created_at desc, id desc) order, that match the filters sent with it.
+Keep the same filters through a walk to page through one result set. Both sort keys are fixed at creation, so
+a walk never repeats or skips an item, and generations created during the walk (newer than the cursor) do not
+show up in its later pages."""
 
 from __future__ import annotations
 

@@ -60,6 +60,36 @@ def not_found(detail: str) -> Problem:
     return Problem(404, "not-found", "Not Found", detail)
 
 
+def conflict(detail: str, *, slug: str = "conflict", title: str = "Conflict") -> Problem:
+    """409: the request is valid but the resource's current state does not allow it."""
+    return Problem(409, slug, title, detail)
+
+
+def generation_terminal(generation_id: str, status: str) -> Problem:
+    return conflict(
+        f"generation {generation_id!r} is already {status}; only an unfinished generation can be canceled",
+        slug="generation-terminal",
+        title="Generation already finished",
+    )
+
+
+def generation_busy(generation_id: str) -> Problem:
+    return conflict(
+        f"generation {generation_id!r} kept changing while it was being canceled; try again",
+        slug="generation-busy",
+        title="Generation busy",
+    )
+
+
+def idempotency_key_reused() -> Problem:
+    return Problem(
+        422,
+        "idempotency-key-reused",
+        "Idempotency-Key reused",
+        "this Idempotency-Key was already used with a different request body; a new request needs a new key",
+    )
+
+
 def unsupported_media_type(got: str) -> Problem:
     return Problem(
         415,

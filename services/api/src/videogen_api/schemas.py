@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from videogen_api.problems import Problem, invalid, malformed_json
 from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider
@@ -51,6 +61,74 @@ class WebhookCreate(BaseModel):
         if len(set(value)) != len(value):
             raise ValueError("must not repeat an event type")
         return value
+
+
+class WebhookUpdate(BaseModel):
+    """PATCH /v1/webhooks/{id}: any of url, events and active; each is checked exactly as on creation, and an
+    explicit null is refused rather than read as "unchanged"."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    url: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    events: Annotated[list[EventType], Field(min_length=1)] | None = None
+    active: bool | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str:
+        if value is None:
+            raise ValueError("must not be null")
+        return WebhookCreate._absolute_http(value)
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: list[EventType] | None) -> list[EventType]:
+        if value is None:
+            raise ValueError("must not be null")
+        return WebhookCreate._unique(value)
+
+    @field_validator("active")
+    @classmethod
+    def _active(cls, value: bool | None) -> bool:
+        if value is None:
+            raise ValueError("must not be null")
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> WebhookUpdate:
+        if not self.model_fields_set:
+            raise ValueError("must set at least one of url, events, active")
+        return self
+
+
+def parse_timestamp(value: str) -> datetime:
+    """An ISO 8601 timestamp with a time zone (``Z`` or an offset), as an aware UTC datetime."""
+    try:
+        moment = datetime.fromisoformat(value)
+        if moment.utcoffset() is not None:
+            return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ValueError(
+            "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T08:47:00Z"
+        ) from None
+    raise ValueError("must carry a time zone (Z or an offset such as +02:00)")
+
+
+def _timestamp(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 timestamp string, e.g. 2026-11-21T08:47:00Z")
+    return parse_timestamp(value)
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+
+
+class RecoverRequest(BaseModel):
+    """POST /v1/webhooks/{id}/recover: re-queue the endpoint's failed deliveries created since then."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    since: Timestamp
 
 
 def _field_errors(exc: ValidationError) -> list[dict[str, str]]:

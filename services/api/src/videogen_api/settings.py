@@ -18,3 +18,9 @@ class ApiSettings(CommonSettings):
     # and the orchestrator's reconciler picks up any request whose message never arrived).
     publish_timeout_seconds: float = Field(default=2.0, gt=0)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Webhook endpoints one account may register (POST /v1/webhooks answers 409 webhook-limit beyond it).
+    max_webhooks_per_account: int = Field(default=20, ge=1)
+    # After a secret rotation the previous secret keeps signing (alongside the new one) this long.
+    webhook_secret_overlap_seconds: float = Field(default=86400.0, ge=0)
+    # How far back POST /v1/webhooks/{id}/recover may reach.
+    webhook_recover_window_seconds: float = Field(default=14 * 86400.0, gt=0)

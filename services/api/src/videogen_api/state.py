@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from videogen_api.auth import KeyCache
-from videogen_api.publisher import RequestPublisher
+from videogen_api.publisher import EventPublisher
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
@@ -14,6 +14,6 @@ from videogen_common.store import Store
 SETTINGS = web.AppKey("settings", ApiSettings)
 CLOCK = web.AppKey("clock", Clock)
 STORE = web.AppKey("store", Store)
-PUBLISHER = web.AppKey("publisher", RequestPublisher)
+PUBLISHER = web.AppKey("publisher", EventPublisher)
 MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)

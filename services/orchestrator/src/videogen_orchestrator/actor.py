@@ -68,13 +68,24 @@ class GenerationActor:
                 doc = await self._save_task_id(doc, task_id)
             while True:
                 state = await adapter.poll(doc["provider_task_id"], job)
+                await self._ensure_owned(doc)
                 if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                     return await self._finish(doc, state=state)
                 doc = await self._follow(doc, state)
                 await asyncio.sleep(self._settings.poll_interval_seconds)
         except LeaseLost:
-            log.info("lease lost; another instance drives this generation", extra=log_extra)
+            log.info("lease lost or generation canceled; stopping", extra=log_extra)
             return None
+
+    async def _ensure_owned(self, doc: Doc) -> None:
+        """A poll can take long and writes nothing while the provider's state is unchanged: check that the
+        generation is still ours and unmoved (not canceled, not taken over) before acting on its result, so a
+        canceled generation stops being polled and stores no media."""
+        still = await self._store.generations.find_one(
+            {"_id": doc["_id"], "lease_owner": self._owner, "version": doc["version"]}, projection={"_id": 1}
+        )
+        if still is None:
+            raise LeaseLost
 
     async def _save_task_id(self, doc: Doc, task_id: str) -> Doc:
         updated = await self._store.generations.find_one_and_update(

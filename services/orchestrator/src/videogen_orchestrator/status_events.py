@@ -10,9 +10,8 @@ import logging
 from datetime import datetime
 from typing import Any, Protocol
 
-from videogen_common.clock import isoformat
-from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.generations import public_view
+from videogen_common.events import Envelope
+from videogen_common.generations import status_envelope
 from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
@@ -22,17 +21,6 @@ class EventSink(Protocol):
     async def send(self, envelope: Envelope) -> None:
         """Put the envelope on the status topic; return once the broker acknowledged it."""
         ...
-
-
-def status_envelope(doc: dict[str, Any], now: datetime, trace_id: str | None = None) -> Envelope:
-    return Envelope(
-        event_id=status_event_id(doc["_id"], doc["status"], doc["version"]),
-        type=STATUS,
-        occurred_at=isoformat(doc["updated_at"] if doc.get("updated_at") else now),
-        account_id=doc["account_id"],
-        generation=public_view(doc),
-        trace_id=trace_id or doc.get("trace_id"),
-    )
 
 
 async def publish_status(store: Store, sink: EventSink, doc: dict[str, Any], now: datetime) -> bool:

@@ -1,29 +1,58 @@
-"""POST /v1/generate, GET /v1/generations/{id}, GET /v1/generations."""
+"""POST /v1/generate, GET /v1/generations/{id}, GET /v1/generations, POST /v1/generations/{id}/cancel."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 from pymongo import DESCENDING
+from pymongo.errors import DuplicateKeyError
 
 from videogen_api import state
+from videogen_api.filters import parse_filters
+from videogen_api.idempotency import (
+    REPLAYED_HEADER,
+    idempotency_fields,
+    idempotency_key,
+    request_hash,
+    saved_response,
+)
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import before_cursor, encode_cursor, parse_limit
-from videogen_api.problems import not_found
+from videogen_api.problems import generation_busy, generation_terminal, not_found
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
+from videogen_common.domain import Status
 from videogen_common.events import REQUESTED, Envelope
-from videogen_common.generations import new_generation, public_view
+from videogen_common.generations import (
+    canceled_error,
+    new_generation,
+    public_view,
+    status_envelope,
+    transition,
+)
 from videogen_common.ids import new_id
 
 routes = web.RouteTableDef()
+
+# Compare-and-set attempts a cancel makes while the generation keeps moving between unfinished states.
+CANCEL_ATTEMPTS = 5
+
+
+def _accepted(view: dict[str, Any], *, replayed: bool = False) -> web.Response:
+    headers = {"Location": f"/v1/generations/{view['id']}"}
+    if replayed:
+        headers[REPLAYED_HEADER] = "true"
+    return json_response(view, status=202, headers=headers)
 
 
 @routes.post("/v1/generate")
 async def create_generation(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]
+    key = idempotency_key(request)
     body = parse_body(GenerateRequest, await json_body(request), prompt_max_chars=settings.prompt_max_chars)
     account = account_of(request)
     now = app[state.CLOCK].now()
@@ -35,9 +64,20 @@ async def create_generation(request: web.Request) -> web.Response:
         duration=body.duration,
         now=now,
     )
-    # Durable first: the 202 promises the generation is never lost, so it is in the store before we answer.
-    await app[state.STORE].generations.insert_one(doc)
     view = public_view(doc)
+    digest = request_hash(body) if key is not None else ""
+    if key is not None:
+        doc.update(idempotency_fields(account, key, digest, view))
+    generations = app[state.STORE].generations
+    # Durable first: the 202 promises the generation is never lost, so it is in the store before we answer.
+    # Under an Idempotency-Key this one insert is also the commit point of the key (see idempotency).
+    try:
+        await generations.insert_one(doc)
+    except DuplicateKeyError:
+        saved = await saved_response(generations, account, key, digest) if key is not None else None
+        if saved is None:
+            raise
+        return _accepted(saved, replayed=True)
     await app[state.PUBLISHER].publish(
         Envelope(
             event_id=new_id("evt", now),
@@ -48,7 +88,7 @@ async def create_generation(request: web.Request) -> web.Response:
             trace_id=request[REQUEST_ID_KEY],
         )
     )
-    return json_response(view, status=202, headers={"Location": f"/v1/generations/{doc['_id']}"})
+    return _accepted(view)
 
 
 @routes.get("/v1/generations/{id}")
@@ -66,7 +106,12 @@ async def get_generation(request: web.Request) -> web.Response:
 @routes.get("/v1/generations")
 async def list_generations(request: web.Request) -> web.Response:
     limit = parse_limit(request.query.get("limit"))
-    query = {"account_id": account_of(request), **before_cursor(request.query.get("cursor"))}
+    filters = parse_filters(request.query)
+    query = {
+        "account_id": account_of(request),
+        **filters.clause(),
+        **before_cursor(request.query.get("cursor")),
+    }
     cursor = (
         request.app[state.STORE]
         .generations.find(query)
@@ -77,3 +122,42 @@ async def list_generations(request: web.Request) -> web.Response:
     page = docs[:limit]
     next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
     return json_response({"data": [public_view(d) for d in page], "next_cursor": next_cursor})
+
+
+@routes.post("/v1/generations/{id}/cancel")
+async def cancel_generation(request: web.Request) -> web.Response:
+    """An unfinished generation becomes ``failed`` with error code ``canceled``; a finished one is a 409.
+
+    The write is a compare-and-set like every transition, so a cancel racing the orchestrator's terminal
+    transition leaves exactly one of them in place. The orchestrator's actor learns of the cancel at its next
+    compare-and-set (or ownership check) and stops. The provider's own task is not canceled: no adapter offers
+    that yet, so it may run to its end, and its result is discarded."""
+    app = request.app
+    generation_id = request.match_info["id"]
+    generations = app[state.STORE].generations
+    for _ in range(CANCEL_ATTEMPTS):
+        doc = await generations.find_one({"_id": generation_id, "account_id": account_of(request)})
+        if doc is None:
+            raise not_found(f"no generation {generation_id!r}")
+        if Status(doc["status"]).terminal:
+            raise generation_terminal(generation_id, doc["status"])
+        canceled = await transition(
+            generations,
+            doc,
+            Status.FAILED,
+            now=app[state.CLOCK].now(),
+            fields={"error": canceled_error()},
+        )
+        if canceled is not None:
+            break
+        # Someone moved it between our read and our write: read again, and stop if it has finished.
+    else:
+        raise generation_busy(generation_id)
+    # Announce it like the orchestrator does. The transition set outbox_pending; it is cleared only once the
+    # event is on Kafka, and otherwise the orchestrator's reconciler republishes the same event (same id).
+    envelope = status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY])
+    if await app[state.PUBLISHER].publish(envelope):
+        await generations.update_one(
+            {"_id": canceled["_id"], "version": canceled["version"]}, {"$unset": {"outbox_pending": ""}}
+        )
+    return json_response(public_view(canceled))

@@ -1,0 +1,123 @@
+"""Filters for GET /v1/generations, read from the query string.
+
+- ``status``: any of queued, processing, completed, failed; repeat the parameter or separate with commas.
+- ``provider``: any of mock, runway, luma, pika; the same way.
+- ``created_after`` / ``created_before``: ISO 8601 timestamps with a time zone (``Z`` or an offset; in a URL
+  write ``+`` as ``%2B``). Both bounds are exclusive; ``created_after`` later than ``created_before`` is
+  a 422.
+
+Filters only narrow the set; order and paging stay as they are (see ``paging``). A status filter applies to
+each page as it is read, so a generation that changes status during a walk is judged by its status then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from multidict import MultiMapping
+
+from videogen_api.problems import invalid
+from videogen_common.domain import Provider, Status
+
+E = TypeVar("E", bound=StrEnum)
+
+_MS = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class GenerationFilters:
+    statuses: tuple[Status, ...] = ()
+    providers: tuple[Provider, ...] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def clause(self) -> dict[str, Any]:
+        """The MongoDB query clause; empty without filters."""
+        clause: dict[str, Any] = {}
+        if self.statuses:
+            clause["status"] = {"$in": [s.value for s in self.statuses]}
+        if self.providers:
+            clause["provider"] = {"$in": [p.value for p in self.providers]}
+        created: dict[str, datetime] = {}
+        # The store keeps milliseconds: round each bound outwards to one, so sub-millisecond input still
+        # selects exactly the generations strictly inside it.
+        if self.created_after is not None:
+            created["$gt"] = _floor_ms(self.created_after)
+        if self.created_before is not None:
+            created["$lt"] = _ceil_ms(self.created_before)
+        if created:
+            clause["created_at"] = created
+        return clause
+
+
+def parse_filters(query: MultiMapping[str]) -> GenerationFilters:
+    """Every bad parameter is reported at once, in one 422."""
+    errors: list[dict[str, str]] = []
+    statuses = _choices(query, "status", Status, errors)
+    providers = _choices(query, "provider", Provider, errors)
+    after = _timestamp(query, "created_after", errors)
+    before = _timestamp(query, "created_before", errors)
+    if after is not None and before is not None and after > before:
+        errors.append(
+            {"field": "created_after", "message": "must not be later than created_before", "code": "range"}
+        )
+    if errors:
+        raise invalid(errors)
+    return GenerationFilters(statuses, providers, after, before)
+
+
+def _choices(
+    query: MultiMapping[str], name: str, enum: type[E], errors: list[dict[str, str]]
+) -> tuple[E, ...]:
+    allowed = {e.value: e for e in enum}
+    chosen: dict[E, None] = {}
+    for raw in query.getall(name, []):
+        for value in raw.split(","):
+            member = allowed.get(value.strip())
+            if member is None:
+                errors.append(
+                    {
+                        "field": name,
+                        "message": f"{value.strip()!r} is not one of {', '.join(allowed)}",
+                        "code": "enum",
+                    }
+                )
+                return ()
+            chosen[member] = None
+    return tuple(chosen)
+
+
+def _timestamp(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> datetime | None:
+    values = query.getall(name, [])
+    if not values:
+        return None
+    message = "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T08:47:00Z (+ in a URL is %2B)"
+    if len(values) == 1:
+        try:
+            moment = datetime.fromisoformat(values[0])
+            if moment.utcoffset() is not None:
+                return moment.astimezone(UTC)
+            message = "must carry a time zone (Z or an offset such as %2B02:00)"
+        except (ValueError, OverflowError):
+            pass
+    else:
+        message = "give it once"
+    errors.append({"field": name, "message": message, "code": "timestamp"})
+    return None
+
+
+def _floor_ms(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _ceil_ms(moment: datetime) -> datetime:
+    floor = _floor_ms(moment)
+    if floor == moment:
+        return moment
+    try:
+        return floor + _MS
+    except OverflowError:
+        return floor

@@ -1,0 +1,278 @@
+"""The delivery log and what re-queues it: list an endpoint's deliveries, read one, retry one, recover all
+failed since a time, and send an endpoint a ``webhook.test`` event.
+
+The api only writes delivery records; the notifier's sweeper sends every pending one whose
+``next_attempt_at`` is due (within about a second). A re-queued delivery keeps its id (so its ``webhook-id``)
+and its attempt history, and the notifier's schedule continues from the attempts already made."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiMapping
+from pymongo import DESCENDING, ReturnDocument
+
+from videogen_api import state
+from videogen_api.middleware import REQUEST_ID_KEY, account_of
+from videogen_api.paging import before_cursor, encode_cursor, parse_limit
+from videogen_api.problems import Problem, conflict, invalid, not_found
+from videogen_api.routes.bodies import json_body
+from videogen_api.routes.webhooks import owned_webhook
+from videogen_api.schemas import RecoverRequest, parse_body, parse_timestamp
+from videogen_api.serialize import json_response
+from videogen_common.clock import isoformat
+from videogen_common.deliveries import FAILED, PENDING, STATUSES, delivery_body, new_delivery
+from videogen_common.domain import EventType
+from videogen_common.ids import new_id
+
+routes = web.RouteTableDef()
+
+Doc = dict[str, Any]
+
+TEST_EVENT = "webhook.test"
+# The event_type filter takes any well-formed type, not only these: the notifier may send others (such as
+# ``webhook.disabled`` notices), and filtering by a type never sent simply finds nothing.
+KNOWN_EVENT_TYPES = (*(e.value for e in EventType), TEST_EVENT)
+_EVENT_TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else isoformat(moment)
+
+
+def delivery_view(doc: Doc) -> Doc:
+    """A delivery as clients see it: its state and every attempt, without the body or the trace id."""
+    return {
+        "id": doc["_id"],
+        "webhook_id": doc["webhook_id"],
+        "event_id": doc["event_id"],
+        "event_type": doc["event_type"],
+        "generation_id": doc.get("generation_id"),
+        "status": doc["status"],
+        "failure_reason": doc.get("failure_reason"),
+        "attempts": [
+            {
+                "at": isoformat(a["at"]),
+                "status_code": a.get("status_code"),
+                "latency_ms": a.get("latency_ms"),
+                "error": a.get("error"),
+            }
+            for a in doc.get("attempts", [])
+        ],
+        "next_attempt_at": _iso(doc.get("next_attempt_at")),
+        "created_at": isoformat(doc["created_at"]),
+        "updated_at": isoformat(doc["updated_at"]),
+    }
+
+
+def _requeue(now: datetime) -> Doc:
+    """The update that makes a delivery due now: the sweeper sends it on its next pass."""
+    return {"$set": {"status": PENDING, "next_attempt_at": now, "failure_reason": None, "updated_at": now}}
+
+
+def _require_active(webhook: Doc | None) -> None:
+    """Re-queueing to an endpoint the notifier would refuse at once is answered here instead."""
+    if webhook is None:
+        raise conflict("its webhook endpoint was deleted", slug="endpoint-deleted", title="Endpoint deleted")
+    if not webhook["active"]:
+        raise conflict(
+            f'webhook {webhook["_id"]!r} is disabled; re-enable it with PATCH {{"active": true}} first',
+            slug="endpoint-disabled",
+            title="Endpoint disabled",
+        )
+
+
+def _ceil_ms(moment: datetime) -> datetime:
+    """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
+    floor = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    return floor if floor == moment else floor + timedelta(milliseconds=1)
+
+
+def _single(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> str | None:
+    values = query.getall(name, [])
+    if len(values) > 1:
+        errors.append({"field": name, "message": "give it once", "code": "repeated"})
+        return None
+    return values[0] if values else None
+
+
+def _list_filters(query: MultiMapping[str]) -> Doc:
+    """status, event_type, created_after and created_before (ISO 8601 with a time zone; both bounds
+    exclusive) as a store query; every bad parameter is reported at once, in one 422."""
+    errors: list[dict[str, str]] = []
+    clause: Doc = {}
+    status = _single(query, "status", errors)
+    if status is not None:
+        if status in STATUSES:
+            clause["status"] = status
+        else:
+            errors.append(
+                {
+                    "field": "status",
+                    "message": f"{status!r} is not one of {', '.join(STATUSES)}",
+                    "code": "enum",
+                }
+            )
+    event_type = _single(query, "event_type", errors)
+    if event_type is not None:
+        if len(event_type) <= 64 and _EVENT_TYPE.match(event_type):
+            clause["event_type"] = event_type
+        else:
+            errors.append(
+                {
+                    "field": "event_type",
+                    "message": f"must be an event type such as {', '.join(KNOWN_EVENT_TYPES)}",
+                    "code": "event_type",
+                }
+            )
+    bounds: dict[str, datetime] = {}
+    for name, operator in (("created_after", "$gt"), ("created_before", "$lt")):
+        raw = _single(query, name, errors)
+        if raw is None:
+            continue
+        try:
+            moment = parse_timestamp(raw)
+        except ValueError as exc:
+            errors.append({"field": name, "message": f"{exc} (+ in a URL is %2B)", "code": "timestamp"})
+            continue
+        # Sub-millisecond input still selects exactly the deliveries strictly inside the bounds.
+        bounds[operator] = _ceil_ms(moment) if operator == "$lt" else moment
+    if "$gt" in bounds and "$lt" in bounds and bounds["$gt"] > bounds["$lt"]:
+        errors.append(
+            {"field": "created_after", "message": "must not be later than created_before", "code": "range"}
+        )
+    if errors:
+        raise invalid(errors)
+    if bounds:
+        clause["created_at"] = bounds
+    return clause
+
+
+@routes.get("/v1/webhooks/{id}/deliveries")
+async def list_deliveries(request: web.Request) -> web.Response:
+    """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
+    webhook = await owned_webhook(request, request.match_info["id"])
+    limit = parse_limit(request.query.get("limit"))
+    query = {
+        "webhook_id": webhook["_id"],
+        "account_id": account_of(request),
+        **_list_filters(request.query),
+        **before_cursor(request.query.get("cursor")),
+    }
+    docs = await (
+        request.app[state.STORE]
+        .deliveries.find(query)
+        .sort([("created_at", DESCENDING), ("_id", DESCENDING)])
+        .limit(limit + 1)
+        .to_list(limit + 1)
+    )
+    page = docs[:limit]
+    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
+    return json_response({"data": [delivery_view(d) for d in page], "next_cursor": next_cursor})
+
+
+async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
+    doc = await request.app[state.STORE].deliveries.find_one(
+        {"_id": delivery_id, "account_id": account_of(request)}
+    )
+    if doc is None:
+        raise not_found(f"no delivery {delivery_id!r}")
+    return doc
+
+
+@routes.get("/v1/deliveries/{id}")
+async def get_delivery(request: web.Request) -> web.Response:
+    return json_response(delivery_view(await _owned_delivery(request, request.match_info["id"])))
+
+
+def _already_pending(delivery_id: str) -> Problem:
+    return conflict(
+        f"delivery {delivery_id!r} is already pending; the notifier will attempt it",
+        slug="delivery-pending",
+        title="Delivery already pending",
+    )
+
+
+@routes.post("/v1/deliveries/{id}/retry")
+async def retry_delivery(request: web.Request) -> web.Response:
+    """Send a succeeded or failed delivery again, now, with the same id and body."""
+    app = request.app
+    delivery_id = request.match_info["id"]
+    account = account_of(request)
+    doc = await _owned_delivery(request, delivery_id)
+    if doc["status"] == PENDING:
+        raise _already_pending(delivery_id)
+    _require_active(
+        await app[state.STORE].webhooks.find_one({"_id": doc["webhook_id"], "account_id": account})
+    )
+    updated = await app[state.STORE].deliveries.find_one_and_update(
+        {"_id": delivery_id, "account_id": account, "status": {"$ne": PENDING}},
+        _requeue(app[state.CLOCK].now()),
+        return_document=ReturnDocument.AFTER,
+    )
+    if updated is None:  # re-queued by a concurrent request
+        raise _already_pending(delivery_id)
+    return json_response(delivery_view(updated), status=202)
+
+
+def _window(seconds: float) -> str:
+    days, rest = divmod(seconds, 86400)
+    if rest:
+        return f"{seconds:g} seconds"
+    return "day" if days == 1 else f"{int(days)} days"
+
+
+@routes.post("/v1/webhooks/{id}/recover")
+async def recover_deliveries(request: web.Request) -> web.Response:
+    """Re-queue every failed delivery of the endpoint created at or after ``since``."""
+    app = request.app
+    settings = app[state.SETTINGS]
+    body = parse_body(RecoverRequest, await json_body(request))
+    webhook = await owned_webhook(request, request.match_info["id"])
+    now = app[state.CLOCK].now()
+    window = settings.webhook_recover_window_seconds
+    if body.since > now:
+        raise invalid([{"field": "since", "message": "must not be in the future", "code": "future"}])
+    if body.since < now - timedelta(seconds=window):
+        raise invalid(
+            [{"field": "since", "message": f"must be within the last {_window(window)}", "code": "too_old"}]
+        )
+    _require_active(webhook)
+    result = await app[state.STORE].deliveries.update_many(
+        {
+            "webhook_id": webhook["_id"],
+            "account_id": account_of(request),
+            "status": FAILED,
+            "created_at": {"$gte": _ceil_ms(body.since)},
+        },
+        _requeue(now),
+    )
+    return json_response({"requeued": result.modified_count}, status=202)
+
+
+@routes.post("/v1/webhooks/{id}/test")
+async def send_test_event(request: web.Request) -> web.Response:
+    """Create a ``webhook.test`` delivery to the endpoint (whatever events it subscribes to); the notifier
+    sends it, signed like any other, within about a second."""
+    app = request.app
+    webhook = await owned_webhook(request, request.match_info["id"])
+    _require_active(webhook)
+    now = app[state.CLOCK].now()
+    delivery_id = new_id("msg", now)
+    doc = new_delivery(
+        delivery_id=delivery_id,
+        event_id=new_id("evt_test", now),
+        event_type=TEST_EVENT,
+        webhook_id=webhook["_id"],
+        account_id=webhook["account_id"],
+        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook["_id"]}),
+        now=now,
+        trace_id=request[REQUEST_ID_KEY],
+    )
+    await app[state.STORE].deliveries.insert_one(doc)
+    return json_response(
+        delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{delivery_id}"}
+    )

@@ -1,0 +1,294 @@
+"""POST /v1/generations/{id}/cancel against the real store and broker: an unfinished generation becomes failed
+with error code ``canceled`` and its status event goes out like the orchestrator's; a finished one is a 409;
+a cancel racing the orchestrator's completion leaves exactly one terminal state; the orchestrator's actor
+stops once its generation is canceled."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+from aiokafka import AIOKafkaConsumer
+
+from tests.support.api import bearer
+from tests.support.env import settings_for
+from tests.support.fakes import ManualClock, RecordingSink
+from videogen_api.settings import ApiSettings
+from videogen_common.domain import Status
+from videogen_common.events import STATUS, Envelope
+from videogen_common.generations import status_envelope, transition
+from videogen_common.media import LocalMediaStore
+from videogen_common.store import Store
+from videogen_common.topics import Topics
+from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.providers.mock import MockProvider
+from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.settings import OrchestratorSettings
+
+Client = TestClient[web.Request, web.Application]
+Doc = dict[str, Any]
+VALID = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 3}
+CANCELED = {
+    "code": "canceled",
+    "message": "canceled by the client",
+    "provider_code": None,
+    "retriable": False,
+}
+OWNER = "orch-a"
+
+
+async def create(client: Client, key: str) -> dict[str, Any]:
+    response = await client.post("/v1/generate", json=VALID, headers=bearer(key))
+    assert response.status == 202, await response.text()
+    body: dict[str, Any] = await response.json()
+    return body
+
+
+async def stored(store: Store, generation_id: str) -> Doc:
+    doc = await store.generations.find_one({"_id": generation_id})
+    assert doc is not None
+    return doc
+
+
+async def lease(store: Store, generation_id: str) -> Doc:
+    """Take the lease the way the orchestrator's runner does, so its writes can carry the owner filter."""
+    created = await stored(store, generation_id)
+    doc = await store.generations.find_one_and_update(
+        {"_id": generation_id},
+        {"$set": {"lease_owner": OWNER, "lease_expires_at": created["created_at"] + timedelta(seconds=30)}},
+        return_document=True,
+    )
+    assert doc is not None
+    return doc
+
+
+def cancel(client: Client, key: str, generation_id: str) -> Any:
+    return client.post(f"/v1/generations/{generation_id}/cancel", headers=bearer(key))
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("start", [Status.PROCESSING, Status.QUEUED])
+async def test_cancel_fails_an_unfinished_generation_with_the_canceled_error(
+    client: Client, key: str, store: Store, start: Status
+) -> None:
+    created = await create(client, key)
+    doc = await lease(store, created["id"])
+    if start is Status.QUEUED:
+        moved = await transition(store.generations, doc, Status.QUEUED, now=doc["updated_at"])
+        assert moved is not None
+        doc = moved
+
+    response = await cancel(client, key, created["id"])
+
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    body = await response.json()
+    assert body["status"] == "failed" and body["error"] == CANCELED
+    assert body["id"] == created["id"] and body["created_at"] == created["created_at"]
+    assert body == await (await client.get(f"/v1/generations/{created['id']}", headers=bearer(key))).json()
+    after = await stored(store, created["id"])
+    assert after["version"] == doc["version"] + 1
+    assert after["lease_owner"] is None and after["lease_expires_at"] is None
+    assert "outbox_pending" not in after  # the event is on Kafka
+
+
+async def test_cancel_publishes_the_status_event_the_orchestrator_would(
+    client: Client, key: str, store: Store, topics: Topics, api_settings: ApiSettings
+) -> None:
+    created = await create(client, key)
+    response = await cancel(client, key, created["id"])
+    assert response.status == 200
+    body = await response.json()
+    doc = await stored(store, created["id"])
+
+    consumer = AIOKafkaConsumer(
+        topics.status,
+        bootstrap_servers=api_settings.kafka_bootstrap,
+        group_id=f"probe-{secrets.token_hex(4)}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        found: list[tuple[Any, Envelope]] = []
+        while not found:
+            batch = await consumer.getmany(timeout_ms=10_000)
+            assert batch, "no status event reached the topic"
+            for records in batch.values():
+                found += [(r, Envelope.from_json(r.value or b"")) for r in records]
+    finally:
+        await consumer.stop()
+    [(record, envelope)] = found
+    request_id = response.headers["X-Request-Id"]
+    assert record.key == created["id"].encode()
+    assert envelope == status_envelope(doc, doc["updated_at"], request_id)
+    assert envelope.type == STATUS
+    assert envelope.event_id == f"evt_{created['id']}_failed_{doc['version']}"
+    assert envelope.generation == body
+    assert ("x-request-id", request_id.encode()) in list(record.headers)
+
+
+@pytest.mark.parametrize("final", [Status.COMPLETED, Status.FAILED])
+async def test_cancel_of_a_finished_generation_is_409_and_changes_nothing(
+    client: Client, key: str, store: Store, final: Status
+) -> None:
+    created = await create(client, key)
+    doc = await stored(store, created["id"])
+    assert await transition(store.generations, doc, final, now=doc["updated_at"]) is not None
+    before = await stored(store, created["id"])
+
+    response = await cancel(client, key, created["id"])
+
+    assert response.status == 409
+    assert response.content_type == "application/problem+json"
+    problem = await response.json()
+    assert problem["type"] == "urn:videogen:problem:generation-terminal"
+    assert problem["status"] == 409
+    assert await stored(store, created["id"]) == before
+
+
+async def test_a_second_cancel_is_409(client: Client, key: str) -> None:
+    created = await create(client, key)
+    assert (await cancel(client, key, created["id"])).status == 200
+    again = await cancel(client, key, created["id"])
+    assert again.status == 409
+    assert (await again.json())["type"] == "urn:videogen:problem:generation-terminal"
+
+
+async def test_cancel_of_another_accounts_generation_answers_like_an_unknown_id(
+    client: Client, key: str, other_key: str, store: Store
+) -> None:
+    created = await create(client, key)
+    before = await stored(store, created["id"])
+
+    foreign = await cancel(client, other_key, created["id"])
+    unknown = await cancel(client, other_key, "gen_doesnotexist")
+
+    assert foreign.status == unknown.status == 404
+    assert foreign.content_type == unknown.content_type == "application/problem+json"
+    assert (
+        (await foreign.json())["type"] == (await unknown.json())["type"] == "urn:videogen:problem:not-found"
+    )
+    assert await stored(store, created["id"]) == before
+
+
+async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_terminal_state(
+    client: Client, key: str, store: Store
+) -> None:
+    outcomes = {"completed": 0, "canceled": 0}
+    for round_ in range(40):
+        created = await create(client, key)
+        doc = await lease(store, created["id"])
+
+        async def complete(doc: Doc = doc, delay: float = (round_ % 8) * 0.0005) -> Doc | None:
+            await asyncio.sleep(delay)  # spreads the start so each side wins some rounds
+            return await transition(
+                store.generations,
+                doc,
+                Status.COMPLETED,
+                now=doc["updated_at"] + timedelta(seconds=1),
+                fields={"video_url": "https://media.invalid/v.mp4"},
+                extra_filter={"lease_owner": OWNER},
+            )
+
+        completed, response = await asyncio.gather(complete(), cancel(client, key, created["id"]))
+        final = await stored(store, created["id"])
+
+        assert final["version"] == doc["version"] + 1  # exactly one transition landed
+        if completed is not None:
+            assert response.status == 409
+            assert (await response.json())["type"] == "urn:videogen:problem:generation-terminal"
+            assert final == completed
+            assert final["status"] == "completed" and final["error"] is None
+            outcomes["completed"] += 1
+        else:
+            assert response.status == 200
+            body = await response.json()
+            assert body["status"] == "failed" and body["error"] == CANCELED
+            assert final["status"] == "failed" and final["error"] == CANCELED
+            assert final["video_url"] is None
+            assert "outbox_pending" not in final
+            outcomes["canceled"] += 1
+    assert outcomes["completed"] and outcomes["canceled"], outcomes
+
+
+async def test_cancel_retries_past_concurrent_unfinished_moves_and_wins(
+    client: Client, key: str, store: Store
+) -> None:
+    for _ in range(20):
+        created = await create(client, key)
+        doc = await lease(store, created["id"])
+
+        async def flip(doc: Doc = doc) -> int:
+            """queued ⇄ processing, as an actor mirroring its provider does, until the cancel lands."""
+            moves = 0
+            for _ in range(3):
+                target = Status.QUEUED if doc["status"] == "processing" else Status.PROCESSING
+                moved = await transition(
+                    store.generations, doc, target, now=doc["updated_at"], extra_filter={"lease_owner": OWNER}
+                )
+                if moved is None:
+                    break
+                doc, moves = moved, moves + 1
+            return moves
+
+        moves, response = await asyncio.gather(flip(), cancel(client, key, created["id"]))
+
+        assert response.status == 200, await response.text()
+        final = await stored(store, created["id"])
+        assert final["status"] == "failed" and final["error"] == CANCELED
+        assert final["version"] == doc["version"] + moves + 1
+
+
+async def test_the_orchestrators_actor_stops_once_its_generation_is_canceled(
+    client: Client, key: str, store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    settings = settings_for(
+        OrchestratorSettings, base_env, orchestrator_instance=OWNER, poll_interval_seconds=0.01
+    )
+    media_root = tmp_path / "orchestrator-media"
+    provider = MockProvider(latency_ms=500)  # each poll takes half a second, then the video is ready
+    sink = RecordingSink()
+    clock = ManualClock()
+    actor = GenerationActor(
+        settings=settings,
+        store=store,
+        media=LocalMediaStore(media_root),
+        providers={"mock": provider},
+        sink=sink,
+        clock=clock,
+    )
+    runner = Runner(
+        store=store, actor=actor, clock=clock, owner=OWNER, lease=timedelta(seconds=30), max_in_flight=4
+    )
+    try:
+        created = await create(client, key)
+        assert await runner.start(created["id"])
+
+        async def submitted() -> bool:
+            return (await stored(store, created["id"]))["provider_task_id"] is not None
+
+        await eventually(submitted)  # the actor is now waiting on its poll
+        response = await cancel(client, key, created["id"])
+        assert response.status == 200
+        await asyncio.wait_for(runner.wait_idle(), 10)
+    finally:
+        await runner.stop()
+
+    final = await stored(store, created["id"])
+    assert final["status"] == "failed" and final["error"] == CANCELED
+    assert final["video_url"] is None and final["lease_owner"] is None
+    assert provider.submitted == [created["id"]]
+    assert sink.envelopes == []  # the actor announced nothing; the api announced the cancel
+    assert not await asyncio.to_thread(lambda: list(media_root.rglob("*.*")) if media_root.exists() else [])
