@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.e2e.test_pipeline import Receiver, call, verify
+from tests.support.pipeline import Receiver, call, verify
 from tests.support.procs import processes_using
 from videogen.engines import free_port
 

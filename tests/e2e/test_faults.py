@@ -5,14 +5,13 @@ delivered."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from tests.e2e.test_pipeline import Receiver, call, verify
 from tests.support.engines import EngineProcess
+from tests.support.pipeline import Receiver, call, verify
 from tests.support.services import ServiceProcess, wait_http_ok
 from videogen.engines import free_port
 from videogen.keys import create_key
@@ -21,16 +20,6 @@ from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    receiver = Receiver()
-    await receiver.start()
-    try:
-        yield receiver
-    finally:
-        await receiver.stop()
 
 
 async def test_generations_accepted_around_a_broker_restart_all_finish(

@@ -15,7 +15,7 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.e2e.test_pipeline import call
+from tests.support.pipeline import call
 from tests.support.receivers import OK, Received, Reply, receiving
 from tests.support.services import ServiceProcess, wait_http_ok
 from videogen.engines import free_port

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -11,6 +10,7 @@ import aiohttp
 from mode import Service
 
 from videogen_common.clock import Clock, SystemClock
+from videogen_common.periodic import Periodic
 from videogen_common.store import Store, connect
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.guarded_http import guarded_session
@@ -28,7 +28,7 @@ class NotifierRuntime(Service):
         self.ready = asyncio.Event()
         self._client: Any = None
         self._session: aiohttp.ClientSession | None = None
-        self._loop_task: asyncio.Task[None] | None = None
+        self._background: Periodic | None = None
         self.store: Store
         self.dispatcher: Dispatcher
 
@@ -44,25 +44,21 @@ class NotifierRuntime(Service):
             sender=Sender(self._session, settings.delivery_timeout_seconds),
             clock=self.clock,
         )
-        self._loop_task = asyncio.create_task(self._sweep_forever(), name="delivery-sweeper")
+        self._background = Periodic(
+            "delivery sweeper", settings.sweep_interval_seconds, self._sweep_once, log
+        )
+        self._background.start()
         self.ready.set()
         log.info("notifier ready")
 
-    async def _sweep_forever(self) -> None:
-        while True:
-            try:
-                await self.dispatcher.sweep()
-                await self.dispatcher.finish_pending_notices()
-            except Exception:
-                log.exception("sweep failed; will try again")
-            await asyncio.sleep(self.settings.sweep_interval_seconds)
+    async def _sweep_once(self) -> None:
+        await self.dispatcher.sweep()
+        await self.dispatcher.finish_pending_notices()
 
     async def on_stop(self) -> None:
         self.ready.clear()
-        if self._loop_task:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+        if self._background is not None:
+            await self._background.stop()
         if hasattr(self, "dispatcher"):
             await self.dispatcher.stop()
         if self._session:

@@ -4,7 +4,6 @@ worker: the store connection, the runner of actors and the reconciler."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from datetime import timedelta
 from typing import Any
@@ -15,6 +14,7 @@ from mode import Service
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.events import Envelope
 from videogen_common.media import LocalMediaStore
+from videogen_common.periodic import Periodic
 from videogen_common.store import Store, connect
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import ProviderAdapter
@@ -64,7 +64,7 @@ class OrchestratorRuntime(Service):
         self.sink = FaustTopicSink(status_topic)
         self.ready = asyncio.Event()
         self._client: Any = None
-        self._loop_task: asyncio.Task[None] | None = None
+        self._background: Periodic | None = None
         self.store: Store
         self.runner: Runner
         self.reconciler: Reconciler
@@ -97,24 +97,17 @@ class OrchestratorRuntime(Service):
             clock=self.clock,
             grace=timedelta(seconds=settings.dispatch_grace_seconds),
         )
-        self._loop_task = asyncio.create_task(self._reconcile_forever(), name="reconciler")
+        self._background = Periodic(
+            "reconciler", settings.reconcile_interval_seconds, self.reconciler.run_once, log
+        )
+        self._background.start()
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})
 
-    async def _reconcile_forever(self) -> None:
-        while True:
-            try:
-                await self.reconciler.run_once()
-            except Exception:
-                log.exception("reconciler pass failed; will try again")
-            await asyncio.sleep(self.settings.reconcile_interval_seconds)
-
     async def on_stop(self) -> None:
         self.ready.clear()
-        if self._loop_task:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+        if self._background is not None:
+            await self._background.stop()
         if hasattr(self, "runner"):
             await self.runner.stop()
         if self._client is not None:
