@@ -91,3 +91,11 @@ async def test_plain_http_is_refused_unless_the_deployment_allows_it(
         assert (await response.json())["errors"][0]["code"] == "https_required"
         allowed = await client.post("/v1/webhooks", json=HOOK, headers=bearer(key))
         assert allowed.status == 201
+
+
+async def test_an_endpoint_can_subscribe_to_webhook_disabled_notices(client: Client, key: str) -> None:
+    response = await client.post(
+        "/v1/webhooks", json={**HOOK, "events": ["webhook.disabled"]}, headers=bearer(key)
+    )
+    assert response.status == 201
+    assert (await response.json())["events"] == ["webhook.disabled"]

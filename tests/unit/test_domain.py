@@ -72,7 +72,12 @@ def test_sources_of_agrees_with_can_transition() -> None:
 
 def test_every_terminal_state_has_its_event() -> None:
     assert TERMINAL_EVENT == {C: EventType.VIDEO_COMPLETED, F: EventType.VIDEO_FAILED}
-    assert set(SUBSCRIBABLE_EVENTS) == {EventType.VIDEO_COMPLETED, EventType.VIDEO_FAILED}
+    assert set(SUBSCRIBABLE_EVENTS) == {
+        EventType.VIDEO_COMPLETED,
+        EventType.VIDEO_FAILED,
+        EventType.WEBHOOK_DISABLED,
+    }
+    assert EventType.WEBHOOK_DISABLED.value == "webhook.disabled"
     assert EventType.VIDEO_COMPLETED.value == "video.completed"
     assert EventType.VIDEO_FAILED.value == "video.failed"
 

@@ -44,8 +44,12 @@ class Provider(StrEnum):
 
 
 class EventType(StrEnum):
+    """What an endpoint can subscribe to."""
+
     VIDEO_COMPLETED = "video.completed"
     VIDEO_FAILED = "video.failed"
+    # Sent to an account's other endpoints when one of its endpoints is disabled after failing for too long.
+    WEBHOOK_DISABLED = "webhook.disabled"
 
 
 SUBSCRIBABLE_EVENTS: frozenset[EventType] = frozenset(EventType)

@@ -17,13 +17,13 @@ from pymongo.errors import DuplicateKeyError
 
 from videogen_common.clock import isoformat, to_millis
 from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.domain import EventType
 from videogen_common.ids import new_id
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
-# Not (yet) an EventType: the api decides what customers may subscribe to; the notifier only honours it.
-WEBHOOK_DISABLED = "webhook.disabled"
+WEBHOOK_DISABLED = EventType.WEBHOOK_DISABLED.value
 
 
 def notices(store: Store) -> AsyncCollection[Doc]:
