@@ -255,6 +255,8 @@ async def test_list_filters_by_status_event_type_and_creation_time(
         ({"limit": "0"}, "limit"),
         ({"limit": "101"}, "limit"),
         ({"cursor": "not-a-cursor"}, "cursor"),
+        # A trailing newline once passed the event type check (re.match with $).
+        ({"event_type": "video.completed\n"}, "event_type"),
     ],
 )
 async def test_list_rejects_bad_parameters_with_422(
@@ -265,6 +267,16 @@ async def test_list_rejects_bad_parameters_with_422(
     assert response.status == 422
     assert response.content_type == "application/problem+json"
     assert field in [e["field"] for e in (await response.json())["errors"]]
+
+
+async def test_list_bounds_at_the_end_of_time_are_not_a_server_error(client: Client, key: str) -> None:
+    # Rounding the upper bound up to the next millisecond overflowed past year 9999: a 500.
+    hook = await create_webhook(client, key)
+    for bound in ("9999-12-31T23:59:59.9999Z", "9999-12-31T23:59:59.999999+00:00"):
+        response = await client.get(
+            f"/v1/webhooks/{hook}/deliveries", params={"created_before": bound}, headers=bearer(key)
+        )
+        assert response.status == 200, await response.text()
 
 
 async def test_list_of_an_unknown_webhook_is_404(client: Client, key: str) -> None:

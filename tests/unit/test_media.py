@@ -57,6 +57,15 @@ def test_tampered_signature() -> None:
     assert not verify_media_link(SIGNING_KEY, KEY, expires, sig.upper(), now=NOW)
 
 
+@pytest.mark.parametrize(
+    "sig", ["é", "5û\x12\x14", "\udcff", "\uff10" * 64], ids=["accent", "controls", "surrogate", "fullwidth"]
+)
+def test_a_non_ascii_signature_is_refused_not_an_error(sig: str) -> None:
+    # Found by the API fuzz run: hmac.compare_digest raises TypeError on such a str, which was a 500.
+    _, _, expires, _ = _link()
+    assert not verify_media_link(SIGNING_KEY, KEY, expires, sig, now=NOW)
+
+
 def test_other_signing_key() -> None:
     _, _, expires, sig = _link()
     assert not verify_media_link("another-key", KEY, expires, sig, now=NOW)

@@ -75,7 +75,8 @@ def signed_media_url(
 def verify_media_link(signing_key: str, key: str, expires: int, sig: str, *, now: datetime) -> bool:
     if expires < now.timestamp():
         return False
-    return hmac.compare_digest(_media_sig(signing_key, key, expires), sig)
+    # compare_digest refuses str with non-ASCII characters (TypeError); a signature we issued is hex anyway.
+    return sig.isascii() and hmac.compare_digest(_media_sig(signing_key, key, expires), sig)
 
 
 CONTENT_TYPES = {".mp4": "video/mp4", ".jpg": "image/jpeg"}

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
 
-from videogen_api import state
+from videogen_api import openapi, state
 from videogen_api.auth import KeyCache
 from videogen_api.middleware import auth_middleware, problem_middleware, request_id_middleware
 from videogen_api.publisher import EventPublisher
@@ -29,7 +29,16 @@ def create_app(settings: ApiSettings, *, clock: Clock | None = None) -> web.Appl
     app[state.MEDIA] = LocalMediaStore(settings.media_dir)
     app.cleanup_ctx.append(_store)
     app.cleanup_ctx.append(_producer)
-    for table in (generations.routes, webhooks.routes, deliveries.routes, media.routes, health.routes):
+    # The OpenAPI document and the /docs page, built once, from the same models the handlers validate with.
+    app[openapi.REFERENCE] = openapi.reference(settings)
+    for table in (
+        generations.routes,
+        webhooks.routes,
+        deliveries.routes,
+        media.routes,
+        health.routes,
+        openapi.routes,
+    ):
         app.add_routes(table)
     return app
 

@@ -19,8 +19,9 @@ REQUEST_ID = "X-Request-Id"
 REQUEST_ID_KEY = web.RequestKey("request_id", str)
 ACCOUNT = web.RequestKey("account_id", str)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-# Paths outside authentication: health probes and signed media links (the signature is the credential).
-PUBLIC_PREFIXES = ("/healthz", "/readyz", "/v1/media/")
+# Paths outside authentication: health probes, signed media links (the signature is the credential), and the
+# API's reference (the OpenAPI document and the page rendered from it).
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/v1/media/", "/openapi.json", "/docs")
 
 
 @web.middleware

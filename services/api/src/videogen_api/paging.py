@@ -44,7 +44,12 @@ def before_cursor(cursor: str | None) -> dict[str, Any]:
     return {"$or": [{"created_at": {"$lt": created_at}}, {"created_at": created_at, "_id": {"$lt": item_id}}]}
 
 
-def parse_limit(raw: str | None, *, default: int = 20, maximum: int = 100) -> int:
+# The ``limit`` query parameter of every listing (the OpenAPI document states the same numbers).
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def parse_limit(raw: str | None, *, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
     if raw is None:
         return default
     limit = int(raw) if raw.isascii() and raw.isdigit() else 0

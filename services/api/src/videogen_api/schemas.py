@@ -1,9 +1,10 @@
-"""Request bodies, validated with pydantic: the same types later generate the OpenAPI document."""
+"""Request bodies, validated with pydantic, and the bodies the handlers return: the same types generate the
+OpenAPI document (``openapi``), and tests validate real responses against the response models."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -16,17 +17,27 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 
-from videogen_api.problems import Problem, invalid, malformed_json
-from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider
+from videogen_api import problems
+from videogen_api.problems import invalid, malformed_json
+from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider, Status
 
 
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
+    # The maximum length is the deployment's (``prompt_max_chars``): the OpenAPI document states it.
     prompt: Annotated[str, Field(min_length=1, description="Text description of the video.")]
     provider: Provider
-    duration: Annotated[int, Field(ge=MIN_DURATION_S, le=MAX_DURATION_S, description="Seconds, 3 to 10.")]
+    duration: Annotated[
+        int,
+        Field(
+            ge=MIN_DURATION_S,
+            le=MAX_DURATION_S,
+            description='Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".',
+        ),
+    ]
 
     @field_validator("prompt")
     @classmethod
@@ -39,15 +50,26 @@ class GenerateRequest(BaseModel):
         return value
 
 
+# What the document states of a webhook URL: http(s)://, a host part, no spaces or control characters (the
+# validator below checks the rest: a host, no credentials).
+_HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\x00-\x20\x7f][^\x00-\x20\x7f]*$"
+WebhookUrl = Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": _HTTP_URL})]
+WebhookEvents = Annotated[list[EventType], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
+
+
 class WebhookCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    url: Annotated[str, Field(min_length=1, max_length=2048)]
-    events: Annotated[list[EventType], Field(min_length=1)]
+    url: WebhookUrl
+    events: WebhookEvents
 
     @field_validator("url")
     @classmethod
     def _absolute_http(cls, value: str) -> str:
+        # urlsplit (and the notifier's client) silently drop some of these, so the URL used would not be the
+        # URL given.
+        if any(c <= " " or c == "\x7f" for c in value):
+            raise ValueError("must not contain spaces or control characters")
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("must be an absolute http or https URL")
@@ -63,15 +85,31 @@ class WebhookCreate(BaseModel):
         return value
 
 
+def _no_default(schema: JsonDict) -> None:
+    schema.pop("default", None)
+
+
+def _absent_not_null(schema: JsonDict) -> None:
+    """The JSON schema of a field that may be left out but not sent as null: only its non-null form."""
+    schema.pop("default", None)
+    branches = schema.pop("anyOf", [])
+    for branch in branches if isinstance(branches, list) else []:
+        if isinstance(branch, dict) and branch != {"type": "null"}:
+            schema.update(branch)
+
+
 class WebhookUpdate(BaseModel):
     """PATCH /v1/webhooks/{id}: any of url, events and active; each is checked exactly as on creation, and an
     explicit null is refused rather than read as "unchanged"."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, json_schema_extra={"minProperties": 1}
+    )
 
-    url: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
-    events: Annotated[list[EventType], Field(min_length=1)] | None = None
-    active: bool | None = None
+    # None only means "not sent": the validators refuse a null, and the document offers none.
+    url: WebhookUrl | None = Field(default=None, json_schema_extra=_absent_not_null)
+    events: WebhookEvents | None = Field(default=None, json_schema_extra=_absent_not_null)
+    active: bool | None = Field(default=None, json_schema_extra=_absent_not_null)
 
     @field_validator("url")
     @classmethod
@@ -155,7 +193,7 @@ def parse_body(model: type[M], raw: bytes, **context: Any) -> M:
         if any(e["code"] == "json_invalid" for e in errors):
             raise malformed_json(next(e["message"] for e in errors if e["code"] == "json_invalid")) from None
         if any(e["code"] == "model_type" for e in errors):
-            raise Problem(
+            raise problems.Problem(
                 422,
                 "validation-error",
                 "Invalid request",
@@ -163,3 +201,162 @@ def parse_body(model: type[M], raw: bytes, **context: Any) -> M:
                 errors=[{"field": "body", "message": "must be a JSON object", "code": "model_type"}],
             ) from None
         raise invalid(errors) from None
+
+
+# --- Responses ----------------------------------------------------------------------------------------------
+# What the handlers return, field for field. The OpenAPI document is generated from these models, and the
+# tests validate real responses against them (strictly, from the JSON) and against the document, so the views
+# in the handlers, the models and the document cannot drift apart. Every field is always present (null when
+# empty).
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+Moment = Annotated[
+    datetime, Field(description="ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z")
+]
+# Identifiers: a prefix, then 26 lowercase base32 characters (time-ordered).
+GenerationId = Annotated[str, Field(pattern=r"^gen_[0-9a-z]{26}$")]
+WebhookId = Annotated[str, Field(pattern=r"^wh_[0-9a-z]{26}$")]
+DeliveryId = Annotated[str, Field(pattern=r"^msg_[0-9a-z]{26}$")]
+Secret = Annotated[
+    str,
+    Field(
+        pattern=r"^whsec_[A-Za-z0-9+/]{43}=$",
+        description="whsec_ + base64 of 32 random bytes: the HMAC key is this whole string as issued.",
+    ),
+]
+
+
+class GenerationError(_Body):
+    """Why a generation failed."""
+
+    code: Annotated[str, Field(description="e.g. provider_error, timeout, canceled")]
+    message: str
+    provider_code: Annotated[
+        str | None, Field(description="The provider's own error code, when it gave one.")
+    ]
+    retriable: Annotated[bool, Field(description="Whether submitting the same request again may succeed.")]
+
+
+class Generation(_Body):
+    """A generation as clients see it."""
+
+    id: GenerationId
+    status: Status
+    prompt: str
+    provider: Provider
+    duration: Annotated[int, Field(ge=MIN_DURATION_S, le=MAX_DURATION_S)]
+    video_url: Annotated[str | None, Field(description="A signed link, once completed.")]
+    thumbnail_url: Annotated[str | None, Field(description="A signed link, once completed.")]
+    error: Annotated[GenerationError | None, Field(description="Why it failed, once failed.")]
+    created_at: Moment
+    updated_at: Moment
+
+
+class GenerationList(_Body):
+    """A page of generations, newest first."""
+
+    data: list[Generation]
+    next_cursor: Annotated[
+        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
+    ]
+
+
+class Webhook(_Body):
+    """A webhook endpoint. Its signing secret is never part of it."""
+
+    id: WebhookId
+    url: str
+    events: list[EventType]
+    active: bool
+    disabled_reason: Annotated[str | None, Field(description="Why it was disabled; null while active.")]
+    created_at: Moment
+    updated_at: Moment
+
+
+class WebhookCreated(Webhook):
+    """A new webhook endpoint with its signing secret, shown only this once."""
+
+    secret: Secret
+
+
+class WebhookList(_Body):
+    """All of the account's webhook endpoints, oldest first."""
+
+    data: list[Webhook]
+
+
+class RotatedSecret(_Body):
+    """The new signing secret, shown only this once."""
+
+    id: WebhookId
+    secret: Secret
+
+
+class DeliveryAttempt(_Body):
+    at: Moment
+    status_code: Annotated[int | None, Field(description="The endpoint's HTTP status; null if none came.")]
+    latency_ms: float | None
+    error: Annotated[str | None, Field(description="What went wrong, if anything.")]
+
+
+class Delivery(_Body):
+    """One event's delivery to one endpoint, with every attempt made."""
+
+    id: Annotated[DeliveryId, Field(description="Also the webhook-id header of every attempt.")]
+    webhook_id: str
+    event_id: str
+    event_type: Annotated[
+        str, Field(description="video.completed, video.failed, webhook.disabled, webhook.test")
+    ]
+    generation_id: str | None
+    status: Literal["pending", "succeeded", "failed"]
+    failure_reason: Annotated[str | None, Field(description="Why it failed for good, once failed.")]
+    attempts: list[DeliveryAttempt]
+    next_attempt_at: Annotated[Moment | None, Field(description="When it is tried next; null once finished.")]
+    created_at: Moment
+    updated_at: Moment
+
+
+class DeliveryList(_Body):
+    """A page of an endpoint's deliveries, newest first."""
+
+    data: list[Delivery]
+    next_cursor: Annotated[
+        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
+    ]
+
+
+class Recovered(_Body):
+    """How many failed deliveries were queued again."""
+
+    requeued: Annotated[int, Field(ge=0)]
+
+
+class Problem(_Body):
+    """An RFC 9457 problem: every error the API returns, as application/problem+json."""
+
+    type: Annotated[
+        str, Field(pattern=r"^urn:videogen:problem:[a-z0-9-]+$", description="What kind of error.")
+    ]
+    title: str
+    status: Annotated[int, Field(ge=400, le=599, description="The HTTP status, repeated.")]
+    detail: Annotated[str, Field(description="What happened; absent when the title says it all.")] = Field(
+        default="", json_schema_extra=_no_default
+    )
+    instance: Annotated[str, Field(description="The request path.")]
+
+
+class FieldError(_Body):
+    field: Annotated[str, Field(description="The field, parameter or header, dotted for nested fields.")]
+    message: str
+    code: str
+
+
+class ValidationProblem(Problem):
+    """A problem with the request's fields, parameters or headers: one entry per failing one."""
+
+    errors: Annotated[list[FieldError], Field(min_length=1)]

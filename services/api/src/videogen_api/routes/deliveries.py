@@ -88,7 +88,12 @@ def _require_active(webhook: Doc | None) -> None:
 def _ceil_ms(moment: datetime) -> datetime:
     """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
     floor = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-    return floor if floor == moment else floor + timedelta(milliseconds=1)
+    if floor == moment:
+        return floor
+    try:
+        return floor + timedelta(milliseconds=1)
+    except OverflowError:  # within the last millisecond of year 9999: nothing is stored later anyway
+        return floor
 
 
 def _single(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> str | None:
@@ -118,7 +123,7 @@ def _list_filters(query: MultiMapping[str]) -> Doc:
             )
     event_type = _single(query, "event_type", errors)
     if event_type is not None:
-        if len(event_type) <= 64 and _EVENT_TYPE.match(event_type):
+        if len(event_type) <= 64 and _EVENT_TYPE.fullmatch(event_type):
             clause["event_type"] = event_type
         else:
             errors.append(

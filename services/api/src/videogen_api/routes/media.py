@@ -1,4 +1,4 @@
-"""GET /v1/media/{key}: serves stored videos and thumbnails through signed links."""
+"""GET /v1/media/{folder}/{file}: serves stored videos and thumbnails through signed links."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from videogen_common.media import CONTENT_TYPES, check_key, verify_media_link
 routes = web.RouteTableDef()
 
 
-@routes.get("/v1/media/{key:[A-Za-z0-9_-]+/[A-Za-z0-9_.-]+}")
+# Two path segments, not one parameter holding a slash, which OpenAPI (so a generated client) cannot express:
+# the key is ``{folder}/{file}``.
+@routes.get("/v1/media/{folder:[A-Za-z0-9_-]+}/{file:[A-Za-z0-9_.-]+}")
 async def get_media(request: web.Request) -> web.Response:
     app = request.app
-    key = request.match_info["key"]
+    key = f"{request.match_info['folder']}/{request.match_info['file']}"
     try:
         check_key(key)
         expires = int(request.query.get("exp", ""))

@@ -1,0 +1,867 @@
+"""The API's OpenAPI 3.1 document, and the reference page rendered from it: GET /openapi.json and GET /docs.
+
+Both are built once, when the application is created, from the pydantic models in ``schemas`` (the request
+bodies the handlers validate with, and the response models their views are tested against) plus the table of
+operations below, which says what each route takes and answers. The deployment's own limits (prompt length,
+body size, whether webhook URLs may be plain http) are written in from its settings.
+
+Neither page needs an API key. Tests hold the table to the router (every /v1 route documented, nothing
+documented that is not routed) and fuzz the live API from the served document (schemathesis)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from copy import deepcopy
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import orjson
+from aiohttp import web
+from pydantic import BaseModel
+
+from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY
+from videogen_api.idempotency import MAX_KEY_CHARS, REPLAYED_HEADER
+from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
+from videogen_api.paging import DEFAULT_LIMIT, MAX_LIMIT
+from videogen_api.problems import PROBLEM_CONTENT_TYPE
+from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
+from videogen_api.schemas import (
+    Delivery,
+    DeliveryList,
+    GenerateRequest,
+    Generation,
+    GenerationList,
+    Problem,
+    Recovered,
+    RecoverRequest,
+    RotatedSecret,
+    ValidationProblem,
+    Webhook,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+    WebhookUpdate,
+)
+from videogen_api.settings import ApiSettings
+from videogen_common.deliveries import STATUSES
+from videogen_common.domain import Provider, Status
+from videogen_common.media import CONTENT_TYPES
+
+Doc = dict[str, Any]
+
+OPENAPI_VERSION = "3.1.0"
+API_VERSION = "1"
+JSON = "application/json"
+SECURITY_SCHEME = "bearer"
+
+routes = web.RouteTableDef()
+
+
+# --- The operations ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One route: what it takes (parameters by component name, a body model) and what it answers."""
+
+    method: str
+    path: str
+    operation_id: str
+    tag: str
+    summary: str
+    description: str
+    status: int
+    answer: str
+    model: type[BaseModel] | None = None
+    parameters: tuple[str, ...] = ()
+    body: type[BaseModel] | None = None
+    headers: tuple[str, ...] = ()
+    # Error statuses: a component response's name, or a response object written out.
+    errors: Mapping[int, str | Doc] = field(default_factory=dict)
+    public: bool = False
+
+
+_REF_TEMPLATE = "#/components/schemas/{model}"
+
+
+def _ref(model: type[BaseModel]) -> Doc:
+    return {"$ref": _REF_TEMPLATE.format(model=model.__name__)}
+
+
+def _problem(description: str, *models: type[BaseModel]) -> Doc:
+    """A problem+json response; with several models, the body is exactly one of them."""
+    refs = [_ref(m) for m in models or (Problem,)]
+    schema = refs[0] if len(refs) == 1 else {"oneOf": refs}
+    return {
+        "description": description,
+        "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
+        "content": {PROBLEM_CONTENT_TYPE: {"schema": schema}},
+    }
+
+
+# Every operation with a JSON body may answer these.
+_BODY_ERRORS: dict[int, str | Doc] = {
+    400: "MalformedJson",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+}
+
+_ENDPOINT_UNUSABLE = (
+    "endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); "
+    "endpoint-deleted: its endpoint was deleted."
+)
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "post",
+        "/v1/generate",
+        "createGeneration",
+        "Generations",
+        "Submit a generation",
+        "The generation is durably stored before the answer, with status processing; the orchestrator takes "
+        "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
+        f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation.",
+        202,
+        "Accepted: the generation as created.",
+        Generation,
+        parameters=("IdempotencyKey",),
+        body=GenerateRequest,
+        headers=("Location", REPLAYED_HEADER),
+        errors={
+            **_BODY_ERRORS,
+            422: _problem(
+                "validation-error: a field is invalid (one entry per field in errors); "
+                "idempotency-key-reused: the key was used before with a different body.",
+                ValidationProblem,
+                Problem,
+            ),
+        },
+    ),
+    Operation(
+        "get",
+        "/v1/generations",
+        "listGenerations",
+        "Generations",
+        "List generations",
+        "The account's generations, newest first (ties by id). Filters narrow the set; a cursor holds only a "
+        "position, so a walk never skips or repeats while new generations arrive.",
+        200,
+        "A page of generations.",
+        GenerationList,
+        parameters=(
+            "Limit",
+            "Cursor",
+            "GenerationStatus",
+            "GenerationProvider",
+            "CreatedAfter",
+            "CreatedBefore",
+        ),
+        errors={422: "Invalid"},
+    ),
+    Operation(
+        "get",
+        "/v1/generations/{id}",
+        "getGeneration",
+        "Generations",
+        "Read a generation",
+        "Another account's generation answers exactly like an unknown one.",
+        200,
+        "The generation.",
+        Generation,
+        parameters=("GenerationId",),
+        errors={404: "NotFound"},
+    ),
+    Operation(
+        "post",
+        "/v1/generations/{id}/cancel",
+        "cancelGeneration",
+        "Generations",
+        "Cancel a generation",
+        "An unfinished generation becomes failed, with error code canceled, and video.failed is sent. The "
+        "provider's own task is not cancelled; its result is discarded.",
+        200,
+        "The canceled generation.",
+        Generation,
+        parameters=("GenerationId",),
+        errors={
+            404: "NotFound",
+            409: _problem(
+                "generation-terminal: it has already finished; generation-busy: it kept changing; try again."
+            ),
+        },
+    ),
+    Operation(
+        "post",
+        "/v1/webhooks",
+        "createWebhook",
+        "Webhooks",
+        "Register a webhook endpoint",
+        "The answer carries the endpoint's signing secret, shown only here (and on rotation).",
+        201,
+        "Created.",
+        WebhookCreated,
+        body=WebhookCreate,
+        headers=("Location",),
+        errors={
+            **_BODY_ERRORS,
+            409: _problem("webhook-limit: the account has as many endpoints as allowed."),
+        },
+    ),
+    Operation(
+        "get",
+        "/v1/webhooks",
+        "listWebhooks",
+        "Webhooks",
+        "List webhook endpoints",
+        "All of the account's endpoints, oldest first, without their secrets.",
+        200,
+        "The endpoints.",
+        WebhookList,
+    ),
+    Operation(
+        "get",
+        "/v1/webhooks/{id}",
+        "getWebhook",
+        "Webhooks",
+        "Read a webhook endpoint",
+        "Without its secret.",
+        200,
+        "The endpoint.",
+        Webhook,
+        parameters=("WebhookId",),
+        errors={404: "NotFound"},
+    ),
+    Operation(
+        "patch",
+        "/v1/webhooks/{id}",
+        "updateWebhook",
+        "Webhooks",
+        "Change a webhook endpoint",
+        "Any of url, events and active, each checked as on creation. active: true re-enables a disabled "
+        "endpoint and resets its health; active: false disables it.",
+        200,
+        "The changed endpoint.",
+        Webhook,
+        parameters=("WebhookId",),
+        body=WebhookUpdate,
+        errors={**_BODY_ERRORS, 404: "NotFound"},
+    ),
+    Operation(
+        "delete",
+        "/v1/webhooks/{id}",
+        "deleteWebhook",
+        "Webhooks",
+        "Delete a webhook endpoint",
+        "Its pending deliveries fail with reason endpoint deleted; its deliveries stay readable.",
+        204,
+        "Deleted.",
+        parameters=("WebhookId",),
+        errors={404: "NotFound"},
+    ),
+    Operation(
+        "post",
+        "/v1/webhooks/{id}/rotate-secret",
+        "rotateWebhookSecret",
+        "Webhooks",
+        "Rotate an endpoint's signing secret",
+        "The new secret is shown only here. The previous one keeps signing beside it for the overlap period "
+        "(24 h by default), so a receiver can switch at its own pace.",
+        200,
+        "The new secret.",
+        RotatedSecret,
+        parameters=("WebhookId",),
+        errors={404: "NotFound", 409: _problem("conflict: the secret was rotated concurrently; try again.")},
+    ),
+    Operation(
+        "post",
+        "/v1/webhooks/{id}/test",
+        "sendTestEvent",
+        "Deliveries",
+        "Send a test event",
+        "Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
+        202,
+        "Accepted: the queued delivery.",
+        Delivery,
+        parameters=("WebhookId",),
+        headers=("Location",),
+        errors={404: "NotFound", 409: _problem(_ENDPOINT_UNUSABLE)},
+    ),
+    Operation(
+        "get",
+        "/v1/webhooks/{id}/deliveries",
+        "listDeliveries",
+        "Deliveries",
+        "List an endpoint's deliveries",
+        "Newest first, each with every attempt made.",
+        200,
+        "A page of deliveries.",
+        DeliveryList,
+        parameters=(
+            "WebhookId",
+            "Limit",
+            "Cursor",
+            "DeliveryStatus",
+            "EventType",
+            "CreatedAfter",
+            "CreatedBefore",
+        ),
+        errors={404: "NotFound", 422: "Invalid"},
+    ),
+    Operation(
+        "post",
+        "/v1/webhooks/{id}/recover",
+        "recoverDeliveries",
+        "Deliveries",
+        "Re-send failed deliveries",
+        "Queues again every failed delivery of the endpoint created at or after since (which may reach back "
+        "at most the recovery window, 14 days by default).",
+        202,
+        "Accepted: how many were queued.",
+        Recovered,
+        parameters=("WebhookId",),
+        body=RecoverRequest,
+        errors={**_BODY_ERRORS, 404: "NotFound", 409: _problem(_ENDPOINT_UNUSABLE)},
+    ),
+    Operation(
+        "get",
+        "/v1/deliveries/{id}",
+        "getDelivery",
+        "Deliveries",
+        "Read a delivery",
+        "Every attempt (time, status code, latency, error), the next attempt's time, and why it failed.",
+        200,
+        "The delivery.",
+        Delivery,
+        parameters=("DeliveryId",),
+        errors={404: "NotFound"},
+    ),
+    Operation(
+        "post",
+        "/v1/deliveries/{id}/retry",
+        "retryDelivery",
+        "Deliveries",
+        "Retry a delivery",
+        "Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
+        202,
+        "Accepted: the queued delivery.",
+        Delivery,
+        parameters=("DeliveryId",),
+        errors={
+            404: "NotFound",
+            409: _problem("delivery-pending: it is already queued; " + _ENDPOINT_UNUSABLE),
+        },
+    ),
+    Operation(
+        "get",
+        "/v1/media/{folder}/{file}",
+        "getMedia",
+        "Media",
+        "Download a video or thumbnail",
+        "The target of a generation's video_url and thumbnail_url. The signature is the credential: no API "
+        "key. An expired or forged link answers like a missing file.",
+        200,
+        "The file.",
+        parameters=("MediaFolder", "MediaFile", "MediaExpires", "MediaSignature"),
+        errors={404: "NotFound"},
+        public=True,
+    ),
+)
+
+_TAGS = (
+    ("Generations", "Submit prompts and follow the videos they become."),
+    ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
+    ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
+    ("Media", "The files behind the signed links in a generation."),
+)
+
+
+# --- Components ---------------------------------------------------------------------------------------------
+
+_REQUEST_MODELS: tuple[type[BaseModel], ...] = (GenerateRequest, WebhookCreate, WebhookUpdate, RecoverRequest)
+_RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    Generation,
+    GenerationList,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    RotatedSecret,
+    Delivery,
+    DeliveryList,
+    Recovered,
+    Problem,
+    ValidationProblem,
+)
+
+
+def _schemas(settings: ApiSettings) -> Doc:
+    """Every model's JSON schema, with the models it nests (pydantic's ``$defs``) as components beside it."""
+    schemas: Doc = {}
+
+    def add(name: str, schema: Doc) -> None:
+        if schemas.setdefault(name, schema) != schema:
+            raise ValueError(f"two different schemas are both called {name!r}")
+
+    for model in (*_REQUEST_MODELS, *_RESPONSE_MODELS):
+        schema = model.model_json_schema(ref_template=_REF_TEMPLATE)
+        for name, nested in schema.pop("$defs", {}).items():
+            add(name, nested)
+        add(model.__name__, schema)
+    # The deployment's limits, which the handlers check beyond the models.
+    prompt = schemas["GenerateRequest"]["properties"]["prompt"]
+    prompt["maxLength"] = settings.prompt_max_chars
+    prompt["description"] += f" Not blank; at most {settings.prompt_max_chars} characters."
+    for name in ("WebhookCreate", "WebhookUpdate"):
+        url = schemas[name]["properties"]["url"]
+        url["description"] = "An absolute http(s) URL with a host and no credentials."
+        if not settings.webhook_allow_http:
+            url["pattern"] = url["pattern"].replace("[Ss]?", "[Ss]")
+            url["description"] = "An absolute https URL with a host and no credentials."
+    return dict(sorted(schemas.items()))
+
+
+def _timestamp_parameter(name: str, description: str) -> Doc:
+    return {
+        "name": name,
+        "in": "query",
+        "description": description + " ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); "
+        "exclusive.",
+        "schema": {"type": "string", "format": "date-time"},
+    }
+
+
+def _choices_parameter(name: str, enum: type[StrEnum], description: str) -> Doc:
+    """A repeatable query parameter whose every value is one of ``enum`` or several separated by commas."""
+    one = "(?:" + "|".join(e.value for e in enum) + ")"
+    listed = rf"^[ \t]*{one}[ \t]*(?:,[ \t]*{one}[ \t]*)*$"
+    return {
+        "name": name,
+        "in": "query",
+        "description": f"{description}: repeat the parameter or separate values with commas.",
+        "style": "form",
+        "explode": True,
+        "schema": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"$ref": f"#/components/schemas/{enum.__name__}"},
+                    {"type": "string", "pattern": listed, "description": "several, comma-separated"},
+                ]
+            },
+        },
+    }
+
+
+def _id_parameter(what: str) -> Doc:
+    return {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": f"The {what}'s id.",
+        "schema": {"type": "string"},
+    }
+
+
+def _parameters() -> Doc:
+    return {
+        "Limit": {
+            "name": "limit",
+            "in": "query",
+            "description": f"Page size, 1 to {MAX_LIMIT}.",
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+        },
+        "Cursor": {
+            "name": "cursor",
+            "in": "query",
+            "description": "The next_cursor of the previous page, as returned.",
+            "schema": {"type": "string"},
+        },
+        "GenerationStatus": _choices_parameter("status", Status, "Only these statuses"),
+        "GenerationProvider": _choices_parameter("provider", Provider, "Only these providers"),
+        "CreatedAfter": _timestamp_parameter("created_after", "Only those created after this time."),
+        "CreatedBefore": _timestamp_parameter("created_before", "Only those created before this time."),
+        "DeliveryStatus": {
+            "name": "status",
+            "in": "query",
+            "description": "Only deliveries in this status.",
+            "schema": {"type": "string", "enum": list(STATUSES)},
+        },
+        "EventType": {
+            "name": "event_type",
+            "in": "query",
+            "description": "Only deliveries of this event type, such as "
+            + ", ".join(KNOWN_EVENT_TYPES)
+            + ".",
+            "schema": {"type": "string", "maxLength": 64, "pattern": _EVENT_TYPE.pattern},
+        },
+        "IdempotencyKey": {
+            "name": IDEMPOTENCY_KEY,
+            "in": "header",
+            "description": "Makes the request safe to repeat: the same key with the same body replays the "
+            "first answer; with another body it is a 422. Kept as long as the generation. Printable ASCII; "
+            "spaces at either end are not part of it (HTTP drops them).",
+            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": "^[ -~]+$"},
+        },
+        "RequestId": {
+            "name": REQUEST_ID,
+            "in": "header",
+            # Any value is accepted (a malformed one is replaced, never refused), so the schema allows any.
+            "description": "Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 "
+            "letters, digits and . _ : - characters; otherwise one is made up.",
+            "schema": {"type": "string"},
+        },
+        "GenerationId": _id_parameter("generation"),
+        "WebhookId": _id_parameter("webhook endpoint"),
+        "DeliveryId": _id_parameter("delivery"),
+        "MediaFolder": {
+            "name": "folder",
+            "in": "path",
+            "required": True,
+            "description": "The generation's id, as in the signed link.",
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
+        },
+        "MediaFile": {
+            "name": "file",
+            "in": "path",
+            "required": True,
+            "description": "video.mp4 or thumbnail.jpg, as in the signed link.",
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+        },
+        "MediaExpires": {
+            "name": "exp",
+            "in": "query",
+            "required": True,
+            "description": "The link's expiry (seconds since the epoch), as in the signed link.",
+            "schema": {"type": "integer"},
+        },
+        "MediaSignature": {
+            "name": "sig",
+            "in": "query",
+            "required": True,
+            "description": "The link's signature, as in the signed link.",
+            "schema": {"type": "string"},
+        },
+    }
+
+
+def _headers() -> Doc:
+    return {
+        REQUEST_ID: {
+            "description": "The request's id: the one sent, if well-formed, or one made up. Quote it when "
+            "asking about a request.",
+            "required": True,
+            "schema": {"type": "string", "pattern": _CLIENT_ID.pattern},
+        },
+        "Location": {
+            "description": "The path of what was created or queued.",
+            "required": True,
+            "schema": {"type": "string"},
+        },
+        REPLAYED_HEADER: {
+            "description": "true when this is the saved answer to an earlier request with the same key.",
+            "schema": {"type": "string", "enum": ["true"]},
+        },
+        "WWW-Authenticate": {
+            "description": "The authentication scheme: Bearer.",
+            "required": True,
+            "schema": {"type": "string"},
+        },
+    }
+
+
+def _responses(settings: ApiSettings) -> Doc:
+    unauthorized = _problem("unauthorized: the API key is missing, malformed, unknown or revoked.")
+    unauthorized["headers"]["WWW-Authenticate"] = {"$ref": "#/components/headers/WWW-Authenticate"}
+    return {
+        "MalformedJson": _problem("malformed-json: the body is not JSON."),
+        "Unauthorized": unauthorized,
+        "NotFound": _problem("not-found: no such resource for this account."),
+        "PayloadTooLarge": _problem(f"payload-too-large: the body is over {settings.max_body_bytes} bytes."),
+        "UnsupportedMediaType": _problem("unsupported-media-type: the body is not sent as application/json."),
+        "Invalid": _problem(
+            "validation-error: a field, parameter or header is invalid; errors names each one.",
+            ValidationProblem,
+        ),
+    }
+
+
+# --- The document -------------------------------------------------------------------------------------------
+
+
+def _operation(op: Operation) -> Doc:
+    headers = {name: {"$ref": f"#/components/headers/{name}"} for name in (REQUEST_ID, *op.headers)}
+    success: Doc = {"description": op.answer, "headers": headers}
+    if op.model is not None:
+        success["content"] = {JSON: {"schema": _ref(op.model)}}
+    elif op.path.startswith("/v1/media/"):
+        success["content"] = {
+            media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
+            for media_type in sorted(set(CONTENT_TYPES.values()))
+        }
+    errors: dict[int, str | Doc] = {} if op.public else {401: "Unauthorized"}
+    errors.update(op.errors)
+    responses: Doc = {str(op.status): success}
+    for status, response in sorted(errors.items()):
+        if isinstance(response, str):
+            responses[str(status)] = {"$ref": f"#/components/responses/{response}"}
+        else:  # each document its own copy
+            responses[str(status)] = deepcopy(response)
+    out: Doc = {
+        "operationId": op.operation_id,
+        "tags": [op.tag],
+        "summary": op.summary,
+        "description": op.description,
+        "parameters": [{"$ref": f"#/components/parameters/{p}"} for p in (*op.parameters, "RequestId")],
+    }
+    if op.body is not None:
+        out["requestBody"] = {"required": True, "content": {JSON: {"schema": _ref(op.body)}}}
+    out["responses"] = responses
+    if op.public:
+        out["security"] = []
+    return out
+
+
+def build_document(settings: ApiSettings) -> Doc:
+    paths: Doc = {}
+    for op in OPERATIONS:
+        paths.setdefault(op.path, {})[op.method] = _operation(op)
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "videogen API",
+            "version": API_VERSION,
+            "summary": "Asynchronous AI video generation, with signed webhooks.",
+            "description": "Submit a prompt, a provider and a duration; get the generation record at once; "
+            "read it back or list your generations; register webhook endpoints that receive signed POSTs "
+            "when a video completes or fails. Every error is an RFC 9457 application/problem+json body. "
+            "Request bodies are JSON; unknown fields are refused.",
+        },
+        "servers": [{"url": settings.public_base_url}],
+        "security": [{SECURITY_SCHEME: []}],
+        "tags": [{"name": name, "description": text} for name, text in _TAGS],
+        "paths": paths,
+        "components": {
+            "schemas": _schemas(settings),
+            "parameters": _parameters(),
+            "headers": _headers(),
+            "responses": _responses(settings),
+            "securitySchemes": {
+                SECURITY_SCHEME: {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An API key: Authorization: Bearer <API_KEY> (made with videogen keys "
+                    "create --account NAME).",
+                }
+            },
+        },
+    }
+
+
+# --- The reference page ------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; padding: 0 1rem; }
+body { color: #222; } h1, h2, h3 { line-height: 1.2; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2.5rem; }
+code { font: 13px ui-monospace, monospace; background: #f3f3f3; padding: 0 .2rem; border-radius: 3px; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
+th, td { text-align: left; vertical-align: top; border-bottom: 1px solid #e4e4e4; padding: .3rem .5rem; }
+th { font-weight: 600; background: #fafafa; }
+.method { display: inline-block; min-width: 4rem; font-weight: 700; text-transform: uppercase; }
+.operation { border: 1px solid #ddd; border-radius: 6px; padding: .2rem 1rem; margin: 1rem 0; }
+.muted { color: #666; }
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _resolve(document: Doc, item: Doc) -> Doc:
+    """A component a ``$ref`` points to (one level, which is all this document uses)."""
+    if "$ref" not in item:
+        return item
+    node: Any = document
+    for part in item["$ref"].removeprefix("#/").split("/"):
+        node = node[part]
+    resolved: Doc = node
+    return resolved
+
+
+def _type(schema: Doc, *, branch: bool = False) -> str:
+    """A schema as a short line of HTML: its type, with links to named schemas and its constraints."""
+    if "$ref" in schema:
+        name = _ref_name(schema["$ref"])
+        return f'<a href="#schema-{_e(name)}">{_e(name)}</a>'
+    if "anyOf" in schema:
+        return " or ".join(_type(s, branch=True) for s in schema["anyOf"])
+    if "oneOf" in schema:
+        return "exactly one of " + ", ".join(_type(s, branch=True) for s in schema["oneOf"])
+    if branch and "description" in schema and "$ref" not in schema:
+        # A branch says what it is in words (its pattern is in the document).
+        return f"{_e(schema.get('type', 'any'))} ({_e(schema['description'])})"
+    if "enum" in schema:
+        text = "one of " + ", ".join(f"<code>{_e(v)}</code>" for v in schema["enum"])
+    elif schema.get("type") == "array":
+        items = schema.get("items", {})
+        text = ("array, each " if "anyOf" in items else "array of ") + _type(items)
+    else:
+        text = _e(schema.get("type", "any"))
+        if "format" in schema:
+            text += f" ({_e(schema['format'])})"
+        if "contentMediaType" in schema:
+            text += f" ({_e(schema['contentMediaType'])})"
+    limits = []
+    for key, label in (
+        ("minLength", "min length"),
+        ("maxLength", "max length"),
+        ("minItems", "min items"),
+        ("minimum", "min"),
+        ("maximum", "max"),
+        ("default", "default"),
+        ("pattern", "pattern"),
+    ):
+        if key in schema:
+            limits.append(f"{label} <code>{_e(schema[key])}</code>")
+    if schema.get("uniqueItems"):
+        limits.append("no repeats")
+    return text + (f' <span class="muted">({"; ".join(limits)})</span>' if limits else "")
+
+
+def _operation_html(document: Doc, path: str, method: str, op: Doc) -> list[str]:
+    anchor = f"op-{op['operationId']}"
+    key = "no API key" if op.get("security") == [] else "API key"
+    out = [
+        f'<section class="operation" id="{_e(anchor)}">',
+        f'<h3><span class="method">{_e(method)}</span> <code>{_e(path)}</code></h3>',
+        f'<p><strong>{_e(op["summary"])}</strong> <span class="muted">({key})</span>. '
+        f"{_e(op['description'])}</p>",
+    ]
+    params = [_resolve(document, p) for p in op.get("parameters", [])]
+    if params:
+        out.append("<table><tr><th>parameter</th><th>in</th><th>type</th><th>description</th></tr>")
+        for p in params:
+            required = " <em>required</em>" if p.get("required") else ""
+            out.append(
+                f"<tr><td><code>{_e(p['name'])}</code>{required}</td><td>{_e(p['in'])}</td>"
+                f"<td>{_type(p['schema'])}</td><td>{_e(p.get('description', ''))}</td></tr>"
+            )
+        out.append("</table>")
+    if "requestBody" in op:
+        for media_type, content in op["requestBody"]["content"].items():
+            out.append(f"<p>Body (<code>{_e(media_type)}</code>): {_type(content['schema'])}</p>")
+    out.append("<table><tr><th>status</th><th>description</th><th>body</th></tr>")
+    for status, listed in op["responses"].items():
+        response = _resolve(document, listed)
+        bodies = ", ".join(
+            f'{_type(c["schema"])} <span class="muted">{_e(t)}</span>'
+            for t, c in response.get("content", {}).items()
+        )
+        headers = ", ".join(f"<code>{_e(h)}</code>" for h in response.get("headers", {}) if h != REQUEST_ID)
+        extra = f' <span class="muted">headers: {headers}</span>' if headers else ""
+        out.append(
+            f"<tr><td><code>{_e(status)}</code></td><td>{_e(response['description'])}{extra}</td>"
+            f"<td>{bodies or '—'}</td></tr>"
+        )
+    out.append("</table></section>")
+    return out
+
+
+def _schema_html(name: str, schema: Doc) -> list[str]:
+    out = [f'<section id="schema-{_e(name)}"><h3>{_e(name)}</h3>']
+    if "description" in schema:
+        out.append(f"<p>{_e(schema['description'])}</p>")
+    properties: Doc = schema.get("properties", {})
+    if not properties:
+        out.append(f"<p>{_type(schema)}</p></section>")
+        return out
+    required = set(schema.get("required", []))
+    out.append("<table><tr><th>field</th><th>type</th><th>description</th></tr>")
+    for prop, sub in properties.items():
+        mark = " <em>required</em>" if prop in required else ""
+        out.append(
+            f"<tr><td><code>{_e(prop)}</code>{mark}</td><td>{_type(sub)}</td>"
+            f"<td>{_e(sub.get('description', ''))}</td></tr>"
+        )
+    out.append("</table>")
+    notes = []
+    if schema.get("additionalProperties") is False:
+        notes.append("no other fields")
+    if "minProperties" in schema:
+        notes.append(f"at least {schema['minProperties']} field(s)")
+    if notes:
+        out.append(f'<p class="muted">{_e("; ".join(notes))}.</p>')
+    out.append("</section>")
+    return out
+
+
+def render_page(document: Doc) -> str:
+    """The reference as one self-contained HTML page: no scripts, no external resources."""
+    info = document["info"]
+    operations = [
+        (path, method, op) for path, item in document["paths"].items() for method, op in item.items()
+    ]
+    out = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(info['title'])} reference</title><style>{_STYLE}</style></head><body>",
+        f'<h1>{_e(info["title"])} <span class="muted">v{_e(info["version"])}</span></h1>',
+        f"<p>{_e(info['description'])}</p>",
+        '<p>Machine-readable: <a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI '
+        f"{_e(document['openapi'])}). Authentication: <code>Authorization: Bearer &lt;API_KEY&gt;</code> "
+        "on every operation unless it says otherwise. Every answer carries <code>X-Request-Id</code>.</p>",
+        "<h2>Operations</h2><ul>",
+    ]
+    for path, method, op in operations:
+        out.append(
+            f'<li><a href="#op-{_e(op["operationId"])}"><span class="method">{_e(method)}</span> '
+            f"<code>{_e(path)}</code></a> — {_e(op['summary'])}</li>"
+        )
+    out.append("</ul>")
+    for tag in document["tags"]:
+        out.append(f"<h2>{_e(tag['name'])}</h2><p>{_e(tag['description'])}</p>")
+        for path, method, op in operations:
+            if tag["name"] in op["tags"]:
+                out.extend(_operation_html(document, path, method, op))
+    out.append("<h2>Schemas</h2>")
+    for name, schema in document["components"]["schemas"].items():
+        out.extend(_schema_html(name, schema))
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+# --- Serving ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The document and the page, built once when the application is created."""
+
+    document: Doc
+    json: bytes
+    page: bytes
+
+
+REFERENCE = web.AppKey("reference", Reference)
+
+
+def reference(settings: ApiSettings) -> Reference:
+    document = build_document(settings)
+    return Reference(document, orjson.dumps(document), render_page(document).encode())
+
+
+@routes.get("/openapi.json")
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[REFERENCE].json, content_type=JSON)
+
+
+@routes.get("/docs")
+async def docs_page(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[REFERENCE].page, content_type="text/html", charset="utf-8")

@@ -1,0 +1,293 @@
+"""GET /openapi.json and GET /docs on the live application, and the handlers' real answers held to the
+document: for every operation and the statuses it answers with, the body is validated strictly (from the JSON,
+no coercion, no unknown fields) against the response model the document names for that status, and its
+content type and required headers are the documented ones. Completed, failed and canceled generations,
+deliveries with attempts, disabled endpoints, cursors and every kind of problem included."""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import pytest
+from aiohttp import ClientResponse, web
+from aiohttp.test_utils import TestClient
+from openapi_spec_validator import OpenAPIV31SpecValidator
+from pydantic import BaseModel, ValidationError
+
+from tests.support.api import bearer
+from videogen_api import openapi, schemas
+from videogen_api.settings import ApiSettings
+from videogen_common.clock import isoformat
+from videogen_common.media import LocalMediaStore, signed_media_url
+from videogen_common.store import Store
+
+Client = TestClient[web.Request, web.Application]
+Doc = dict[str, Any]
+
+
+class Answers:
+    """Sends requests and holds every answer to the document fetched from the same server."""
+
+    def __init__(self, client: Client, document: Doc, key: str) -> None:
+        self.client = client
+        self.document = document
+        self.key = key
+        self.seen: set[tuple[str, str, int]] = set()
+
+    def _resolve(self, node: Doc) -> Doc:
+        while "$ref" in node:
+            target: Any = self.document
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            node = target
+        return node
+
+    async def call(
+        self,
+        method: str,
+        template: str,
+        status: int,
+        path: str | None = None,
+        *,
+        auth: bool = True,
+        **kw: Any,
+    ) -> Any:
+        headers = {**(bearer(self.key) if auth else {}), **kw.pop("headers", {})}
+        response = await self.client.request(method, path or template, headers=headers, **kw)
+        raw = await response.read()
+        assert response.status == status, raw
+        self.seen.add((method.lower(), template, status))
+        return self.check(response, raw, method.lower(), template, status)
+
+    def check(self, response: ClientResponse, raw: bytes, method: str, template: str, status: int) -> Any:
+        op = self.document["paths"][template][method]
+        assert str(status) in op["responses"], f"{method} {template} answered an undocumented {status}"
+        documented = self._resolve(op["responses"][str(status)])
+        for name, header in documented.get("headers", {}).items():
+            if self._resolve(header).get("required"):
+                assert name in response.headers, f"{method} {template} {status}: no {name} header"
+        content = documented.get("content")
+        if content is None:
+            assert raw == b""
+            return None
+        assert response.content_type in content
+        schema = content[response.content_type]["schema"]
+        if "$ref" not in schema and "oneOf" not in schema:
+            return raw  # a file
+        names = [s["$ref"].rsplit("/", 1)[-1] for s in schema.get("oneOf", [schema])]
+        matches = [name for name in names if _valid(getattr(schemas, name), raw)]
+        assert len(matches) == 1, f"{method} {template} {status}: {raw!r} matches {matches} of {names}"
+        return orjson.loads(raw)
+
+
+def _valid(model: type[BaseModel], raw: bytes) -> bool:
+    try:
+        model.model_validate_json(raw, strict=True)
+    except ValidationError:
+        return False
+    return True
+
+
+@pytest.fixture
+async def answers(client: Client, key: str) -> Answers:
+    response = await client.get("/openapi.json")
+    return Answers(client, await response.json(), key)
+
+
+async def test_openapi_json_is_served_without_a_key_and_is_valid_openapi_3_1(
+    client: Client, api_settings: ApiSettings
+) -> None:
+    response = await client.get("/openapi.json")
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    assert "X-Request-Id" in response.headers
+    document = await response.json()
+    OpenAPIV31SpecValidator(document).validate()
+    assert document == orjson.loads(orjson.dumps(openapi.build_document(api_settings)))
+
+
+async def test_docs_is_a_readable_page_listing_every_operation_without_a_key(client: Client) -> None:
+    document = await (await client.get("/openapi.json")).json()
+    response = await client.get("/docs")
+    assert response.status == 200
+    assert response.content_type == "text/html" and response.charset == "utf-8"
+    page = await response.text()
+    for path, item in document["paths"].items():
+        for method, op in item.items():
+            assert f'<span class="method">{method}</span> <code>{path}</code>' in page
+            assert html.escape(op["summary"]) in page
+    assert "<script" not in page
+
+
+async def test_generations_answer_as_documented(answers: Answers, store: Store) -> None:
+    body = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 5}
+    idem = {"Idempotency-Key": "order-1"}
+    created = await answers.call("POST", "/v1/generate", 202, json=body, headers=idem)
+    replay = await answers.call("POST", "/v1/generate", 202, json=body, headers=idem)
+    assert replay == created
+    await answers.call("POST", "/v1/generate", 422, json={**body, "duration": 6}, headers=idem)
+    await answers.call("POST", "/v1/generate", 422, json={**body, "duration": 5.0})
+    await answers.call("POST", "/v1/generate", 400, data=b"{", headers={"Content-Type": "application/json"})
+    await answers.call("POST", "/v1/generate", 415, data=b"x", headers={"Content-Type": "text/plain"})
+    await answers.call("POST", "/v1/generate", 413, json={**body, "prompt": "x" * 70_000})
+    await answers.call("POST", "/v1/generate", 401, json=body, auth=False)
+
+    second = await answers.call("POST", "/v1/generate", 202, json=body)
+    third = await answers.call("POST", "/v1/generate", 202, json=body)
+    now = await store.generations.find_one({"_id": created["id"]})
+    assert now is not None
+    await store.generations.update_one(
+        {"_id": created["id"]},
+        {
+            "$set": {
+                "status": "completed",
+                "video_url": f"http://127.0.0.1:8080/v1/media/{created['id']}/video.mp4?exp=1&sig=a",
+                "thumbnail_url": f"http://127.0.0.1:8080/v1/media/{created['id']}/thumbnail.jpg?exp=1&sig=a",
+                "updated_at": now["updated_at"] + timedelta(seconds=5),
+            }
+        },
+    )
+    await store.generations.update_one(
+        {"_id": second["id"]},
+        {
+            "$set": {
+                "status": "failed",
+                "error": {
+                    "code": "provider_error",
+                    "message": "the provider refused the prompt",
+                    "provider_code": "mock.failure",
+                    "retriable": False,
+                },
+            }
+        },
+    )
+    completed = await answers.call("GET", "/v1/generations/{id}", 200, f"/v1/generations/{created['id']}")
+    assert completed["video_url"] and completed["thumbnail_url"]
+    failed = await answers.call("GET", "/v1/generations/{id}", 200, f"/v1/generations/{second['id']}")
+    assert failed["error"]["provider_code"] == "mock.failure"
+    await answers.call("GET", "/v1/generations/{id}", 404, "/v1/generations/gen_unknown")
+
+    page = await answers.call("GET", "/v1/generations", 200, "/v1/generations?limit=2")
+    assert len(page["data"]) == 2 and page["next_cursor"]
+    last = await answers.call("GET", "/v1/generations", 200, f"/v1/generations?cursor={page['next_cursor']}")
+    assert len(last["data"]) == 1 and last["next_cursor"] is None
+    await answers.call("GET", "/v1/generations", 200, "/v1/generations?status=failed,completed&provider=mock")
+    await answers.call("GET", "/v1/generations", 422, "/v1/generations?limit=0&status=done")
+
+    canceled = await answers.call(
+        "POST", "/v1/generations/{id}/cancel", 200, f"/v1/generations/{third['id']}/cancel"
+    )
+    assert canceled["error"]["code"] == "canceled"
+    await answers.call("POST", "/v1/generations/{id}/cancel", 409, f"/v1/generations/{third['id']}/cancel")
+    await answers.call("POST", "/v1/generations/{id}/cancel", 404, "/v1/generations/gen_unknown/cancel")
+
+
+async def test_webhooks_and_deliveries_answer_as_documented(answers: Answers, store: Store) -> None:
+    hook = {"url": "https://example.test/hooks/videogen", "events": ["video.completed", "webhook.disabled"]}
+    created = await answers.call("POST", "/v1/webhooks", 201, json=hook)
+    one = f"/v1/webhooks/{created['id']}"
+    await answers.call("POST", "/v1/webhooks", 422, json={**hook, "url": "https://example.test/a b"})
+    await answers.call("POST", "/v1/webhooks", 400, data=b"[", headers={"Content-Type": "application/json"})
+    await answers.call("POST", "/v1/webhooks", 415, data=b"{}", headers={"Content-Type": "text/plain"})
+    await answers.call("GET", "/v1/webhooks", 200)
+    await answers.call("GET", "/v1/webhooks", 401, auth=False)
+    await answers.call("GET", "/v1/webhooks/{id}", 200, one)
+    await answers.call("GET", "/v1/webhooks/{id}", 404, "/v1/webhooks/wh_unknown")
+    disabled = await answers.call("PATCH", "/v1/webhooks/{id}", 200, one, json={"active": False})
+    assert disabled["disabled_reason"]
+    await answers.call("PATCH", "/v1/webhooks/{id}", 422, one, json={"url": None})
+    await answers.call("POST", "/v1/webhooks/{id}/test", 409, f"{one}/test")
+    await answers.call("PATCH", "/v1/webhooks/{id}", 200, one, json={"active": True})
+    await answers.call("POST", "/v1/webhooks/{id}/rotate-secret", 200, f"{one}/rotate-secret")
+    await answers.call("POST", "/v1/webhooks/{id}/rotate-secret", 404, "/v1/webhooks/wh_x/rotate-secret")
+
+    first = await answers.call("POST", "/v1/webhooks/{id}/test", 202, f"{one}/test")
+    await answers.call("POST", "/v1/webhooks/{id}/test", 202, f"{one}/test")
+    stored = await store.deliveries.find_one({"_id": first["id"]})
+    assert stored is not None
+    at = stored["created_at"]
+    await store.deliveries.update_one(
+        {"_id": first["id"]},
+        {
+            "$set": {
+                "status": "failed",
+                "next_attempt_at": None,
+                "failure_reason": "retry schedule exhausted",
+                "attempts": [
+                    {"at": at, "status_code": 503, "latency_ms": 12.5, "error": "HTTP 503"},
+                    {"at": at, "status_code": None, "latency_ms": 5000.0, "error": "timeout"},
+                ],
+            }
+        },
+    )
+    delivery = await answers.call("GET", "/v1/deliveries/{id}", 200, f"/v1/deliveries/{first['id']}")
+    assert len(delivery["attempts"]) == 2
+    await answers.call("GET", "/v1/deliveries/{id}", 404, "/v1/deliveries/msg_unknown")
+    deliveries = f"{one}/deliveries"
+    page = await answers.call("GET", "/v1/webhooks/{id}/deliveries", 200, f"{deliveries}?limit=1")
+    assert page["next_cursor"]
+    await answers.call("GET", "/v1/webhooks/{id}/deliveries", 200, f"{deliveries}?event_type=webhook.test")
+    await answers.call("GET", "/v1/webhooks/{id}/deliveries", 422, f"{deliveries}?status=lost")
+    await answers.call("GET", "/v1/webhooks/{id}/deliveries", 404, "/v1/webhooks/wh_x/deliveries")
+
+    since = isoformat(at - timedelta(minutes=1))
+    recovered = await answers.call(
+        "POST", "/v1/webhooks/{id}/recover", 202, f"{one}/recover", json={"since": since}
+    )
+    assert recovered == {"requeued": 1}
+    await answers.call(
+        "POST", "/v1/webhooks/{id}/recover", 422, f"{one}/recover", json={"since": "yesterday"}
+    )
+    await answers.call("POST", "/v1/deliveries/{id}/retry", 409, f"/v1/deliveries/{first['id']}/retry")
+    await store.deliveries.update_one({"_id": first["id"]}, {"$set": {"status": "succeeded"}})
+    await answers.call("POST", "/v1/deliveries/{id}/retry", 202, f"/v1/deliveries/{first['id']}/retry")
+    await answers.call("POST", "/v1/deliveries/{id}/retry", 404, "/v1/deliveries/msg_unknown/retry")
+
+    await answers.call("DELETE", "/v1/webhooks/{id}", 204, one)
+    await answers.call("DELETE", "/v1/webhooks/{id}", 404, one)
+
+
+async def test_media_answers_as_documented(answers: Answers, api_settings: ApiSettings) -> None:
+    await LocalMediaStore(api_settings.media_dir).put("gen_1/thumbnail.jpg", b"\xff\xd8\xff\xe0")
+    url = signed_media_url(
+        api_settings.public_base_url,
+        api_settings.media_signing_key.get_secret_value(),
+        "gen_1/thumbnail.jpg",
+        now=datetime.now(UTC),
+        retention=timedelta(days=1),
+    )
+    parts = urlsplit(url)
+    template = "/v1/media/{folder}/{file}"
+    assert (
+        await answers.call("GET", template, 200, f"{parts.path}?{parts.query}", auth=False)
+        == b"\xff\xd8\xff\xe0"
+    )
+    await answers.call("GET", template, 404, f"{parts.path}?exp=1&sig=é", auth=False)
+
+
+async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
+    """Guards the tests above: a new operation needs its answers checked here too."""
+    covered = {
+        ("post", "/v1/generate"),
+        ("get", "/v1/generations"),
+        ("get", "/v1/generations/{id}"),
+        ("post", "/v1/generations/{id}/cancel"),
+        ("post", "/v1/webhooks"),
+        ("get", "/v1/webhooks"),
+        ("get", "/v1/webhooks/{id}"),
+        ("patch", "/v1/webhooks/{id}"),
+        ("delete", "/v1/webhooks/{id}"),
+        ("post", "/v1/webhooks/{id}/rotate-secret"),
+        ("post", "/v1/webhooks/{id}/test"),
+        ("get", "/v1/webhooks/{id}/deliveries"),
+        ("post", "/v1/webhooks/{id}/recover"),
+        ("get", "/v1/deliveries/{id}"),
+        ("post", "/v1/deliveries/{id}/retry"),
+        ("get", "/v1/media/{folder}/{file}"),
+    }
+    documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
+    assert documented == covered
