@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
-
-from pymongo import ReturnDocument
 
 from videogen_common.clock import Clock, isoformat
 from videogen_common.deliveries import FAILED, PENDING, SUCCEEDED
@@ -130,12 +129,19 @@ class Dispatcher:
                 log.exception("delivery attempt crashed; it stays due", extra={"delivery_id": delivery_id})
 
     async def _claim(self, delivery_id: str) -> Doc | None:
+        """Push the delivery's next attempt past this attempt's deadline, if it is still due; the unique token
+        tells us the document we read back is the one we claimed. (A conditional update plus a read by id,
+        rather than findAndModify, which the embedded store serves with a collection scan.)"""
         now = self._clock.now()
-        return await self._store.deliveries.find_one_and_update(
+        token = secrets.token_hex(8)
+        claimed = await self._store.deliveries.update_one(
             {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}},
-            {"$set": {"next_attempt_at": now + self._claim_for}},
-            return_document=ReturnDocument.AFTER,
+            {"$set": {"next_attempt_at": now + self._claim_for, "claim": token}},
         )
+        if claimed.modified_count != 1:
+            return None
+        delivery = await self._store.deliveries.find_one({"_id": delivery_id})
+        return delivery if delivery is not None and delivery.get("claim") == token else None
 
     async def _attempt(self, delivery_id: str) -> None:
         delivery = await self._claim(delivery_id)
@@ -157,11 +163,11 @@ class Dispatcher:
                 {"$set": {"next_attempt_at": paused_until, "updated_at": now}},
             )
             return
-        secrets = [
+        live_secrets = [
             s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
         ]
         body = delivery["body"].encode()
-        headers = signature_headers(secrets, delivery["_id"], int(now.timestamp()), body)
+        headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
         result = await self._sender.post(endpoint["url"], body, headers)
         await self._record(delivery, endpoint, result)
 
@@ -184,7 +190,8 @@ class Dispatcher:
         }
         if result.ok:
             await self._close(delivery, SUCCEEDED, None, attempt)
-            await record_success(self._store.webhooks, endpoint["_id"], now)
+            if Health.of(endpoint).needs_success_recorded(now):
+                await record_success(self._store.webhooks, endpoint["_id"], now)
             log.info("delivered", extra=extra)
             return
         health = await record_failure(self._store.webhooks, endpoint["_id"], now)

@@ -39,6 +39,14 @@ class Health:
             return None
         return self.last_failure_at + cooldown
 
+    def needs_success_recorded(self, now: datetime, refresh: timedelta = timedelta(minutes=1)) -> bool:
+        """A success must be written when it ends a run of failures; on an already healthy endpoint only its
+        ``last_success_at`` would change, so that is refreshed at most once per ``refresh``. Writing every
+        success made concurrent attempts contend on one hot document in the store."""
+        if self.consecutive_failures or self.failing_since is not None:
+            return True
+        return self.last_success_at is None or now - self.last_success_at >= refresh
+
     def failing_for(self, now: datetime) -> timedelta:
         return now - self.failing_since if self.failing_since is not None else timedelta(0)
 
