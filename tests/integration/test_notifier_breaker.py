@@ -214,17 +214,15 @@ async def test_after_breaker_failures_in_a_row_the_lane_pauses_for_the_cooldown_
     docs = [await h.delivery(d) for d in ids]
     assert [len(d["attempts"]) for d in docs] == [1, 1, 1, 0, 0]
     assert [d["status"] for d in docs] == ["pending"] * 5
-    assert [d["next_attempt_at"] for d in docs] == [tripped_at + seconds(1)] * 3 + [
-        tripped_at + seconds(30)
-    ] * 2
+    # The last two wait in the store, still due and never claimed: the paused lane sends nothing.
+    assert [d["next_attempt_at"] for d in docs] == [tripped_at + seconds(1)] * 3 + [tripped_at] * 2
 
     clock.advance(seconds(1))  # the first three retries fall due while the breaker is open
-    assert await dispatcher.sweep() == 3
+    assert await dispatcher.sweep() == 0
     await dispatcher.wait_idle()
     assert receiver.count() == 3
     docs = [await h.delivery(d) for d in ids]
     assert [len(d["attempts"]) for d in docs] == [1, 1, 1, 0, 0]
-    assert {d["next_attempt_at"] for d in docs} == {tripped_at + seconds(30)}
 
     clock.set(tripped_at + seconds(29.999))
     assert await dispatcher.sweep() == 0

@@ -34,17 +34,25 @@ RETRY_AFTER_MAX_SECONDS = 3600.0
 
 
 class Lane:
-    """One endpoint's queue: at most ``concurrency`` attempts to it at once; ``pending`` counts the
-    deliveries queued or in flight on it."""
+    """One endpoint's queue: at most ``concurrency`` attempts to it at once and ``queue_limit`` deliveries
+    queued or in flight (``pending``); while its breaker is open (``paused_until``) it takes nothing."""
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, queue_limit: int) -> None:
         self.concurrency = concurrency
         self.slots = asyncio.Semaphore(concurrency)
+        self.queue_limit = max(queue_limit, concurrency)
         self.pending = 0
+        self.paused_until: datetime | None = None
 
-    @property
-    def saturated(self) -> bool:
-        return self.pending >= self.concurrency
+    def paused(self, now: datetime) -> bool:
+        return self.paused_until is not None and self.paused_until > now
+
+    def full(self, now: datetime) -> bool:
+        return self.pending >= self.queue_limit or self.paused(now)
+
+    def busy(self, now: datetime) -> bool:
+        """Has enough to keep every slot occupied: the sweeper brings it nothing more."""
+        return self.pending >= self.concurrency or self.paused(now)
 
 
 class Dispatcher:
@@ -72,29 +80,40 @@ class Dispatcher:
     def in_flight(self) -> int:
         return len(self._tasks)
 
-    def submit(self, delivery_id: str, webhook_id: str) -> None:
+    def submit(self, delivery_id: str, webhook_id: str) -> bool:
+        """Queue a due delivery on its endpoint's lane. A full or paused lane refuses it (False): it stays due
+        in the store and the sweeper brings it in once the lane has room."""
         if delivery_id in self._tasks:
-            return
-        lane = self._lanes.setdefault(webhook_id, Lane(self._settings.endpoint_concurrency))
+            return False
+        lane = self._lanes.get(webhook_id)
+        if lane is None:
+            settings = self._settings
+            lane = self._lanes[webhook_id] = Lane(
+                settings.endpoint_concurrency, settings.endpoint_queue_limit
+            )
+        if lane.full(self._clock.now()):
+            return False
         lane.pending += 1
         task = asyncio.create_task(self._attempt_in_lane(lane, delivery_id), name=f"delivery:{delivery_id}")
         self._tasks[delivery_id] = task
         task.add_done_callback(lambda _: self._done(delivery_id, webhook_id, lane))
+        return True
 
     def _done(self, delivery_id: str, webhook_id: str, lane: Lane) -> None:
         self._tasks.pop(delivery_id, None)
         lane.pending -= 1
-        if lane.pending == 0 and self._lanes.get(webhook_id) is lane:
+        if lane.pending == 0 and not lane.paused(self._clock.now()) and self._lanes.get(webhook_id) is lane:
             del self._lanes[webhook_id]  # idle lanes are not kept for endpoints long gone
 
     async def sweep(self) -> int:
         """Submit the deliveries that are due (retries, and anything a crash left behind). Endpoints whose
         lane is already full are left out of the query, so a dead endpoint's backlog can never fill a sweep
         batch and starve other endpoints' retries; its due deliveries wait until its lane drains."""
-        saturated = [webhook_id for webhook_id, lane in self._lanes.items() if lane.saturated]
-        query: Doc = {"status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}}
-        if saturated:
-            query["webhook_id"] = {"$nin": saturated}
+        now = self._clock.now()
+        busy = [webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)]
+        query: Doc = {"status": PENDING, "next_attempt_at": {"$lte": now}}
+        if busy:
+            query["webhook_id"] = {"$nin": busy}
         due = (
             self._store.deliveries.find(
                 query,
@@ -105,8 +124,7 @@ class Dispatcher:
         )
         count = 0
         async for doc in due:
-            if doc["_id"] not in self._tasks:
-                self.submit(doc["_id"], doc["webhook_id"])
+            if self.submit(doc["_id"], doc["webhook_id"]):
                 count += 1
         return count
 
@@ -121,8 +139,10 @@ class Dispatcher:
 
     async def _attempt_in_lane(self, lane: Lane, delivery_id: str) -> None:
         async with lane.slots:
+            if lane.paused(self._clock.now()):
+                return  # the breaker opened while this waited: it stays due in the store, unclaimed
             try:
-                await self._attempt(delivery_id)
+                await self._attempt(delivery_id, lane)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -143,7 +163,7 @@ class Dispatcher:
         delivery = await self._store.deliveries.find_one({"_id": delivery_id})
         return delivery if delivery is not None and delivery.get("claim") == token else None
 
-    async def _attempt(self, delivery_id: str) -> None:
+    async def _attempt(self, delivery_id: str, lane: Lane | None = None) -> None:
         delivery = await self._claim(delivery_id)
         if delivery is None:
             return  # not due, finished, or another instance has it
@@ -156,6 +176,8 @@ class Dispatcher:
             return
         paused_until = Health.of(endpoint).paused_until(self._settings.breaker_failures, self._cooldown)
         if paused_until is not None and paused_until > now:
+            if lane is not None:
+                lane.paused_until = paused_until
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
             await self._store.deliveries.update_one(
@@ -169,9 +191,9 @@ class Dispatcher:
         body = delivery["body"].encode()
         headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
         result = await self._sender.post(endpoint["url"], body, headers)
-        await self._record(delivery, endpoint, result)
+        await self._record(delivery, endpoint, result, lane)
 
-    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult) -> None:
+    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane | None) -> None:
         now = self._clock.now()
         attempt = {
             "at": now,
@@ -195,6 +217,9 @@ class Dispatcher:
             log.info("delivered", extra=extra)
             return
         health = await record_failure(self._store.webhooks, endpoint["_id"], now)
+        if lane is not None:
+            # If this failure opened the breaker, what is queued behind it waits in the store, unclaimed.
+            lane.paused_until = health.paused_until(self._settings.breaker_failures, self._cooldown)
         if result.status_code == 410:
             await self._disable(endpoint, "endpoint answered 410 Gone", now)
             await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)

@@ -20,6 +20,9 @@ class NotifierSettings(CommonSettings):
     webhook_retry_schedule: str = DEFAULT_SCHEDULE
     retry_jitter: float = Field(default=0.2, ge=0, lt=1)
     endpoint_concurrency: int = Field(default=4, ge=1)
+    # Deliveries held in memory per endpoint (queued or in flight); beyond it they wait in the store, due, and
+    # the sweeper brings them in as the lane drains. Bounds what a dead endpoint can cost.
+    endpoint_queue_limit: int = Field(default=64, ge=1)
     sweep_interval_seconds: float = Field(default=1.0, gt=0)
     sweep_batch: int = Field(default=200, ge=1)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
