@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.clock import isoformat
@@ -93,7 +92,12 @@ async def transition(
     extra_filter: Doc | None = None,
 ) -> Doc | None:
     """Compare-and-set on (id, expected status, version). Returns the new document, or None if someone else
-    moved the generation first; a duplicate or late event can therefore never move it backwards."""
+    moved the generation first; a duplicate or late event can therefore never move it backwards.
+
+    The new document is computed rather than read back: the compare-and-set guarantees the stored one was
+    ``doc`` just before this write (writes that do not bump the version touch only lease and outbox fields).
+    A conditional update is also what the embedded store serves fast; it answers findAndModify with a
+    collection scan."""
     current = Status(doc["status"])
     if not can_transition(current, target):
         raise TransitionError(f"{current} -> {target} is not allowed")
@@ -108,9 +112,10 @@ async def transition(
         "version": doc["version"],
         **(extra_filter or {}),
     }
-    return await collection.find_one_and_update(
-        query, {"$set": update, "$inc": {"version": 1}}, return_document=ReturnDocument.AFTER
-    )
+    result = await collection.update_one(query, {"$set": update, "$inc": {"version": 1}})
+    if result.modified_count != 1:
+        return None
+    return {**doc, **update, "version": doc["version"] + 1}
 
 
 def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Envelope:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from datetime import timedelta
 from typing import Any
-
-from pymongo import ReturnDocument
 
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL, Status
@@ -74,22 +73,29 @@ class Runner:
             self._claiming.discard(generation_id)
 
     async def _claim(self, generation_id: str) -> dict[str, Any] | None:
+        """Take the lease if it is free or expired. A conditional update stamping a unique token, then a read
+        by id (the embedded store serves findAndModify with a collection scan)."""
         now = self._clock.now()
-        return await self._store.generations.find_one_and_update(
+        token = secrets.token_hex(8)
+        claimed = await self._store.generations.update_one(
             {
                 "_id": generation_id,
                 "status": {"$in": ACTIVE},
-                "$or": [
-                    {"lease_expires_at": None},
-                    {"lease_expires_at": {"$lt": now}},
-                ],
+                "$or": [{"lease_expires_at": None}, {"lease_expires_at": {"$lt": now}}],
             },
             {
-                "$set": {"lease_owner": self._owner, "lease_expires_at": now + self._lease},
+                "$set": {
+                    "lease_owner": self._owner,
+                    "lease_expires_at": now + self._lease,
+                    "lease_token": token,
+                },
                 "$inc": {"attempts": 1},
             },
-            return_document=ReturnDocument.AFTER,
         )
+        if claimed.modified_count != 1:
+            return None
+        doc = await self._store.generations.find_one({"_id": generation_id})
+        return doc if doc is not None and doc.get("lease_token") == token else None
 
     async def _run(self, doc: dict[str, Any]) -> None:
         try:
