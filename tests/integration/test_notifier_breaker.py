@@ -20,10 +20,10 @@ from tests.integration.test_notifier_deliveries import status_envelope
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.receivers import OK, Receiver, Reply, Script, always, replies
+from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
-from videogen_common.ids import new_id
 from videogen_common.settings import load_settings
-from videogen_common.signing import new_webhook_secret, service_signature
+from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
@@ -88,23 +88,15 @@ class Harness:
         active: bool = True,
         **fields: Any,
     ) -> tuple[str, str]:
-        now = self.clock.now()
-        secret = new_webhook_secret()
-        webhook_id = new_id("wh", now)
-        await self.store.webhooks.insert_one(
-            {
-                "_id": webhook_id,
-                "account_id": account_id,
-                "url": url,
-                "events": list(events),
-                "secrets": [{"secret": secret, "created_at": now, "expires_at": None}],
-                "active": active,
-                "created_at": now,
-                "updated_at": now,
-                **fields,
-            }
+        return await insert_webhook(
+            self.store,
+            url,
+            now=self.clock.now(),
+            account_id=account_id,
+            events=events,
+            active=active,
+            **fields,
         )
-        return webhook_id, secret
 
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
         """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""

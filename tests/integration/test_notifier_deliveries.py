@@ -31,11 +31,11 @@ from tests.support.receivers import (
     replies,
     unavailable,
 )
+from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.ids import new_id
 from videogen_common.settings import CommonSettings
-from videogen_common.signing import new_webhook_secret
 from videogen_common.store import Store, connect
 from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
@@ -158,22 +158,9 @@ class Harness:
         self, url: str, *, account_id: str = ACCOUNT, events: Sequence[str] = BOTH, active: bool = True
     ) -> tuple[str, str]:
         """An endpoint stored exactly as POST /v1/webhooks stores it; returns (id, secret)."""
-        now = self.clock.now()
-        secret = new_webhook_secret()
-        webhook_id = new_id("wh", now)
-        await self.store.webhooks.insert_one(
-            {
-                "_id": webhook_id,
-                "account_id": account_id,
-                "url": url,
-                "events": list(events),
-                "secrets": [{"secret": secret, "created_at": now, "expires_at": None}],
-                "active": active,
-                "created_at": now,
-                "updated_at": now,
-            }
+        return await insert_webhook(
+            self.store, url, now=self.clock.now(), account_id=account_id, events=events, active=active
         )
-        return webhook_id, secret
 
     async def publish(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
         """What the notifier's agent does with a status event: record the deliveries, then submit them."""
