@@ -15,8 +15,8 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from bench.common import Result, closed_loop, engines, python_process, wait_http
-from videogen.engines import free_port
+from bench.common import Result, closed_loop, engines, python_process
+from videogen.engines import free_port, wait_for_http
 from videogen.keys import create_key
 from videogen.migrate import migrate
 from videogen_common.clock import SystemClock
@@ -76,7 +76,7 @@ async def run(total: int, concurrency: int) -> list[Result]:
 
             bare_port = free_port()
             async with python_process(["-m", "bench.bare_app", str(bare_port)], {}, workdir / "bare.log"):
-                await wait_http(f"http://127.0.0.1:{bare_port}/healthz")
+                await wait_for_http(f"http://127.0.0.1:{bare_port}/healthz")
                 results.append(
                     await http_load(
                         "aiohttp: bare JSON endpoint",
@@ -97,7 +97,7 @@ async def run(total: int, concurrency: int) -> list[Result]:
                 "VIDEOGEN_LOG_LEVEL": "WARNING",
             }
             async with python_process(["-m", "videogen_api.main"], env, workdir / "api.log"):
-                await wait_http(f"http://127.0.0.1:{api_port}/healthz")
+                await wait_for_http(f"http://127.0.0.1:{api_port}/healthz")
                 headers = {
                     "Content-Type": "application/json",
                     "Authorization": f"Bearer {key}",

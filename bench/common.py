@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
-
 from videogen.engines import (
     free_port,
     kafka_bootstrap,
@@ -100,15 +98,3 @@ async def python_process(args: list[str], env: dict[str, str], log: Path) -> Asy
         if proc.returncode is None:
             proc.terminate()
             await proc.wait()
-
-
-async def wait_http(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            with contextlib.suppress(aiohttp.ClientError, OSError):
-                async with session.get(url) as response:
-                    if response.status < 500:
-                        return
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} not up after {timeout}s")

@@ -16,8 +16,8 @@ from pathlib import Path
 import aiohttp
 from aiokafka import AIOKafkaProducer
 
-from bench.common import EngineUrls, engines, python_process, wait_http
-from videogen.engines import free_port
+from bench.common import EngineUrls, engines, python_process
+from videogen.engines import free_port, wait_for_http
 from videogen.migrate import migrate
 from videogen_common.clock import SystemClock, isoformat
 from videogen_common.domain import Provider, Status
@@ -87,7 +87,7 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, with_holes: bool
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     async with python_process(["-m", "bench.receivers_app", str(port)], {}, workdir / "receivers.log"):
-        await wait_http(f"{base}/healthz")
+        await wait_for_http(f"{base}/healthz")
         await add_endpoints(store, "healthy", base, "ok", HEALTHY)
         if with_holes:
             await add_endpoints(store, "dead", base, "hole", HOLES)

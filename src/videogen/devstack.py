@@ -13,8 +13,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import aiohttp
-
 from videogen.engines import (
     EngineSpec,
     kafka_bootstrap,
@@ -24,6 +22,7 @@ from videogen.engines import (
     spawn,
     stop,
     tansu_spec,
+    wait_for_http,
     wait_for_port,
 )
 from videogen.keys import create_key
@@ -96,13 +95,13 @@ class DevStack:
         self._stopping = asyncio.Event()
 
     def settings(self) -> CommonSettings:
+        """What the migration and the dev key need: the engines this stack started, its data folder."""
+        cfg = self.config
         return load_settings(
             CommonSettings,
-            **{
-                k.removeprefix("VIDEOGEN_").lower(): v
-                for k, v in self.config.service_env().items()
-                if k in ("VIDEOGEN_KAFKA_BOOTSTRAP", "VIDEOGEN_MONGO_URL", "VIDEOGEN_DATA_DIR")
-            },
+            kafka_bootstrap=kafka_bootstrap(cfg.kafka_port),
+            mongo_url=mongo_url(cfg.mongo_port),
+            data_dir=cfg.data_dir,
         )
 
     async def run(self) -> None:
@@ -146,7 +145,8 @@ class DevStack:
     async def _dev_key(self) -> str:
         key_file = self.config.data_dir / "dev-api-key"
         fixed = self.config.dev_key or (key_file.read_text().strip() if key_file.exists() else None)
-        client, store = connect(mongo_url(self.config.mongo_port), "videogen", app_name="videogen-dev")
+        settings = self.settings()
+        client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-dev")
         try:
             key = await create_key(store, DEV_ACCOUNT, key=fixed)
         finally:
@@ -155,20 +155,13 @@ class DevStack:
         key_file.chmod(0o600)
         return key
 
-    async def _wait_api(self, timeout: float = 60.0) -> None:
-        url = f"http://127.0.0.1:{self.config.api_port}/healthz"
-        deadline = asyncio.get_running_loop().time() + timeout
-        async with aiohttp.ClientSession() as session:
-            while asyncio.get_running_loop().time() < deadline:
-                api = self.children["api"].proc
-                if api is not None and api.returncode is not None:
-                    raise RuntimeError(f"the api exited with {api.returncode} at start-up")
-                with contextlib.suppress(aiohttp.ClientError, OSError):
-                    async with session.get(url) as response:
-                        if response.status == 200:
-                            return
-                await asyncio.sleep(0.1)
-        raise RuntimeError(f"the api did not answer {url} within {timeout}s")
+    async def _wait_api(self) -> None:
+        api = self.children["api"].proc
+        await wait_for_http(
+            f"http://127.0.0.1:{self.config.api_port}/healthz",
+            timeout=60.0,
+            exited=lambda: api.returncode if api is not None else None,
+        )
 
     def _banner(self, key: str) -> None:
         base = f"http://127.0.0.1:{self.config.api_port}/v1"

@@ -11,8 +11,11 @@ import shutil
 import socket
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import aiohttp
 
 
 class EngineError(RuntimeError):
@@ -122,6 +125,26 @@ async def wait_for_port(
         with contextlib.suppress(OSError):
             await writer.wait_closed()
         return
+
+
+async def wait_for_http(
+    url: str, *, timeout: float = 30.0, exited: Callable[[], int | None] = lambda: None
+) -> None:
+    """Poll ``url`` until it answers 200 (a process start has no event to await). Raises ``EngineError`` if
+    ``exited()`` reports the process's exit code first, or after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    async with aiohttp.ClientSession() as session:
+        while loop.time() < deadline:
+            code = exited()
+            if code is not None:
+                raise EngineError(f"exited with {code} before {url} answered")
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(url) as response:
+                    if response.status == 200:
+                        return
+            await asyncio.sleep(0.1)
+    raise EngineError(f"{url} did not answer 200 within {timeout}s")
 
 
 async def spawn(

@@ -67,8 +67,7 @@ class Orchestrator:
         providers: Mapping[str, ProviderAdapter] | None = None,
         max_in_flight: int = 8,
     ) -> Runner:
-        # The actor writes under settings.orchestrator_instance, the runner claims under ``owner``;
-        # runtime.py makes them the same, and so do we.
+        # The runner claims as the owner its actor writes under (settings.orchestrator_instance).
         actor = GenerationActor(
             settings=self.settings(owner),
             store=self.store,
@@ -81,7 +80,6 @@ class Orchestrator:
             store=self.store,
             actor=actor,
             clock=self.clock,
-            owner=owner,
             lease=LEASE,
             max_in_flight=max_in_flight,
         )

@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-import aiohttp
+from videogen.engines import EngineError, wait_for_http
 
 MODULES = {
     "api": "videogen_api.main",
@@ -60,16 +60,8 @@ class ServiceProcess:
 
 
 async def wait_http_ok(url: str, proc: ServiceProcess, timeout: float = 30.0) -> None:
-    """Poll a health endpoint until it answers 200 (a process start has no event to await)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    async with aiohttp.ClientSession() as session:
-        while loop.time() < deadline:
-            if proc.proc is not None and proc.proc.returncode is not None:
-                raise RuntimeError(f"{proc.name} exited with {proc.proc.returncode}:\n{await proc.output()}")
-            with contextlib.suppress(aiohttp.ClientError, OSError):
-                async with session.get(url) as response:
-                    if response.status == 200:
-                        return
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} not healthy after {timeout}s:\n{await proc.output()}")
+    """Wait until the service's health endpoint answers 200; on failure, show what the service printed."""
+    try:
+        await wait_for_http(url, timeout=timeout, exited=lambda: proc.proc.returncode if proc.proc else None)
+    except EngineError as exc:
+        raise RuntimeError(f"{proc.name}: {exc}:\n{await proc.output()}") from None

@@ -24,13 +24,13 @@ from videogen_common.store import Store
 from videogen_notifier.health import Health, record_failure, record_success
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
+from videogen_notifier.schedule import retry_delay
 from videogen_notifier.sender import AttemptResult, Sender
 from videogen_notifier.settings import NotifierSettings
 
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
-RETRY_AFTER_MAX_SECONDS = 3600.0
 
 
 class Lane:
@@ -238,14 +238,17 @@ class Dispatcher:
             await self._close(delivery, FAILED, f"{result.error}; not retried", attempt)
             log.warning("delivery refused, not retried", extra={**extra, "error": result.error})
             return
-        delays = self._settings.retry_delays
-        if number > len(delays):
+        delay = retry_delay(
+            self._settings.retry_delays,
+            number,
+            jitter=self._settings.retry_jitter,
+            rand=self._rng(),
+            retry_after=result.retry_after,
+        )
+        if delay is None:
             await self._close(delivery, FAILED, "retry schedule exhausted", attempt)
             log.warning("delivery failed, schedule exhausted", extra=extra)
             return
-        delay = delays[number - 1] * (1 + self._settings.retry_jitter * (2 * self._rng() - 1))
-        if result.retry_after is not None:
-            delay = max(delay, min(result.retry_after, RETRY_AFTER_MAX_SECONDS))
         await self._store.deliveries.update_one(
             {"_id": delivery["_id"], "status": PENDING},
             {

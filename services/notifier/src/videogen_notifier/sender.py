@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
@@ -56,8 +55,6 @@ class Sender:
             return AttemptResult(None, _ms(started), "timeout")
         except (aiohttp.ClientError, OSError) as exc:
             return AttemptResult(None, _ms(started), f"{exc.__class__.__name__}: {exc}")
-        except asyncio.CancelledError:
-            raise
 
 
 def _ms(started: float) -> float:

@@ -46,7 +46,8 @@ class GenerationActor:
         self._clock = clock
 
     @property
-    def _owner(self) -> str:
+    def owner(self) -> str:
+        """The lease owner this actor writes as: this orchestrator instance."""
         return self._settings.orchestrator_instance
 
     async def run(self, doc: Doc) -> Doc | None:
@@ -82,14 +83,14 @@ class GenerationActor:
         generation is still ours and unmoved (not canceled, not taken over) before acting on its result, so a
         canceled generation stops being polled and stores no media."""
         still = await self._store.generations.find_one(
-            {"_id": doc["_id"], "lease_owner": self._owner, "version": doc["version"]}, projection={"_id": 1}
+            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]}, projection={"_id": 1}
         )
         if still is None:
             raise LeaseLost
 
     async def _save_task_id(self, doc: Doc, task_id: str) -> Doc:
         updated = await self._store.generations.find_one_and_update(
-            {"_id": doc["_id"], "lease_owner": self._owner, "version": doc["version"]},
+            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]},
             {"$set": {"provider_task_id": task_id, "updated_at": self._clock.now()}, "$inc": {"version": 1}},
             return_document=True,
         )
@@ -107,7 +108,7 @@ class GenerationActor:
             doc,
             target,
             now=self._clock.now(),
-            extra_filter={"lease_owner": self._owner},
+            extra_filter={"lease_owner": self.owner},
         )
         if updated is None:
             raise LeaseLost
@@ -139,7 +140,7 @@ class GenerationActor:
             target,
             now=now,
             fields=fields,
-            extra_filter={"lease_owner": self._owner},
+            extra_filter={"lease_owner": self.owner},
         )
         if final is None:
             log.info(

@@ -27,14 +27,14 @@ class Runner:
         store: Store,
         actor: GenerationActor,
         clock: Clock,
-        owner: str,
         lease: timedelta,
         max_in_flight: int,
     ) -> None:
         self._store = store
         self._actor = actor
         self._clock = clock
-        self._owner = owner
+        # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
+        self._owner = actor.owner
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}

@@ -86,7 +86,6 @@ class OrchestratorRuntime(Service):
             store=self.store,
             actor=actor,
             clock=self.clock,
-            owner=settings.orchestrator_instance,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
         )
