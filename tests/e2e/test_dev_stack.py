@@ -22,10 +22,11 @@ pytestmark = pytest.mark.e2e
 
 
 class DevStack:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, fixed_key: bool = True) -> None:
         self.data_dir = data_dir
         self.api_port = free_port()
-        self.key = "vg_test_" + secrets.token_hex(16)
+        # Without a fixed key the stack reuses the one it kept in the data folder.
+        self.key: str | None = "vg_test_" + secrets.token_hex(16) if fixed_key else None
         self.proc: asyncio.subprocess.Process | None = None
         self.log = data_dir.parent / "dev-stack.log"
 
@@ -36,7 +37,7 @@ class DevStack:
             "VIDEOGEN_API_PORT": str(self.api_port),
             "VIDEOGEN_DEV_KAFKA_PORT": str(free_port()),
             "VIDEOGEN_DEV_MONGO_PORT": str(free_port()),
-            "VIDEOGEN_DEV_API_KEY": self.key,
+            **({"VIDEOGEN_DEV_API_KEY": self.key} if self.key else {}),
         }
         errors = await asyncio.to_thread(self.log.open, "ab")
         try:
@@ -81,10 +82,14 @@ async def dev(tmp_path: Path) -> AsyncIterator[DevStack]:
             os.kill(pid, signal.SIGKILL)
 
 
-async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_cleanly(dev: DevStack) -> None:
+async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_and_keeps_its_data(
+    dev: DevStack,
+) -> None:
+    assert dev.key is not None
+    key = dev.key
     base = f"http://127.0.0.1:{dev.api_port}"
     assert f"API base URL: {base}/v1" in dev.banner
-    assert f"API key:      {dev.key}" in dev.banner
+    assert f"API key:      {key}" in dev.banner
     receiver = Receiver()
     await receiver.start()
     try:
@@ -93,7 +98,7 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_clean
                 session,
                 "POST",
                 f"{base}/v1/webhooks",
-                dev.key,
+                key,
                 {"url": receiver.url, "events": ["video.completed"]},
             )
             assert status == 201
@@ -101,7 +106,7 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_clean
                 session,
                 "POST",
                 f"{base}/v1/generate",
-                dev.key,
+                key,
                 {"prompt": "dev stack smoke", "provider": "mock", "duration": 3},
             )
             assert status == 202
@@ -118,7 +123,7 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_clean
                 session,
                 "POST",
                 f"{base}/v1/generate",
-                dev.key,
+                key,
                 {"prompt": "after the crash", "provider": "mock", "duration": 3},
             )
             assert status == 202
@@ -133,3 +138,17 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_and_stops_clean
     assert await dev.stop() == 0
     assert processes_using(dev.data_dir) == {}
     assert "orchestrator exited with code -9" in dev.log.read_text()
+
+    # Started again on the same data folder: the key and the generations are still there.
+    again = DevStack(dev.data_dir, fixed_key=False)
+    try:
+        await again.start()
+        assert f"API key:      {key}" in again.banner
+        async with aiohttp.ClientSession() as session:
+            status, kept = await call(
+                session, "GET", f"http://127.0.0.1:{again.api_port}/v1/generations/{first['id']}", key
+            )
+        assert status == 200 and kept["status"] == "completed"
+    finally:
+        assert await again.stop() == 0
+    assert processes_using(dev.data_dir) == {}
