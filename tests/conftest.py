@@ -19,6 +19,7 @@ from tests.support.engines import (
     embedded_engines,
 )
 from tests.support.env import settings_for
+from tests.support.s3 import endpoint_url, new_bucket, s3_media_env, s3_server
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect, ensure_indexes
 from videogen_common.topics import Topics, ensure_topics
@@ -62,6 +63,23 @@ def broker_process(_engines: tuple[Engines, EngineProcess | None]) -> EngineProc
     return _engines[1]
 
 
+@pytest.fixture(scope="session")
+def s3_endpoint(engine_workdir: Path) -> Iterator[str]:
+    """A local S3 server (moto's) for the whole session, started by the first test that needs it."""
+    server = s3_server(engine_workdir / "s3.log")
+    try:
+        server.start()
+        yield endpoint_url(server)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def s3_env(s3_endpoint: str) -> dict[str, str]:
+    """Media settings for a fresh bucket on the local S3 server: merge them into ``base_env``."""
+    return s3_media_env(s3_endpoint, await new_bucket(s3_endpoint))
+
+
 @pytest.fixture
 def base_env(engines: Engines, tmp_path: Path) -> dict[str, str]:
     """Environment for a test's services: its own database, topic prefix, consumer groups and data dir."""
@@ -79,6 +97,11 @@ def base_env(engines: Engines, tmp_path: Path) -> dict[str, str]:
         # Test receivers listen on loopback, which the notifier's destination guard refuses by default.
         "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
         "VIDEOGEN_LOG_FORMAT": "json",
+        # No load balancer in front of most tests' api: no drain before it stops (the shutdown tests set one).
+        "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",
+        # The workers' probe and metrics servers: any free port, so several can run on one machine at once.
+        "VIDEOGEN_ORCHESTRATOR_PORT": "0",
+        "VIDEOGEN_NOTIFIER_PORT": "0",
     }
 
 

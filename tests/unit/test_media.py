@@ -1,7 +1,8 @@
-"""videogen_common.media: signed links, key checks, the on-disk store."""
+"""videogen_common.media: signed links, key checks, the on-disk store, and the choice of store."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -9,12 +10,16 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from videogen_common.media import (
+    CHUNK_BYTES,
     CONTENT_TYPES,
     LocalMediaStore,
+    MediaChanged,
     check_key,
+    open_media_store,
     signed_media_url,
     verify_media_link,
 )
+from videogen_common.settings import CommonSettings, SettingsError, load_settings
 
 NOW = datetime(2026, 11, 21, 8, 47, 0, tzinfo=UTC)
 RETENTION = timedelta(days=30)
@@ -169,3 +174,93 @@ async def test_local_store_refuses_bad_keys(tmp_path: Path, key: str) -> None:
 
 def test_content_types() -> None:
     assert CONTENT_TYPES == {".mp4": "video/mp4", ".jpg": "image/jpeg"}
+
+
+async def test_local_store_stat_describes_the_file(tmp_path: Path) -> None:
+    store = LocalMediaStore(tmp_path)
+    assert await store.stat(KEY) is None
+    await store.put(KEY, b"0123456789")
+    info = await store.stat(KEY)
+    assert info is not None and info.size == 10
+    st = (tmp_path / KEY).stat()
+    assert info.modified.timestamp() == pytest.approx(st.st_mtime)
+    await store.put(KEY, b"0123456789")  # same bytes, a new version: a new validator
+    again = await store.stat(KEY)
+    assert again is not None and again.etag != info.etag
+
+
+@pytest.mark.parametrize(("start", "stop"), [(0, 10), (3, 7), (9, 10), (5, 5)])
+async def test_local_store_reads_a_range(tmp_path: Path, start: int, stop: int) -> None:
+    store = LocalMediaStore(tmp_path)
+    await store.put(KEY, b"0123456789")
+    info = await store.stat(KEY)
+    assert info is not None
+    async with store.open_range(KEY, info, start, stop) as chunks:
+        assert b"".join([chunk async for chunk in chunks]) == b"0123456789"[start:stop]
+
+
+async def test_local_store_reads_a_large_range_in_chunks(tmp_path: Path) -> None:
+    data = bytes(range(256)) * (CHUNK_BYTES // 256 * 2 + 3)
+    store = LocalMediaStore(tmp_path)
+    await store.put(KEY, data)
+    info = await store.stat(KEY)
+    assert info is not None
+    async with store.open_range(KEY, info, 1, info.size) as chunks:
+        got = [chunk async for chunk in chunks]
+    assert len(got) == 3 and max(map(len, got)) == CHUNK_BYTES
+    assert b"".join(got) == data[1:]
+
+
+async def test_local_store_refuses_to_read_a_version_it_did_not_describe(tmp_path: Path) -> None:
+    store = LocalMediaStore(tmp_path)
+    await store.put(KEY, b"first")
+    stale = await store.stat(KEY)
+    assert stale is not None
+    await store.put(KEY, b"second version")
+    with pytest.raises(MediaChanged):
+        async with store.open_range(KEY, stale, 0, stale.size):
+            pass
+    (tmp_path / KEY).unlink()
+    with pytest.raises(MediaChanged):
+        async with store.open_range(KEY, stale, 0, stale.size):
+            pass
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("VIDEOGEN_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.usefixtures("clean_env")
+async def test_the_local_folder_is_the_default_store(tmp_path: Path) -> None:
+    settings = load_settings(CommonSettings, data_dir=tmp_path)
+    assert settings.media_backend == "local"
+    async with open_media_store(settings) as store:
+        assert isinstance(store, LocalMediaStore)
+        assert store.root == tmp_path / "media"
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_the_s3_backend_needs_a_bucket() -> None:
+    with pytest.raises(SettingsError, match=r"VIDEOGEN_S3_BUCKET: .*required when VIDEOGEN_MEDIA_BACKEND"):
+        load_settings(CommonSettings, media_backend="s3")
+    assert load_settings(CommonSettings, media_backend="s3", s3_bucket="media").s3_bucket == "media"
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_s3_keys_come_in_pairs() -> None:
+    with pytest.raises(SettingsError, match="VIDEOGEN_S3_SECRET_ACCESS_KEY"):
+        load_settings(CommonSettings, s3_access_key_id="id")
+    with pytest.raises(SettingsError, match="VIDEOGEN_S3_SECRET_ACCESS_KEY"):
+        load_settings(CommonSettings, s3_secret_access_key="secret")
+    settings = load_settings(CommonSettings, s3_access_key_id="id", s3_secret_access_key="s3cr3t-value")
+    assert "s3cr3t-value" not in repr(settings)
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_an_s3_key_prefix_is_plain() -> None:
+    with pytest.raises(SettingsError, match="VIDEOGEN_S3_KEY_PREFIX"):
+        load_settings(CommonSettings, s3_key_prefix="../x y")
+    assert load_settings(CommonSettings, s3_key_prefix="videogen/prod/").s3_key_prefix == "videogen/prod/"

@@ -1,22 +1,39 @@
-"""GET /v1/media/{folder}/{file}: serves stored videos and thumbnails through signed links."""
+"""GET /v1/media/{folder}/{file}: serves stored videos and thumbnails through signed links, from whichever
+backend holds them, streamed in chunks with single byte ranges and conditional requests."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import logging
+from datetime import UTC
+from email.utils import format_datetime
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from videogen_api import state
-from videogen_api.problems import not_found
-from videogen_common.media import CONTENT_TYPES, check_key, verify_media_link
+from videogen_api.byte_ranges import Plan, plan
+from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY
+from videogen_api.problems import Problem, not_found
+from videogen_common.media import (
+    MediaChanged,
+    MediaInfo,
+    MediaStore,
+    check_key,
+    content_type_of,
+    verify_media_link,
+)
 
+log = logging.getLogger(__name__)
 routes = web.RouteTableDef()
+
+# A stored object may be replaced between its stat and its read (only if an orchestrator stores a
+# generation's media again); it is read again this many times before giving up.
+_READ_ATTEMPTS = 3
 
 
 # Two path segments, not one parameter holding a slash, which OpenAPI (so a generated client) cannot express:
 # the key is ``{folder}/{file}``.
 @routes.get("/v1/media/{folder:[A-Za-z0-9_-]+}/{file:[A-Za-z0-9_.-]+}")
-async def get_media(request: web.Request) -> web.Response:
+async def get_media(request: web.Request) -> web.StreamResponse:
     app = request.app
     key = f"{request.match_info['folder']}/{request.match_info['file']}"
     try:
@@ -30,10 +47,79 @@ async def get_media(request: web.Request) -> web.Response:
     ):
         # An expired or forged link looks like a missing file.
         raise not_found("no such media, or the link has expired")
-    data = await app[state.MEDIA].get(key)
-    if data is None:
-        raise not_found("no such media")
-    content_type = CONTENT_TYPES.get(PurePosixPath(key).suffix, "application/octet-stream")
-    return web.Response(
-        body=data, content_type=content_type, headers={"Cache-Control": "private, max-age=3600"}
+    media = app[state.MEDIA]
+    for _ in range(_READ_ATTEMPTS):
+        info = await media.stat(key)
+        if info is None:
+            raise not_found("no such media")
+        try:
+            return await _send(request, media, key, info)
+        except MediaChanged:
+            continue
+    raise Problem(
+        503,
+        "media-changing",
+        "Media changing",
+        "the file kept changing while it was read; retry",
+        headers={hdrs.RETRY_AFTER: "1"},
     )
+
+
+def _headers(request: web.Request, key: str, info: MediaInfo) -> dict[str, str]:
+    return {
+        REQUEST_ID: request[REQUEST_ID_KEY],
+        hdrs.ACCEPT_RANGES: "bytes",
+        hdrs.ETAG: f'"{info.etag}"',
+        hdrs.LAST_MODIFIED: format_datetime(info.modified.astimezone(UTC), usegmt=True),
+        hdrs.CACHE_CONTROL: "private, max-age=3600",
+        hdrs.CONTENT_TYPE: content_type_of(key),
+    }
+
+
+async def _send(request: web.Request, media: MediaStore, key: str, info: MediaInfo) -> web.StreamResponse:
+    chosen = plan(request, info)
+    headers = _headers(request, key, info)
+    if chosen.status == 304:
+        del headers[hdrs.CONTENT_TYPE]
+        return web.Response(status=304, headers=headers)
+    if chosen.status == 416:
+        raise Problem(
+            416,
+            "range-not-satisfiable",
+            "Range Not Satisfiable",
+            f"the file has {info.size} bytes",
+            headers={hdrs.CONTENT_RANGE: f"bytes */{info.size}", hdrs.ACCEPT_RANGES: "bytes"},
+        )
+    if chosen.status == 206:
+        headers[hdrs.CONTENT_RANGE] = f"bytes {chosen.start}-{chosen.stop - 1}/{info.size}"
+    headers[hdrs.CONTENT_LENGTH] = str(chosen.length)
+    if request.method == hdrs.METH_HEAD:
+        return web.Response(status=chosen.status, headers=headers)
+    return await _stream(request, media, key, info, chosen=chosen, headers=headers)
+
+
+async def _stream(
+    request: web.Request,
+    media: MediaStore,
+    key: str,
+    info: MediaInfo,
+    *,
+    chosen: Plan,
+    headers: dict[str, str],
+) -> web.StreamResponse:
+    # Opened before the response starts, so a vanished or replaced object is still a clean answer.
+    async with media.open_range(key, info, chosen.start, chosen.stop) as chunks:
+        response = web.StreamResponse(status=chosen.status, headers=headers)
+        await response.prepare(request)
+        try:
+            async for chunk in chunks:
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away (a player seeking, a closed tab): routine
+        except Exception:
+            # The status line is gone; all that is left is to cut the body short, so the client sees an
+            # incomplete response (its Content-Length is not met) rather than a wrong one.
+            log.warning("media read failed mid-response", exc_info=True, extra={"key": key})
+            response.force_close()
+    return response
