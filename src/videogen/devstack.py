@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,8 +28,10 @@ from videogen.engines import (
 )
 from videogen.keys import create_key
 from videogen.migrate import migrate
-from videogen_common.settings import CommonSettings, load_settings
+from videogen_common.domain import Provider
+from videogen_common.settings import ENV_PREFIX, CommonSettings, load_settings
 from videogen_common.store import connect
+from videogen_orchestrator.settings import CREDENTIALS
 
 log = logging.getLogger("videogen.dev")
 
@@ -43,20 +46,37 @@ RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 STABLE_AFTER_S = 60.0
 
 
+def enabled_providers(env: Mapping[str, str]) -> str:
+    """The mock and every real provider whose credential variable is set (and not blank) in ``env``."""
+    names = [Provider.MOCK.value]
+    for provider, setting in CREDENTIALS.items():
+        if env.get(f"{ENV_PREFIX}{setting.upper()}", "").strip():
+            names.append(provider.value)
+    return ",".join(names)
+
+
 @dataclass
 class DevConfig:
     data_dir: Path
     api_port: int = 8080
+    # The workers' side ports (/healthz, /readyz, /metrics).
+    orchestrator_port: int = 8081
+    notifier_port: int = 8082
     kafka_port: int = 19092
     mongo_port: int = 27117
     dev_key: str | None = None
+    # VIDEOGEN_PROVIDERS for the services: mock, plus each real provider whose credentials are set.
+    providers: str = "mock"
 
     @classmethod
     def from_env(cls) -> DevConfig:
         env = os.environ
         return cls(
+            providers=env.get("VIDEOGEN_PROVIDERS") or enabled_providers(env),
             data_dir=Path(env.get("VIDEOGEN_DATA_DIR", "var")).resolve(),
             api_port=int(env.get("VIDEOGEN_API_PORT", "8080")),
+            orchestrator_port=int(env.get("VIDEOGEN_ORCHESTRATOR_PORT", "8081")),
+            notifier_port=int(env.get("VIDEOGEN_NOTIFIER_PORT", "8082")),
             kafka_port=int(env.get("VIDEOGEN_DEV_KAFKA_PORT", "19092")),
             mongo_port=int(env.get("VIDEOGEN_DEV_MONGO_PORT", "27117")),
             dev_key=env.get("VIDEOGEN_DEV_API_KEY") or None,
@@ -68,11 +88,16 @@ class DevConfig:
             "VIDEOGEN_MONGO_URL": mongo_url(self.mongo_port),
             "VIDEOGEN_DATA_DIR": str(self.data_dir),
             "VIDEOGEN_API_PORT": str(self.api_port),
+            "VIDEOGEN_ORCHESTRATOR_PORT": str(self.orchestrator_port),
+            "VIDEOGEN_NOTIFIER_PORT": str(self.notifier_port),
             "VIDEOGEN_PUBLIC_BASE_URL": f"http://127.0.0.1:{self.api_port}",
+            "VIDEOGEN_PROVIDERS": self.providers,
             # The dev stack may deliver webhooks to plain-http and loopback receivers.
             "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
             # The notifier refuses private and loopback destinations unless opened here.
             "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
+            # No load balancer to drain from: stop at once.
+            "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",
         }
 
 
@@ -111,12 +136,13 @@ class DevStack:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stopping.set)
-        busy = [p for p in (cfg.kafka_port, cfg.mongo_port, cfg.api_port) if port_in_use(p)]
+        ports = (cfg.kafka_port, cfg.mongo_port, cfg.api_port, cfg.orchestrator_port, cfg.notifier_port)
+        busy = [p for p in ports if p and port_in_use(p)]
         if busy:
             raise SystemExit(
                 f"videogen dev: port(s) {', '.join(map(str, busy))} on 127.0.0.1 are already in use "
                 "(another `make dev`?). Stop it, or set VIDEOGEN_API_PORT, VIDEOGEN_DEV_KAFKA_PORT, "
-                "VIDEOGEN_DEV_MONGO_PORT."
+                "VIDEOGEN_DEV_MONGO_PORT, VIDEOGEN_ORCHESTRATOR_PORT, VIDEOGEN_NOTIFIER_PORT."
             )
         try:
             await self._start(Child("broker", tansu_spec(cfg.kafka_port), logs / "broker.log"))

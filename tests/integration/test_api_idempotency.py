@@ -15,6 +15,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from multidict import CIMultiDict
 
 from tests.support.api import bearer
+from tests.support.env import settings_for
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import Envelope
@@ -25,6 +26,12 @@ from videogen_common.topics import Topics
 Client = TestClient[web.Request, web.Application]
 VALID = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 5}
 PROBLEM = "application/problem+json"
+
+
+@pytest.fixture
+def api_settings(base_env: dict[str, str]) -> ApiSettings:
+    """A deployment that offers every provider (VIDEOGEN_PROVIDERS): generations of each are made here."""
+    return settings_for(ApiSettings, base_env, api_port=0, providers="mock,runway,luma,pika")
 
 
 def keyed(key: str, idem: str) -> dict[str, str]:

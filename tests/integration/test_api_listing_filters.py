@@ -12,6 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.support.api import api_client, bearer
+from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
@@ -22,6 +23,12 @@ from videogen_common.topics import Topics
 Client = TestClient[web.Request, web.Application]
 VALID = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 5}
 SECOND = timedelta(seconds=1)
+
+
+@pytest.fixture
+def api_settings(base_env: dict[str, str]) -> ApiSettings:
+    """A deployment that offers every provider (VIDEOGEN_PROVIDERS): generations of each are made here."""
+    return settings_for(ApiSettings, base_env, api_port=0, providers="mock,runway,luma,pika")
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ async def test_success_returns_the_rendered_output(fake_render: list[tuple[str, 
 async def test_success_with_the_real_renderer() -> None:
     state = await MockProvider().poll("mock_gen_01", _job())
     assert state.status is TaskStatus.SUCCEEDED
-    assert state.output is not None
+    assert state.output is not None and state.output.video is not None
     assert state.output.video[4:8] == b"ftyp"
     assert len(state.output.video) > 1000
     assert state.output.thumbnail is not None

@@ -1,12 +1,25 @@
-"""One actor per in-flight generation: submit to the provider once, poll, store the media, and move the
-generation to its terminal state with compare-and-set writes."""
+"""One actor per in-flight generation: submit to the provider once, poll, copy the media into our storage,
+and move the generation to its terminal state with compare-and-set writes.
+
+Paying twice is worse than failing once. The provider's task id is saved before the first poll, so a
+restarted or different instance resumes polling instead of submitting again; and before a submit to a
+provider that charges for it, the generation is marked ``submit_started_at``: if the process dies between
+the submit and the save of its id, the next owner finds the mark without an id, cannot know whether a task
+was made, and fails the generation (``provider_unavailable``, retriable) rather than submit again. A graceful
+stop lets a submit in flight finish and save its id first.
+
+Each generation has a deadline (``generation_deadline_seconds`` after its creation): past it, it fails with
+``provider_timeout`` and the provider's task is canceled, best effort. A client's cancel (the api marks the
+generation failed/canceled) is noticed at the next ownership check, and the provider's task is canceled too
+where the provider allows it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
-from datetime import timedelta
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from videogen_common.clock import Clock
@@ -14,13 +27,43 @@ from videogen_common.domain import Status
 from videogen_common.generations import transition
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
-from videogen_orchestrator.providers.base import GenerationError, Job, ProviderAdapter, TaskState, TaskStatus
+from videogen_orchestrator.providers.base import (
+    Cancellable,
+    ErrorCode,
+    GenerationError,
+    Job,
+    Output,
+    Planning,
+    ProviderAdapter,
+    ProviderError,
+    TaskState,
+    TaskStatus,
+)
+from videogen_orchestrator.providers.http import DownloadRefused, DownloadTooLarge, TransientFailure, download
+from videogen_orchestrator.providers.registry import retry_policy
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
+from videogen_orchestrator.thumbnails import ThumbnailError, make_thumbnail
 
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
+# Fetches a provider's media by URL (bounded size); the default is ``providers.http.download``.
+Downloader = Callable[[str, int], Awaitable[bytes]]
+
+# A provider's thumbnail is small; a larger file is not a thumbnail.
+THUMBNAIL_MAX_BYTES = 10 * 1024 * 1024
+# A best-effort cancel at the provider is not worth holding an actor (or a shutdown) longer than this.
+CANCEL_TIMEOUT_SECONDS = 15.0
+
+
+def _interrupted_submit(provider: str) -> GenerationError:
+    return GenerationError(
+        ErrorCode.PROVIDER_UNAVAILABLE,
+        f"an earlier attempt stopped while submitting to {provider}; whether a task was started is unknown, "
+        "so it is not submitted again (never paid for twice)",
+        retriable=True,
+    )
 
 
 class LeaseLost(Exception):
@@ -37,6 +80,7 @@ class GenerationActor:
         providers: Mapping[str, ProviderAdapter],
         sink: EventSink,
         clock: Clock,
+        downloader: Downloader | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -44,6 +88,7 @@ class GenerationActor:
         self._providers = providers
         self._sink = sink
         self._clock = clock
+        self._download = downloader or self._download_over_http
 
     @property
     def owner(self) -> str:
@@ -65,18 +110,141 @@ class GenerationActor:
         job = Job(generation_id=doc["_id"], prompt=doc["prompt"], duration=doc["duration"])
         try:
             if doc.get("provider_task_id") is None:
-                task_id = await adapter.submit(job)
-                doc = await self._save_task_id(doc, task_id)
+                if self._past_deadline(doc):
+                    return await self._finish(doc, error=self._deadline_error())
+                if doc.get("submit_started_at") is not None:
+                    return await self._finish(doc, error=_interrupted_submit(adapter.name))
+                doc, error = await self._start_task(doc, adapter, job)
+                if error is not None:
+                    return await self._finish(doc, error=error)
+            task_id: str = doc["provider_task_id"]
             while True:
-                state = await adapter.poll(doc["provider_task_id"], job)
-                await self._ensure_owned(doc)
-                if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-                    return await self._finish(doc, state=state)
-                doc = await self._follow(doc, state)
+                if self._past_deadline(doc):
+                    final = await self._finish(doc, error=self._deadline_error())
+                    if final is not None:
+                        await self._cancel_task(adapter, task_id, doc["_id"], reason="deadline")
+                    return final
+                try:
+                    state = await adapter.poll(task_id, job)
+                    await self._ensure_owned(doc)
+                    if state.status is TaskStatus.SUCCEEDED and state.output is not None:
+                        video, thumbnail = await self._fetch_media(state.output)
+                        return await self._finish(doc, state=state, video=video, thumbnail=thumbnail)
+                    if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+                        return await self._finish(doc, state=state)
+                    doc = await self._follow(doc, state)
+                except ProviderError as exc:
+                    await self._ensure_owned(doc)
+                    if not exc.transient:
+                        return await self._finish(doc, error=exc.error)
+                    # The deadline bounds how long a provider that does not answer is waited for.
+                    log.warning(
+                        "provider did not answer; polling again", extra={**log_extra, "error": str(exc)}
+                    )
                 await asyncio.sleep(self._settings.poll_interval_seconds)
         except LeaseLost:
             log.info("lease lost or generation canceled; stopping", extra=log_extra)
+            await self._cancel_if_canceled(doc["_id"], adapter, doc.get("provider_task_id"))
             return None
+
+    # -- submitting ---------------------------------------------------------------------------------------
+
+    async def _start_task(
+        self, doc: Doc, adapter: ProviderAdapter, job: Job
+    ) -> tuple[Doc, GenerationError | None]:
+        """Submit once and save the task id. Returns the updated generation and, if no task was started,
+        why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
+        plan = adapter.plan(job) if isinstance(adapter, Planning) else {}
+        if getattr(adapter, "pays_per_submit", True):
+            doc = await self._set(doc, {"submit_started_at": self._clock.now(), "provider_request": plan})
+        submission = asyncio.ensure_future(self._submit_and_save(doc, adapter, job, plan))
+        try:
+            return await asyncio.shield(submission)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await submission
+            raise
+
+    async def _submit_and_save(
+        self, doc: Doc, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
+    ) -> tuple[Doc, GenerationError | None]:
+        try:
+            task_id = await adapter.submit(job)
+        except ProviderError as exc:
+            log.warning(
+                "provider refused or could not take the task",
+                extra={"generation_id": doc["_id"], "provider": adapter.name, "error": str(exc)},
+            )
+            return doc, exc.error
+        try:
+            return await self._save_task_id(doc, task_id, plan), None
+        except LeaseLost:
+            # Canceled while it was being submitted: the task exists, so stop it too.
+            await self._cancel_if_canceled(doc["_id"], adapter, task_id)
+            raise
+
+    async def _save_task_id(self, doc: Doc, task_id: str, plan: dict[str, Any] | None = None) -> Doc:
+        fields: Doc = {"provider_task_id": task_id, "updated_at": self._clock.now()}
+        if plan:
+            fields["provider_request"] = plan
+        return await self._set(doc, fields)
+
+    async def _set(self, doc: Doc, fields: Doc) -> Doc:
+        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
+        conditional update, and the new document computed rather than read back (the embedded store serves
+        findAndModify with a collection scan)."""
+        result = await self._store.generations.update_one(
+            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]},
+            {"$set": fields, "$inc": {"version": 1}},
+        )
+        if result.modified_count != 1:
+            raise LeaseLost
+        return {**doc, **fields, "version": doc["version"] + 1}
+
+    # -- deadline and cancel ------------------------------------------------------------------------------
+
+    def _past_deadline(self, doc: Doc) -> bool:
+        created: datetime = doc["created_at"]
+        return self._clock.now() >= created + timedelta(seconds=self._settings.generation_deadline_seconds)
+
+    def _deadline_error(self) -> GenerationError:
+        seconds = self._settings.generation_deadline_seconds
+        return GenerationError(
+            ErrorCode.PROVIDER_TIMEOUT,
+            f"the provider did not finish the video within {seconds:g} s of the request",
+            retriable=True,
+        )
+
+    async def _cancel_if_canceled(
+        self, generation_id: str, adapter: ProviderAdapter, task_id: str | None
+    ) -> None:
+        """After losing the generation: if that is because its client canceled it, cancel the provider's task
+        (a takeover by another instance leaves the task alone: the new owner polls it)."""
+        if task_id is None or not isinstance(adapter, Cancellable):
+            return
+        current = await self._store.generations.find_one(
+            {"_id": generation_id}, projection={"status": 1, "error": 1}
+        )
+        error = (current or {}).get("error") or {}
+        if (
+            current is not None
+            and current["status"] == Status.FAILED.value
+            and error.get("code") == "canceled"
+        ):
+            await self._cancel_task(adapter, task_id, generation_id, reason="canceled")
+
+    async def _cancel_task(
+        self, adapter: ProviderAdapter, task_id: str, generation_id: str, *, reason: str
+    ) -> None:
+        if not isinstance(adapter, Cancellable):
+            return
+        extra = {"generation_id": generation_id, "provider": adapter.name, "reason": reason}
+        try:
+            async with asyncio.timeout(CANCEL_TIMEOUT_SECONDS):
+                await adapter.cancel(task_id)
+            log.info("canceled the provider's task", extra=extra)
+        except Exception as exc:  # best effort: the generation is already final
+            log.warning("could not cancel the provider's task", extra={**extra, "error": str(exc)})
 
     async def _ensure_owned(self, doc: Doc) -> None:
         """A poll can take long and writes nothing while the provider's state is unchanged: check that the
@@ -88,15 +256,50 @@ class GenerationActor:
         if still is None:
             raise LeaseLost
 
-    async def _save_task_id(self, doc: Doc, task_id: str) -> Doc:
-        updated = await self._store.generations.find_one_and_update(
-            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]},
-            {"$set": {"provider_task_id": task_id, "updated_at": self._clock.now()}, "$inc": {"version": 1}},
-            return_document=True,
+    # -- media --------------------------------------------------------------------------------------------
+
+    async def _download_over_http(self, url: str, max_bytes: int) -> bytes:
+        return await download(
+            url,
+            max_bytes=max_bytes,
+            timeout_seconds=self._settings.download_timeout_seconds,
+            policy=retry_policy(self._settings),
         )
-        if updated is None:
-            raise LeaseLost
-        return updated
+
+    async def _fetch_media(self, output: Output) -> tuple[bytes, bytes | None]:
+        """The video's (and thumbnail's) bytes: given by the adapter, or copied from the provider's links
+        before they expire. A download that keeps failing transiently is tried again at the next poll."""
+        video = output.video
+        if video is None:
+            assert output.video_url is not None
+            try:
+                video = await self._download(output.video_url, self._settings.download_max_bytes)
+            except TransientFailure as exc:
+                raise ProviderError(
+                    GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, f"the video could not be fetched: {exc}"),
+                    transient=True,
+                ) from exc
+            except DownloadTooLarge as exc:
+                raise ProviderError(
+                    GenerationError(ErrorCode.PROVIDER_ERROR, f"the provider's video is too large: {exc}")
+                ) from exc
+            except DownloadRefused as exc:
+                raise ProviderError(
+                    GenerationError(
+                        ErrorCode.PROVIDER_ERROR,
+                        f"the provider's video link did not work: {exc}",
+                        retriable=True,
+                    )
+                ) from exc
+        thumbnail = output.thumbnail
+        if thumbnail is None and output.thumbnail_url:
+            try:
+                thumbnail = await self._download(output.thumbnail_url, THUMBNAIL_MAX_BYTES)
+            except (TransientFailure, DownloadTooLarge, DownloadRefused) as exc:
+                log.warning("the provider's thumbnail could not be fetched", extra={"error": str(exc)})
+        return video, thumbnail
+
+    # -- state --------------------------------------------------------------------------------------------
 
     async def _follow(self, doc: Doc, state: TaskState) -> Doc:
         """Mirror the provider's non-terminal state: its queue → ``queued``, running → ``processing``."""
@@ -115,12 +318,18 @@ class GenerationActor:
         return updated
 
     async def _finish(
-        self, doc: Doc, *, state: TaskState | None = None, error: GenerationError | None = None
+        self,
+        doc: Doc,
+        *,
+        state: TaskState | None = None,
+        error: GenerationError | None = None,
+        video: bytes | None = None,
+        thumbnail: bytes | None = None,
     ) -> Doc | None:
         now = self._clock.now()
         fields: Doc
-        if state is not None and state.status is TaskStatus.SUCCEEDED and state.output is not None:
-            fields = await self._store_media(doc["_id"], state.output.video, state.output.thumbnail)
+        if state is not None and state.status is TaskStatus.SUCCEEDED and video is not None:
+            fields = await self._store_media(doc["_id"], video, thumbnail)
             target = Status.COMPLETED
         else:
             err = (
@@ -168,6 +377,15 @@ class GenerationActor:
             "video_key": video_key,
             "thumbnail_url": None,
         }
+        if not thumbnail:
+            try:
+                thumbnail = await make_thumbnail(video)
+            except ThumbnailError as exc:
+                # A video without a thumbnail is still a finished video.
+                log.warning(
+                    "no thumbnail: the video could not be decoded",
+                    extra={"generation_id": generation_id, "error": str(exc)},
+                )
         if thumbnail:
             await self._media.put(thumb_key, thumbnail)
             fields["thumbnail_url"] = signed_media_url(

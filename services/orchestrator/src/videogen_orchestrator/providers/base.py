@@ -1,10 +1,12 @@
-"""What every provider adapter offers the actor: submit once, then poll until a terminal state."""
+"""What every provider adapter offers the actor: submit once, then poll until a terminal state; optionally
+cancel, and say what it asks the provider for."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +23,24 @@ class TaskStatus(StrEnum):
     FAILED = "failed"
 
 
+class ErrorCode(StrEnum):
+    """The stable ``generation.error.code`` values the real adapters produce (the mock adds ``mock_failure``;
+    the api's cancel writes ``canceled``)."""
+
+    # The provider refused the request (invalid input, a prompt it will not take).
+    PROVIDER_REJECTED = "provider_rejected"
+    # Content moderation refused the prompt or the output.
+    CONTENT_POLICY = "content_policy"
+    # The provider accepted the task and then failed it, or its output could not be used.
+    PROVIDER_ERROR = "provider_error"
+    # The generation's deadline passed (or the provider timed the task out).
+    PROVIDER_TIMEOUT = "provider_timeout"
+    # The provider could not be reached, kept answering 429/5xx, refused our credentials, or is not enabled.
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
+    # The task was canceled (by the client through the api, or at the provider).
+    CANCELED = "canceled"
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationError:
     """The stable error taxonomy clients see in ``generation.error``."""
@@ -32,17 +52,38 @@ class GenerationError:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "code": self.code,
+            "code": str(self.code),
             "message": self.message,
             "provider_code": self.provider_code,
             "retriable": self.retriable,
         }
 
 
+class ProviderError(Exception):
+    """An adapter call that did not get an answer it can map to a task state. ``transient``: the call may
+    work later (retries exhausted on 429/5xx/connection errors), so a poll is tried again at the next tick,
+    until the generation's deadline; anything else ends the generation with ``error``."""
+
+    def __init__(self, error: GenerationError, *, transient: bool = False) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.transient = transient
+
+
 @dataclass(frozen=True, slots=True)
 class Output:
-    video: bytes
-    thumbnail: bytes | None
+    """A finished task's media: bytes (the mock renders locally) or URLs the orchestrator copies into its own
+    storage (real providers; their links expire within hours). Exactly one of ``video`` / ``video_url``; the
+    thumbnail is optional either way."""
+
+    video: bytes | None = None
+    thumbnail: bytes | None = None
+    video_url: str | None = None
+    thumbnail_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.video is None) == (self.video_url is None):
+            raise ValueError("an Output carries either the video's bytes or its URL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +99,37 @@ class ProviderAdapter(Protocol):
 
     async def submit(self, job: Job) -> str:
         """Start the provider's task and return its id. Called at most once per generation: the id is saved
-        before the first poll, so a restarted orchestrator resumes polling instead of paying twice."""
+        before the first poll, so a restarted orchestrator resumes polling instead of paying twice. Raises
+        ``ProviderError`` when the task could not be started (or it cannot tell)."""
         ...
 
     async def poll(self, task_id: str, job: Job) -> TaskState: ...
+
+
+@runtime_checkable
+class Cancellable(Protocol):
+    async def cancel(self, task_id: str) -> None:
+        """Ask the provider to stop (or drop) the task. Best effort: errors are the caller's to ignore."""
+        ...
+
+
+@runtime_checkable
+class Planning(Protocol):
+    def plan(self, job: Job) -> dict[str, Any]:
+        """What ``submit`` asks the provider for (model, duration it can make, ...), without the prompt;
+        recorded on the generation beside the task id."""
+        ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+def nearest_duration(requested: int, offered: Collection[int]) -> int:
+    """The provider's duration for a request: the shortest it makes that is at least ``requested``, else
+    its longest (a video is never cut shorter than asked unless the provider cannot make it longer)."""
+    if not offered:
+        raise ValueError("a provider offers at least one duration")
+    longer = [d for d in offered if d >= requested]
+    return min(longer) if longer else max(offered)

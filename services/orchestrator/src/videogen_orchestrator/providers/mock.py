@@ -1,27 +1,100 @@
-"""The mock provider: renders a real video locally. ``#fail`` in a prompt makes it fail."""
+"""The mock provider: renders a real video locally. ``#fail`` in a prompt makes it fail; so does a draw under
+``failure_rate``; every poll first waits ``latency_ms``. Renders are cached (see ``RenderCache``)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from videogen_orchestrator.providers.base import GenerationError, Job, Output, TaskState, TaskStatus
-from videogen_orchestrator.render import render
+from videogen_orchestrator.render import Rendered, render
 
 FAIL_MARKER = "#fail"
+
+RenderKey = tuple[str, int]
+
+
+class RenderCache:
+    """The last ``entries`` renders, by (prompt, duration): what the renderer draws depends on nothing else,
+    so a load test repeating prompts is not bound by video encoding. Concurrent requests for the same video
+    share one render. ``entries=0`` renders every time."""
+
+    def __init__(self, entries: int, renderer: Callable[[str, int], Rendered] | None = None) -> None:
+        self._entries = entries
+        self._renderer = renderer
+        self._done: OrderedDict[RenderKey, Rendered] = OrderedDict()
+        self._pending: dict[RenderKey, asyncio.Future[Rendered]] = {}
+        self.hits = 0
+        self.renders = 0
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    async def get(self, prompt: str, duration: int) -> Rendered:
+        key = (prompt, duration)
+        cached = self._done.get(key)
+        if cached is not None:
+            self._done.move_to_end(key)
+            self.hits += 1
+            return cached
+        pending = self._pending.get(key)
+        if pending is None:
+            self.renders += 1
+            # CPU-bound: in a thread, so the event loop keeps serving the other generations.
+            renderer = self._renderer or render  # looked up now, so the module's renderer can be swapped
+            pending = asyncio.ensure_future(asyncio.to_thread(renderer, prompt, duration))
+            if self._entries > 0:
+                self._pending[key] = pending
+                pending.add_done_callback(lambda done: self._finished(key, done))
+        else:
+            self.hits += 1
+        # Shielded: one waiter giving up (its generation canceled) does not cancel the others' render.
+        return await asyncio.shield(pending)
+
+    def _finished(self, key: RenderKey, done: asyncio.Future[Rendered]) -> None:
+        self._pending.pop(key, None)
+        if done.cancelled() or done.exception() is not None:
+            return
+        self._done[key] = done.result()
+        self._done.move_to_end(key)
+        while len(self._done) > self._entries:
+            self._done.popitem(last=False)
 
 
 class MockProvider:
     name = "mock"
+    # Free and local: a submit whose id was lost in a crash may simply be made again.
+    pays_per_submit = False
 
     def __init__(
-        self, *, latency_ms: int = 0, failure_rate: float = 0.0, rng: Callable[[], float] = random.random
+        self,
+        *,
+        latency_ms: int = 0,
+        failure_rate: float = 0.0,
+        rng: Callable[[], float] = random.random,
+        cache_entries: int = 64,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self._latency = latency_ms / 1000
         self._failure_rate = failure_rate
         self._rng = rng
+        self._sleep = sleep
+        self.cache = RenderCache(cache_entries)
         self.submitted: list[str] = []
+
+    @property
+    def latency_seconds(self) -> float:
+        return self._latency
+
+    @property
+    def failure_rate(self) -> float:
+        return self._failure_rate
+
+    def plan(self, job: Job) -> dict[str, Any]:
+        return {"duration_s": job.duration, "requested_duration_s": job.duration}
 
     async def submit(self, job: Job) -> str:
         self.submitted.append(job.generation_id)
@@ -29,7 +102,7 @@ class MockProvider:
 
     async def poll(self, task_id: str, job: Job) -> TaskState:
         if self._latency:
-            await asyncio.sleep(self._latency)
+            await self._sleep(self._latency)
         if FAIL_MARKER in job.prompt or (self._failure_rate and self._rng() < self._failure_rate):
             return TaskState(
                 TaskStatus.FAILED,
@@ -39,5 +112,5 @@ class MockProvider:
                     provider_code="mock.failure",
                 ),
             )
-        rendered = await asyncio.to_thread(render, job.prompt, job.duration)
+        rendered = await self.cache.get(job.prompt, job.duration)
         return TaskState(TaskStatus.SUCCEEDED, output=Output(rendered.video, rendered.thumbnail))

@@ -1,0 +1,81 @@
+"""Luma's Dream Machine API: ``POST /generations`` starts a video generation, ``GET /generations/{id}``
+reads it (``state`` queued / dreaming / completed / failed, ``assets.video`` on success, ``failure_reason``
+on failure), ``DELETE /generations/{id}`` drops it. The base URL includes ``/dream-machine/v1``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from videogen_orchestrator.providers.base import (
+    ErrorCode,
+    GenerationError,
+    Job,
+    Output,
+    TaskState,
+    TaskStatus,
+)
+from videogen_orchestrator.providers.http import ProviderHTTP
+from videogen_orchestrator.providers.remote import ModelResolutionAdapter, failed, looks_like_moderation
+
+# Ray models make 5 s or 9 s videos ("5s", "9s").
+DURATIONS = (5, 9)
+ASPECT_RATIO = "16:9"
+
+
+def failure(reason: str | None) -> GenerationError:
+    """``failure_reason`` is free text: moderation refusals say so; anything else is a provider failure."""
+    text = reason or "Luma failed the generation"
+    if looks_like_moderation(text):
+        return GenerationError(ErrorCode.CONTENT_POLICY, text, "moderation", retriable=False)
+    return GenerationError(ErrorCode.PROVIDER_ERROR, text, "failed", retriable=True)
+
+
+class LumaAdapter(ModelResolutionAdapter):
+    name = "luma"
+    submit_safe_statuses = (429, 502, 503)
+    status_field = "state"
+    queued_statuses = ("queued",)
+    running_statuses = ("dreaming",)
+    durations = DURATIONS
+    aspect_ratio = ASPECT_RATIO
+
+    def __init__(self, http: ProviderHTTP, *, model: str = "ray-2", resolution: str = "720p") -> None:
+        super().__init__(http, model=model, resolution=resolution)
+
+    async def submit(self, job: Job) -> str:
+        plan = self.plan(job)
+        body = {
+            "generation_type": "video",
+            "prompt": job.prompt,
+            "model": self.model,
+            "resolution": self.resolution,
+            "aspect_ratio": ASPECT_RATIO,
+            "duration": f"{plan['duration_s']}s",
+        }
+        return await self.submit_task(
+            "/generations", body, id_field="id", missing="Luma accepted the generation without giving its id"
+        )
+
+    def status_path(self, task_id: str) -> str:
+        return f"/generations/{task_id}"
+
+    async def final_state(
+        self, task_id: str, state: Any, task: dict[str, Any], details: dict[str, Any]
+    ) -> TaskState:
+        if state == "completed":
+            assets = task.get("assets") if isinstance(task.get("assets"), dict) else {}
+            video = assets.get("video") if assets else None
+            if not isinstance(video, str) or not video:
+                return failed(details, "Luma completed without a video")
+            image = assets.get("image") if assets else None
+            thumbnail = image if isinstance(image, str) and image else None
+            return TaskState(
+                TaskStatus.SUCCEEDED, output=Output(video_url=video, thumbnail_url=thumbnail), details=details
+            )
+        if state == "failed":
+            return TaskState(TaskStatus.FAILED, error=failure(task.get("failure_reason")), details=details)
+        return failed(details, f"Luma answered an unknown state {state!r}")
+
+    async def cancel(self, task_id: str) -> None:
+        """Luma has no cancel: deleting the generation is the closest it offers."""
+        await self.send_cancel("DELETE", f"/generations/{task_id}")

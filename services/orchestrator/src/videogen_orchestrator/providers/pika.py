@@ -1,0 +1,131 @@
+"""Pika through fal.ai's queue API: ``POST {model_id}`` submits (answers ``request_id``),
+``GET {app_id}/requests/{id}/status`` reads the queue status (IN_QUEUE / IN_PROGRESS / COMPLETED),
+``GET {app_id}/requests/{id}`` the result (``{"video": {"url": ...}}``, or the model's error), and
+``PUT {app_id}/requests/{id}/cancel`` cancels. ``app_id`` is the model id's first two segments: status,
+result and cancel do not take the endpoint's sub-path. Auth is ``Authorization: Key <key>``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from videogen_orchestrator.providers.base import (
+    ErrorCode,
+    GenerationError,
+    Job,
+    Output,
+    TaskState,
+    TaskStatus,
+)
+from videogen_orchestrator.providers.http import ProviderHTTP, Reply
+from videogen_orchestrator.providers.remote import (
+    ModelResolutionAdapter,
+    failed,
+    looks_like_moderation,
+    message_of,
+)
+
+DEFAULT_MODEL = "fal-ai/pika/v2.2/text-to-video"
+# Pika 2.2 makes 5 s or 10 s videos.
+DURATIONS = (5, 10)
+ASPECT_RATIO = "16:9"
+# fal's infrastructure error types (``error_type``) that mean the request ran out of time.
+_TIMEOUTS = {"request_timeout", "startup_timeout"}
+
+
+def app_id(model_id: str) -> str:
+    parts = model_id.strip("/").split("/")
+    if len(parts) < 2:
+        raise ValueError(f"a fal model id is owner/name[/path], got {model_id!r}")
+    return "/".join(parts[:2])
+
+
+def failure(body: Any, status: int | None = None) -> GenerationError:
+    """A failed request's error in our taxonomy. Model errors are ``{"detail": [{"type", "msg", ...}]}``
+    (``content_policy_violation`` for moderation); infrastructure errors ``{"detail", "error_type"}``."""
+    message = message_of(body)
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, list):
+        types = [item.get("type") for item in detail if isinstance(item, dict)]
+        if "content_policy_violation" in types:
+            return GenerationError(ErrorCode.CONTENT_POLICY, message, "content_policy_violation")
+        first = next((t for t in types if isinstance(t, str)), None)
+        return GenerationError(ErrorCode.PROVIDER_REJECTED, message, first)
+    error_type = body.get("error_type") if isinstance(body, dict) else None
+    if isinstance(error_type, str):
+        if error_type in _TIMEOUTS:
+            return GenerationError(ErrorCode.PROVIDER_TIMEOUT, message, error_type, retriable=True)
+        if error_type == "client_cancelled":
+            return GenerationError(ErrorCode.CANCELED, message, error_type)
+        if error_type == "bad_request":
+            return GenerationError(ErrorCode.PROVIDER_REJECTED, message, error_type)
+        return GenerationError(ErrorCode.PROVIDER_ERROR, message, error_type, retriable=True)
+    if looks_like_moderation(message):
+        return GenerationError(ErrorCode.CONTENT_POLICY, message, f"http_{status}" if status else None)
+    code = f"http_{status}" if status else None
+    if status is not None and 400 <= status < 500:
+        return GenerationError(ErrorCode.PROVIDER_REJECTED, message, code)
+    return GenerationError(ErrorCode.PROVIDER_ERROR, message, code, retriable=True)
+
+
+class PikaAdapter(ModelResolutionAdapter):
+    name = "pika"
+    submit_safe_statuses = (429, 502, 503)
+    auth_scheme = "Key"
+    queued_statuses = ("IN_QUEUE",)
+    running_statuses = ("IN_PROGRESS",)
+    detail_fields = ("queue_position",)
+    durations = DURATIONS
+    aspect_ratio = ASPECT_RATIO
+
+    def __init__(self, http: ProviderHTTP, *, model: str = DEFAULT_MODEL, resolution: str = "720p") -> None:
+        super().__init__(http, model=model.strip("/"), resolution=resolution)
+        self.app = app_id(self.model)
+
+    async def submit(self, job: Job) -> str:
+        plan = self.plan(job)
+        body = {
+            "prompt": job.prompt,
+            "duration": plan["duration_s"],
+            "resolution": self.resolution,
+            "aspect_ratio": ASPECT_RATIO,
+        }
+        return await self.submit_task(
+            f"/{self.model}",
+            body,
+            id_field="request_id",
+            missing="fal queued the request without giving its id",
+        )
+
+    def status_path(self, task_id: str) -> str:
+        return f"/{self.app}/requests/{task_id}/status"
+
+    async def final_state(
+        self, task_id: str, status: Any, task: dict[str, Any], details: dict[str, Any]
+    ) -> TaskState:
+        if status in ("CANCELED", "CANCELLED"):
+            return failed(details, "the request was canceled at fal", ErrorCode.CANCELED, str(status))
+        if status == "FAILED" or (status == "COMPLETED" and task.get("error")):
+            return TaskState(TaskStatus.FAILED, error=failure(task), details=details)
+        if status == "COMPLETED":
+            return self._result(await self._fetch_result(task_id), details)
+        return failed(details, f"fal answered an unknown status {status!r}")
+
+    async def _fetch_result(self, task_id: str) -> Reply:
+        # The stored result keeps the model's own status code (a 5xx may be the final answer), so only what
+        # is certainly transient is retried here.
+        return await self.send_read("GET", f"/{self.app}/requests/{task_id}", retry_statuses=(429, 502, 503))
+
+    def _result(self, reply: Reply, details: dict[str, Any]) -> TaskState:
+        if not reply.ok:
+            if reply.status in (401, 403, 404):
+                return TaskState(TaskStatus.FAILED, error=self.refusal(reply), details=details)
+            return TaskState(TaskStatus.FAILED, error=failure(reply.body, reply.status), details=details)
+        video = reply.body.get("video") if isinstance(reply.body, dict) else None
+        url = video.get("url") if isinstance(video, dict) else None
+        if not isinstance(url, str) or not url:
+            return failed(details, "fal completed the request without a video")
+        return TaskState(TaskStatus.SUCCEEDED, output=Output(video_url=url), details=details)
+
+    async def cancel(self, task_id: str) -> None:
+        """fal removes a queued request and signals a running one; a finished one answers 400."""
+        await self.send_cancel("PUT", f"/{self.app}/requests/{task_id}/cancel", finished=(400, 404))

@@ -1,0 +1,206 @@
+"""What the real adapters share: the submit / poll / cancel skeleton (an adapter supplies its paths, bodies
+and status values), and their API calls turned into the error taxonomy. A refused request becomes a
+``GenerationError``; a provider that cannot be reached becomes a ``ProviderError`` (transient for reads, which
+the actor retries at its next tick, final for a submit, which is never blindly repeated)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+from videogen_orchestrator.providers.base import (
+    ErrorCode,
+    GenerationError,
+    Job,
+    ProviderError,
+    TaskState,
+    TaskStatus,
+    nearest_duration,
+)
+from videogen_orchestrator.providers.http import AmbiguousRequest, ProviderHTTP, Reply, TransientFailure
+
+# Words a provider's refusal uses when content moderation (not a malformed request) refused it.
+_MODERATION = re.compile(r"moderat|content.?polic|safety|nsfw|inappropriate|not allowed", re.IGNORECASE)
+
+
+def message_of(body: Any) -> str:
+    """The human-readable part of a provider's error body: ``{"error": ...}`` (Runway), ``{"detail": ...}``
+    (Luma, fal: a string or a list of ``{"msg": ...}``), or the text itself."""
+    if isinstance(body, dict):
+        for key in ("error", "detail", "message", "failure", "failure_reason"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, list) and value:
+                return "; ".join(message_of(item) for item in value)
+        msg = body.get("msg")
+        if isinstance(msg, str):
+            return msg
+    if isinstance(body, str) and body:
+        return body[:500]
+    return "no reason given"
+
+
+def looks_like_moderation(text: str) -> bool:
+    return bool(_MODERATION.search(text))
+
+
+def planned(job: Job, durations: Collection[int], **asked: Any) -> dict[str, Any]:
+    """A plan: what the adapter asks for (``asked``), the duration the provider makes nearest the requested
+    one, and the requested one."""
+    return {
+        **asked,
+        "duration_s": nearest_duration(job.duration, durations),
+        "requested_duration_s": job.duration,
+    }
+
+
+def failed(
+    details: dict[str, Any],
+    message: str,
+    code: str = ErrorCode.PROVIDER_ERROR,
+    provider_code: str | None = None,
+) -> TaskState:
+    """A task that ended without a usable output (a provider error unless ``code`` says otherwise)."""
+    return TaskState(TaskStatus.FAILED, error=GenerationError(code, message, provider_code), details=details)
+
+
+class RemoteAdapter:
+    """Base of the adapters that call a provider's HTTP API through ``ProviderHTTP``."""
+
+    name: str
+    # Statuses the provider documents as "nothing was done, try again": a submit answered with one of these
+    # is repeated (within the retry policy). Any other failure of a submit is never repeated.
+    submit_safe_statuses: Collection[int] = (429,)
+    # ``Authorization: <auth_scheme> <API key>``.
+    auth_scheme = "Bearer"
+    # The status answer's field that holds the task's status, the values of it that mean "waiting in the
+    # provider's queue" and "running", and the other fields recorded with it (``TaskState.details``).
+    status_field = "status"
+    queued_statuses: Collection[str] = ()
+    running_statuses: Collection[str] = ()
+    detail_fields: tuple[str, ...] = ()
+
+    def __init__(self, http: ProviderHTTP) -> None:
+        self.http = http
+
+    @classmethod
+    def headers(cls, api_key: str) -> dict[str, str]:
+        """The headers every call to the provider carries."""
+        return {"Authorization": f"{cls.auth_scheme} {api_key}"}
+
+    async def close(self) -> None:
+        await self.http.close()
+
+    async def poll(self, task_id: str, job: Job) -> TaskState:
+        reply = await self.send_read("GET", self.status_path(task_id))
+        if not reply.ok:
+            return TaskState(TaskStatus.FAILED, error=self.refusal(reply))
+        task: dict[str, Any] = reply.body if isinstance(reply.body, dict) else {}
+        status = task.get(self.status_field)
+        details = {"provider_status": status, **{name: task.get(name) for name in self.detail_fields}}
+        if status in self.queued_statuses:
+            return TaskState(TaskStatus.QUEUED, details=details)
+        if status in self.running_statuses:
+            return TaskState(TaskStatus.RUNNING, details=details)
+        return await self.final_state(task_id, status, task, details)
+
+    def status_path(self, task_id: str) -> str:
+        """Where the task's status is read."""
+        raise NotImplementedError
+
+    async def final_state(
+        self, task_id: str, status: Any, task: dict[str, Any], details: dict[str, Any]
+    ) -> TaskState:
+        """The state of a task whose ``status`` (read from ``task``, the status answer) is neither queued nor
+        running: finished, or one the adapter does not know."""
+        raise NotImplementedError
+
+    async def submit_task(self, path: str, body: Any, *, id_field: str, missing: str) -> str:
+        """Submit, and return the task id the answer gives in ``id_field`` (``missing``: the error if not)."""
+        reply = await self.send_submit(path, body)
+        task_id = reply.body.get(id_field) if isinstance(reply.body, dict) else None
+        if not isinstance(task_id, str) or not task_id:
+            raise ProviderError(GenerationError(ErrorCode.PROVIDER_ERROR, missing))
+        return task_id
+
+    async def send_cancel(self, method: str, path: str, *, finished: Collection[int] = (404,)) -> None:
+        """A cancel call; an error answer in ``finished`` means there is no task left to stop."""
+        reply = await self.send_read(method, path)
+        if not reply.ok and reply.status not in finished:
+            raise ProviderError(self.refusal(reply))
+
+    async def send_submit(self, path: str, body: Any) -> Reply:
+        try:
+            reply = await self.http.request(
+                "POST", path, json=body, idempotent=False, safe_statuses=self.submit_safe_statuses
+            )
+        except TransientFailure as exc:
+            raise _unavailable(f"{self.name} did not take the task ({exc})", exc.status) from exc
+        except AmbiguousRequest as exc:
+            raise _unavailable(
+                f"{self.name} may or may not have started the task ({exc}); it is not submitted again, "
+                "so it is never paid for twice",
+                exc.status,
+            ) from exc
+        if not reply.ok:
+            raise ProviderError(self.refusal(reply))
+        return reply
+
+    async def send_read(self, method: str, path: str, **kwargs: Any) -> Reply:
+        """An idempotent call (status, result, cancel): every transient failure is retried; when the tries
+        are spent it raises a transient ``ProviderError``."""
+        try:
+            return await self.http.request(method, path, **kwargs)
+        except TransientFailure as exc:
+            raise _unavailable(f"{self.name} did not answer ({exc})", exc.status, transient=True) from exc
+
+    def refusal(self, reply: Reply) -> GenerationError:
+        """A final error answer (4xx other than 429, or a 5xx the call does not retry)."""
+        message = message_of(reply.body)
+        code = f"http_{reply.status}"
+        if reply.status in (401, 403):
+            return GenerationError(
+                ErrorCode.PROVIDER_UNAVAILABLE, f"{self.name} refused our credentials: {message}", code
+            )
+        if reply.status == 402:
+            return GenerationError(
+                ErrorCode.PROVIDER_UNAVAILABLE, f"{self.name} refused the task for billing: {message}", code
+            )
+        if reply.status == 404:
+            return GenerationError(ErrorCode.PROVIDER_ERROR, f"{self.name} no longer knows the task", code)
+        if 400 <= reply.status < 500:
+            if looks_like_moderation(message):
+                return GenerationError(ErrorCode.CONTENT_POLICY, f"{self.name}: {message}", code)
+            return GenerationError(
+                ErrorCode.PROVIDER_REJECTED, f"{self.name} refused the request: {message}", code
+            )
+        return GenerationError(
+            ErrorCode.PROVIDER_ERROR, f"{self.name} failed: {message}", code, retriable=True
+        )
+
+
+class ModelResolutionAdapter(RemoteAdapter):
+    """An adapter asking its provider for a model's video at a resolution, in one aspect ratio, in one of the
+    fixed durations the provider makes."""
+
+    durations: Collection[int]
+    aspect_ratio = "16:9"
+
+    def __init__(self, http: ProviderHTTP, *, model: str, resolution: str) -> None:
+        super().__init__(http)
+        self.model = model
+        self.resolution = resolution
+
+    def plan(self, job: Job) -> dict[str, Any]:
+        return planned(
+            job, self.durations, model=self.model, resolution=self.resolution, aspect_ratio=self.aspect_ratio
+        )
+
+
+def _unavailable(message: str, status: int | None, *, transient: bool = False) -> ProviderError:
+    """The provider could not be reached (or kept answering ``status``): worth trying again later."""
+    provider_code = f"http_{status}" if status is not None else None
+    error = GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, message, provider_code, retriable=True)
+    return ProviderError(error, transient=transient)

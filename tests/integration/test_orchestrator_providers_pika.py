@@ -1,0 +1,98 @@
+"""The Pika adapter (fal.ai's queue API) end to end against a fake of fal's queue on 127.0.0.1: the real
+actor, runner and store drive each generation; the fake counts what reached it. What every adapter does
+alike (queueing, a lost submit answer, the deadline, a client's cancel) is in
+``test_orchestrator_providers_shared``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_providers.fal import (
+    APP_ID,
+    CONTENT_POLICY,
+    MODEL_ID,
+    REQUEST_TIMEOUT,
+    RUNNER_ERROR,
+    FakeFal,
+)
+from tests.support.provider_runs import PROMPT, ProviderRun, provider_run
+from videogen_common.store import Store
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeFal]:
+    async with FakeFal(task_seconds=0.05) as fake:
+        yield fake
+
+
+@pytest.fixture
+async def run(
+    store: Store, base_env: dict[str, str], tmp_path: Path, fake: FakeFal
+) -> AsyncIterator[ProviderRun]:
+    async with provider_run(store, base_env, tmp_path / "media", fake) as run:
+        yield run
+
+
+@pytest.mark.parametrize(("requested", "asked"), [(3, 5), (5, 5), (7, 10), (10, 10)])
+async def test_a_generation_completes_with_pikas_video_through_the_fal_queue(
+    run: ProviderRun, fake: FakeFal, requested: int, asked: int
+) -> None:
+    doc = await run.run(duration=requested)
+
+    assert doc["status"] == "completed", doc["error"]
+    assert await run.media.get(doc["video_key"]) == fake.video
+    assert fake.submissions == [
+        {"prompt": PROMPT, "duration": asked, "resolution": "720p", "aspect_ratio": "16:9"}
+    ]
+    assert doc["provider_request"]["model"] == MODEL_ID
+    assert doc["provider_request"]["duration_s"] == asked
+    # Submitted to the endpoint; status and result read under the app id, without the sub-path.
+    paths = {path for _, path in fake.requests}
+    assert f"/{MODEL_ID}" in paths
+    assert f"/{APP_ID}/requests/{doc['provider_task_id']}/status" in paths
+    assert f"/{APP_ID}/requests/{doc['provider_task_id']}" in paths
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "provider_code", "retriable"),
+    [
+        (CONTENT_POLICY, "content_policy", "content_policy_violation", False),
+        (REQUEST_TIMEOUT, "provider_timeout", "request_timeout", True),
+        (RUNNER_ERROR, "provider_error", "runner_server_error", True),
+    ],
+)
+async def test_a_failed_request_maps_its_error(
+    run: ProviderRun, fake: FakeFal, failure: str, code: str, provider_code: str, retriable: bool
+) -> None:
+    fake.failure = failure
+    doc = await run.run()
+
+    assert doc["status"] == "failed"
+    assert (doc["error"]["code"], doc["error"]["provider_code"], doc["error"]["retriable"]) == (
+        code,
+        provider_code,
+        retriable,
+    )
+    assert fake.downloads == 0
+
+
+async def test_throttling_is_retried_honouring_retry_after(run: ProviderRun, fake: FakeFal) -> None:
+    fake.throttle_next(2, retry_after="0", kind="submit")
+    fake.throttle_next(2, retry_after="0", kind="poll")
+    doc = await run.run()
+
+    assert doc["status"] == "completed", doc["error"]
+    assert len(fake.submissions) == 1
+
+
+async def test_an_invalid_request_is_provider_rejected(
+    store: Store, base_env: dict[str, str], tmp_path: Path, fake: FakeFal
+) -> None:
+    async with provider_run(store, base_env, tmp_path / "media", fake, pika_resolution="4k") as run:
+        doc = await run.run()
+
+    assert doc["status"] == "failed"
+    assert (doc["error"]["code"], doc["error"]["provider_code"]) == ("provider_rejected", "http_422")

@@ -1,0 +1,134 @@
+"""A fake of fal.ai's queue API serving Pika (``fal-ai/pika/v2.2/text-to-video``): ``POST /{model_id}``
+answers ``request_id`` and the status / response / cancel URLs; ``GET /{app_id}/requests/{id}/status``
+answers IN_QUEUE / IN_PROGRESS / COMPLETED; ``GET /{app_id}/requests/{id}`` the result
+(``{"video": {"url", ...}}``, or the model's error with its status: 422 ``{"detail": [{"type": ...}]}``, or
+``{"detail", "error_type"}`` for infrastructure errors); ``PUT /{app_id}/requests/{id}/cancel`` answers 202
+CANCELLATION_REQUESTED, or 400 ALREADY_COMPLETED. ``app_id`` is the model id without its sub-path. Requests
+need ``Authorization: Key <key>``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
+
+MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
+APP_ID = "fal-ai/pika"
+DURATIONS = {5, 10}
+RESOLUTIONS = {"720p", "1080p"}
+
+# ``failure`` values and the answer the result endpoint gives for each.
+CONTENT_POLICY = "content_policy_violation"
+REQUEST_TIMEOUT = "request_timeout"
+RUNNER_ERROR = "runner_server_error"
+_FAILURES: dict[str, tuple[int, Any]] = {
+    CONTENT_POLICY: (
+        422,
+        {
+            "detail": [
+                {
+                    "loc": ["body", "prompt"],
+                    "msg": "The content could not be processed because it contained material flagged by a "
+                    "content checker.",
+                    "type": "content_policy_violation",
+                    "ctx": {},
+                }
+            ]
+        },
+    ),
+    REQUEST_TIMEOUT: (504, {"detail": "Request timed out", "error_type": "request_timeout"}),
+    RUNNER_ERROR: (500, {"detail": "Internal server error", "error_type": "runner_server_error"}),
+}
+
+
+class FakeFal(FakeProviderAPI):
+    """``failure`` is one of CONTENT_POLICY / REQUEST_TIMEOUT / RUNNER_ERROR."""
+
+    provider = "fal"
+    auth_scheme = "Key"
+    error_key = "detail"
+    invalid_key = "Invalid API key"
+    not_found = "Request not found"
+    canceled_gone = False
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post(f"/{MODEL_ID}", self.create)
+        app.router.add_get(f"/{APP_ID}/requests/{{task_id}}/status", self.read)
+        app.router.add_get(f"/{APP_ID}/requests/{{task_id}}", self._result)
+        app.router.add_put(f"/{APP_ID}/requests/{{task_id}}/cancel", self._cancel)
+
+    def cancel_request(self, task_id: str) -> tuple[str, str]:
+        return "PUT", f"/{APP_ID}/requests/{task_id}/cancel"
+
+    def _urls(self, task: FakeTask) -> dict[str, str]:
+        base = f"{self.origin}/{APP_ID}/requests/{task.id}"
+        return {"response_url": base, "status_url": f"{base}/status", "cancel_url": f"{base}/cancel"}
+
+    def validate(self, body: dict[str, Any] | None) -> str | None:
+        return _validate(body)
+
+    def invalid(self, problem: str) -> web.Response:
+        return web.json_response(
+            {"detail": [{"loc": ["body"], "msg": problem, "type": "value_error"}]}, status=422
+        )
+
+    def created(self, task: FakeTask) -> web.Response:
+        return web.json_response({"request_id": task.id, **self._urls(task), "queue_position": 0})
+
+    def view(self, task: FakeTask) -> dict[str, Any]:
+        phase = task.phase(self.now())
+        if phase == "queued":
+            return {"status": "IN_QUEUE", "queue_position": 0, **self._urls(task)}
+        if phase == "running":
+            return {"status": "IN_PROGRESS", "logs": None, **self._urls(task)}
+        return {"status": "COMPLETED", "logs": None, "metrics": {}, **self._urls(task)}
+
+    async def _result(self, request: web.Request) -> web.Response:
+        task = self.task_or_answer(request, "result")
+        if isinstance(task, web.Response):
+            return task
+        phase = task.phase(self.now())
+        if phase in ("queued", "running"):
+            return web.json_response({"detail": "Request is still in progress"}, status=400)
+        if phase == "canceled":
+            return web.json_response(
+                {"detail": "Request was cancelled", "error_type": "client_cancelled"}, status=499
+            )
+        if phase == "failed":
+            status, body = _FAILURES.get(task.failure or RUNNER_ERROR, _FAILURES[RUNNER_ERROR])
+            return web.json_response(
+                body, status=status, headers={"X-Fal-Error-Type": str(body.get("error_type", ""))}
+            )
+        return web.json_response(
+            {
+                "video": {
+                    "url": self.video_url(task),
+                    "content_type": "video/mp4",
+                    "file_name": "output.mp4",
+                    "file_size": len(self.video),
+                }
+            }
+        )
+
+    async def _cancel(self, request: web.Request) -> web.Response:
+        task = self.task_or_answer(request, "cancel", missing={"status": "NOT_FOUND"})
+        if isinstance(task, web.Response):
+            return task
+        if task.phase(self.now()) in ("succeeded", "failed", "canceled"):
+            return web.json_response({"status": "ALREADY_COMPLETED"}, status=400)
+        self.cancel_task(task)
+        return web.json_response({"status": "CANCELLATION_REQUESTED"}, status=202)
+
+
+def _validate(body: dict[str, Any] | None) -> str | None:
+    if body is None:
+        return "The request body must be a JSON object"
+    if not isinstance(body.get("prompt"), str) or not body["prompt"]:
+        return "prompt is required"
+    if body.get("duration", 5) not in DURATIONS:
+        return f"duration must be one of {sorted(DURATIONS)}"
+    if body.get("resolution", "720p") not in RESOLUTIONS:
+        return f"resolution must be one of {sorted(RESOLUTIONS)}"
+    return None
