@@ -269,7 +269,14 @@ async def test_the_orchestrators_actor_stops_once_its_generation_is_canceled(
         sink=sink,
         clock=clock,
     )
-    runner = Runner(store=store, actor=actor, clock=clock, lease=timedelta(seconds=30), max_in_flight=4)
+    runner = Runner(
+        store=store,
+        actor=actor,
+        clock=clock,
+        lease=timedelta(seconds=30),
+        max_in_flight=4,
+        account_max_in_flight=16,
+    )
     try:
         created = await create(client, key)
         assert await runner.start(created["id"])

@@ -34,6 +34,16 @@ class Store:
     def api_keys(self) -> AsyncCollection[Doc]:
         return self.db["api_keys"]
 
+    @property
+    def account_slots(self) -> AsyncCollection[Doc]:
+        """The orchestrator's per-account count of generations in flight (one document per account)."""
+        return self.db["account_slots"]
+
+    @property
+    def rate_limits(self) -> AsyncCollection[Doc]:
+        """The api's per-account request counts, one document per (policy, window, account), all replicas'."""
+        return self.db["rate_limits"]
+
 
 def connect(url: str, database: str, *, app_name: str) -> tuple[AsyncMongoClient[Doc], Store]:
     client: AsyncMongoClient[Doc] = AsyncMongoClient(url, appname=app_name, tz_aware=True)
@@ -63,6 +73,9 @@ INDEXES: dict[str, list[IndexModel]] = {
             ],
             name="by_account_status",
         ),
+        # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
+        # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+        IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
     ],
     "webhooks": [
         IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
@@ -79,6 +92,8 @@ INDEXES: dict[str, list[IndexModel]] = {
     "api_keys": [
         IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
     ],
+    # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
+    "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
 }
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import cast
 
 import faust
 
@@ -17,21 +19,32 @@ log = logging.getLogger(__name__)
 
 def create_orchestrator(settings: OrchestratorSettings) -> tuple[faust.App, OrchestratorRuntime]:
     topics = Topics(settings.topic_prefix)
-    app = faust.App(**faust_options(settings, settings.orchestrator_group))
+    # Stopping (or a rebalance) must not wait for the agent to finish its message: it may be waiting for a
+    # free slot on this instance. Unfinished requests stay uncommitted and go to the partition's next owner.
+    app = faust.App(**faust_options(settings, settings.orchestrator_group), stream_wait_empty=False)
     requested = app.topic(topics.requested, key_serializer="raw", value_serializer="raw")
     status = app.topic(topics.status, key_serializer="raw", value_serializer="raw")
     runtime = OrchestratorRuntime(settings, status)
+    runtime.probes.watch(app)  # readiness waits for the group join; /metrics shows the consumer's lag
 
     @app.agent(requested, name="generation-requests")
     async def on_request(stream: faust.StreamT[bytes]) -> None:
-        async for raw in stream:
+        # Acknowledged by hand, once the generation is started: a request taken while this instance stops is
+        # never acknowledged (faust acknowledges an event whose agent was cancelled, unless acks are manual),
+        # so its offset stays uncommitted and the partition's next owner gets it at once.
+        requests = cast("faust.Stream[bytes]", stream).noack()
+        async for event in requests.events():
             await runtime.ready.wait()
             try:
-                envelope = Envelope.from_json(raw)
+                envelope = Envelope.from_json(event.value)
             except EnvelopeError as exc:
                 log.warning("skipped a malformed request message", extra={"error": str(exc)})
+                await requests.ack(event)
                 continue
             # Claims the lease and starts the actor; waits only when this instance is at capacity.
             await runtime.runner.start(envelope.generation_id)
+            if runtime.runner.stopping:
+                await asyncio.Event().wait()  # until the agent is cancelled, unacknowledged
+            await requests.ack(event)
 
     return app, runtime

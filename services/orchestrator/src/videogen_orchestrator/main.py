@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 
-import faust
-
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
 from videogen_orchestrator.app import create_orchestrator
+from videogen_orchestrator.runtime import OrchestratorWorker
 from videogen_orchestrator.settings import OrchestratorSettings
 
 
@@ -19,8 +18,14 @@ def main() -> None:
         sys.exit(f"videogen-orchestrator: {exc}")
     configure_logging("orchestrator", settings.log_level, settings.log_format)
     app, runtime = create_orchestrator(settings)
-    worker = faust.Worker(
-        app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level, redirect_stdouts=False
+    worker = OrchestratorWorker(
+        app,
+        runtime,
+        stop_within=settings.shutdown_timeout_seconds,
+        quiet=True,
+        override_logging=False,
+        loglevel=settings.log_level,
+        redirect_stdouts=False,
     )
     worker.execute_from_commandline()
 

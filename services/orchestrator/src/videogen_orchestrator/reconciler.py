@@ -1,7 +1,9 @@
 """Repairs what a crash or a lost message left behind. MongoDB is the source of truth; Kafka is the fast path.
 
-- A generation whose lease expired (its owner died) or that nobody ever leased (its request message was lost)
-  is claimed and driven on.
+- A generation whose lease expired (its owner died, or a stopping instance handed it back) or that nobody ever
+  leased (its request message was lost) is claimed and driven on.
+- An account slot still held by a finished generation (its instance died before giving it back) is reclaimed,
+  and an account with a free slot and generations waiting for one gets them started, oldest first.
 - A terminal generation whose status event is not known to be on Kafka has it republished."""
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import logging
 from datetime import timedelta
 
 from videogen_common.clock import Clock
+from videogen_common.domain import Status
 from videogen_common.store import Store
 from videogen_orchestrator.runner import ACTIVE, Runner
 from videogen_orchestrator.status_events import EventSink, publish_status
@@ -36,33 +39,55 @@ class Reconciler:
         self._batch = batch
 
     async def run_once(self) -> tuple[int, int]:
-        """One pass; returns (generations resumed, status events republished)."""
+        """One pass; returns (generations resumed or started from the queue, status events republished)."""
         await self._runner.renew_leases()
-        return await self._resume_orphans(), await self._flush_outbox()
+        resumed = await self._resume_orphans()
+        started = await self._start_waiting()
+        return resumed + started, await self._flush_outbox()
 
     async def _resume_orphans(self) -> int:
+        """Each query is a range of the (status, lease_expires_at) index: one ``$or`` over them would make the
+        embedded store scan the whole collection on every pass."""
         now = self._clock.now()
-        orphans = (
-            self._store.generations.find(
+        generations = self._store.generations
+        orphans = [
+            # Leases that ran out (their owner died) or were handed back (expired at the epoch), oldest first.
+            *(
+                generations.find({"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1})
+                .sort("lease_expires_at", 1)
+                .limit(self._batch)
+                for status in ACTIVE
+            ),
+            # Never leased: the request message was lost. The api creates generations `processing`; one that
+            # waits for an account slot is `queued` with no lease, and is not orphaned (_start_waiting).
+            generations.find(
                 {
-                    "status": {"$in": ACTIVE},
-                    "$or": [
-                        {"lease_expires_at": {"$lt": now}},
-                        {"lease_expires_at": None, "created_at": {"$lt": now - self._grace}},
-                    ],
+                    "status": Status.PROCESSING.value,
+                    "lease_expires_at": None,
+                    "created_at": {"$lt": now - self._grace},
                 },
                 projection={"_id": 1},
             )
             .sort("created_at", 1)
-            .limit(self._batch)
-        )
+            .limit(self._batch),
+        ]
         resumed = 0
-        async for doc in orphans:
-            if await self._runner.start(doc["_id"], wait_for_slot=False):
-                resumed += 1
+        for cursor in orphans:
+            async for doc in cursor:
+                if await self._runner.start(doc["_id"], wait_for_slot=False):
+                    resumed += 1
         if resumed:
             log.info("resumed orphaned generations", extra={"count": resumed})
         return resumed
+
+    async def _start_waiting(self) -> int:
+        await self._runner.accounts.release_finished()
+        started = 0
+        async for account_id in self._runner.accounts.waiting_accounts():
+            started += await self._runner.wake(account_id, wait_for_slot=False)
+        if started:
+            log.info("started generations that waited for an account slot", extra={"count": started})
+        return started
 
     async def _flush_outbox(self) -> int:
         now = self._clock.now()

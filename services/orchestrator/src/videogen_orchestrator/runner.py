@@ -1,5 +1,11 @@
-"""Owns this instance's in-flight generations: claims a lease in MongoDB before starting an actor, renews the
-leases of everything it runs, and hands them back on shutdown."""
+"""Owns this instance's in-flight generations: claims a lease in MongoDB before starting an actor, holds the
+generation's account slot while it is at its provider, renews the leases of everything it runs, and hands them
+back on shutdown.
+
+A generation whose account is at its cap waits as ``queued`` with no lease, in its account's queue (see
+``slots``); when one of the account's generations ends, the instance that ran it starts the account's oldest
+waiting one, and the reconciler does the same on every pass for any account with a free slot, so a wake-up
+lost to a crash is only delayed."""
 
 from __future__ import annotations
 
@@ -7,17 +13,25 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL, Status
+from videogen_common.generations import transition
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.slots import AccountSlots, waiting_key
 
 log = logging.getLogger(__name__)
 
 ACTIVE = [s.value for s in Status if s not in TERMINAL]
+FINISHED = [s.value for s in TERMINAL]
+# The expiry a handed-back lease is given: long past, so any instance may claim it, and the next reconciler
+# pass anywhere resumes it, at once.
+HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
+
+Doc = dict[str, Any]
 
 
 class Runner:
@@ -29,6 +43,7 @@ class Runner:
         clock: Clock,
         lease: timedelta,
         max_in_flight: int,
+        account_max_in_flight: int,
     ) -> None:
         self._store = store
         self._actor = actor
@@ -37,58 +52,95 @@ class Runner:
         self._owner = actor.owner
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
+        self.accounts = AccountSlots(store.account_slots, store.generations, cap=account_max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._wakers: set[asyncio.Task[Any]] = set()
         self._claiming: set[str] = set()
+        self._no_claims = asyncio.Event()
+        self._no_claims.set()
         self._stopping = False
 
     @property
     def in_flight(self) -> int:
         return len(self._tasks)
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
     def owns(self, generation_id: str) -> bool:
         return generation_id in self._tasks
 
-    async def start(self, generation_id: str, *, wait_for_slot: bool = True) -> bool:
+    async def start(
+        self, generation_id: str, *, wait_for_slot: bool = True, from_queue: bool = False
+    ) -> bool:
         """Claim the generation and start its actor. Returns False if it is finished, already leased by a live
-        owner, or (with ``wait_for_slot=False``) this instance is full. A duplicate request is harmless."""
+        owner, this instance is stopping or (with ``wait_for_slot=False``) full, or its account is at its cap,
+        in which case it now waits as ``queued``. A duplicate request is harmless."""
         if self._stopping or generation_id in self._tasks or generation_id in self._claiming:
             return False
         if not wait_for_slot and self._slots.locked():
             return False
         # Reserved before the first await, so overlapping starts (agent and reconciler) claim it once.
         self._claiming.add(generation_id)
+        self._no_claims.clear()
+        started = False
         try:
             await self._slots.acquire()
             try:
-                doc = await self._claim(generation_id)
-            except BaseException:
-                self._slots.release()
-                raise
-            if doc is None:
-                self._slots.release()
-                return False
-            self._tasks[generation_id] = asyncio.create_task(self._run(doc), name=f"actor:{generation_id}")
-            return True
+                doc = await self._admit(generation_id, from_queue=from_queue)
+                if doc is not None:
+                    self._tasks[generation_id] = asyncio.create_task(
+                        self._run(doc), name=f"actor:{generation_id}"
+                    )
+                    started = True
+            finally:
+                if not started:
+                    self._slots.release()
+            return started
         finally:
             self._claiming.discard(generation_id)
+            if not self._claiming:
+                self._no_claims.set()
 
-    async def _claim(self, generation_id: str) -> dict[str, Any] | None:
+    async def _admit(self, generation_id: str, *, from_queue: bool) -> Doc | None:
+        """The lease, then the account slot. Without a slot the generation is parked, unleased, as queued."""
+        if self._stopping:  # stop began while this start waited for a slot on this instance
+            return None
+        doc = await self._claim(generation_id)
+        if doc is None or self._stopping:
+            return None  # a claim that raced stop is handed back by stop
+        account_id = doc["account_id"]
+        if doc.get("provider_task_id") is not None:
+            # Already at its provider: it holds a slot whatever the count now is.
+            await self.accounts.keep(account_id, generation_id)
+            return doc
+        if await self.accounts.acquire(account_id, generation_id):
+            return doc
+        await self._park(doc)
+        if not from_queue:
+            # A slot may have freed between the failed acquire and the park, and its releaser found nothing
+            # waiting: look again now that this one is visible as waiting.
+            self._spawn_wake(account_id)
+        return None
+
+    async def _claim(self, generation_id: str) -> Doc | None:
         """Take the lease if it is free or expired. A conditional update stamping a unique token, then a read
-        by id (the embedded store serves findAndModify with a collection scan)."""
+        by id (the embedded store serves findAndModify with a collection scan, and an ``$or`` in the filter
+        too). A generation waiting for an account slot leaves the queue while leased: if it still gets no
+        slot, it is parked again."""
         now = self._clock.now()
         token = secrets.token_hex(8)
         claimed = await self._store.generations.update_one(
-            {
-                "_id": generation_id,
-                "status": {"$in": ACTIVE},
-                "$or": [{"lease_expires_at": None}, {"lease_expires_at": {"$lt": now}}],
-            },
+            # Free or expired: no lease (None), or one that ends before now.
+            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
             {
                 "$set": {
                     "lease_owner": self._owner,
                     "lease_expires_at": now + self._lease,
                     "lease_token": token,
                 },
+                "$unset": {"slot_wait": ""},
                 "$inc": {"attempts": 1},
             },
         )
@@ -97,17 +149,86 @@ class Runner:
         doc = await self._store.generations.find_one({"_id": generation_id})
         return doc if doc is not None and doc.get("lease_token") == token else None
 
-    async def _run(self, doc: dict[str, Any]) -> None:
+    async def _park(self, doc: Doc) -> None:
+        """The account is at its cap: the generation waits as ``queued``, with no lease, for a slot."""
+        parked = {
+            "slot_wait": waiting_key(doc["account_id"], doc["_id"]),
+            "lease_owner": None,
+            "lease_expires_at": None,
+        }
+        mine = {"lease_token": doc["lease_token"]}
+        if doc["status"] == Status.QUEUED.value:
+            await self._store.generations.update_one(
+                {"_id": doc["_id"], "version": doc["version"], **mine}, {"$set": parked}
+            )
+        else:
+            await transition(
+                self._store.generations,
+                doc,
+                Status.QUEUED,
+                now=self._clock.now(),
+                fields=parked,
+                extra_filter=mine,
+            )
+        log.info(
+            "account at its cap; generation waits",
+            extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "cap": self.accounts.cap},
+        )
+
+    async def _run(self, doc: Doc) -> None:
+        generation_id, account_id = doc["_id"], doc["account_id"]
         try:
-            await self._actor.run(doc)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            # The lease will expire and the reconciler retries it; nothing is lost.
-            log.exception("actor crashed", extra={"generation_id": doc["_id"]})
+            final: Doc | None = None
+            try:
+                final = await self._actor.run(doc)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # The lease will expire and the reconciler retries it; nothing is lost.
+                log.exception("actor crashed", extra={"generation_id": generation_id})
+            try:
+                # None: moved by someone else (canceled: give the slot back; taken over: it keeps it).
+                if (final is not None or await self._finished(generation_id)) and await self.accounts.release(
+                    account_id, generation_id
+                ):
+                    self._spawn_wake(account_id)
+            except Exception:
+                log.exception("slot not given back", extra={"generation_id": generation_id})
         finally:
-            self._tasks.pop(doc["_id"], None)
+            self._tasks.pop(generation_id, None)
             self._slots.release()
+
+    async def _finished(self, generation_id: str) -> bool:
+        doc = await self._store.generations.find_one({"_id": generation_id}, projection={"status": 1})
+        return doc is None or doc["status"] in FINISHED
+
+    def _spawn_wake(self, account_id: str) -> None:
+        if self._stopping:
+            return
+        task = asyncio.create_task(self.wake(account_id), name=f"wake:{account_id}")
+        self._wakers.add(task)
+        task.add_done_callback(self._wakers.discard)
+
+    async def wake(self, account_id: str, *, wait_for_slot: bool = True) -> int:
+        """Start the account's generations waiting for a slot, oldest first, while it has slots free. Returns
+        how many this instance started."""
+        started = 0
+        try:
+            while not self._stopping:
+                oldest = await self.accounts.oldest_waiting(account_id)
+                if oldest is None:
+                    break
+                if oldest["status"] in FINISHED:  # canceled while it waited
+                    await self.accounts.leave_queue(oldest["_id"])
+                    continue
+                if await self.accounts.free(account_id) <= 0:
+                    break
+                if not await self.start(oldest["_id"], wait_for_slot=wait_for_slot, from_queue=True):
+                    break  # full again, or another instance is starting it (and goes on from there)
+                started += 1
+        except Exception:
+            log.exception("starting waiting generations failed", extra={"account_id": account_id})
+        return started
 
     async def renew_leases(self) -> None:
         if not self._tasks:
@@ -118,21 +239,25 @@ class Runner:
         )
 
     async def wait_idle(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        """Wait until no actor runs and no waiting generation is being started (what tests await)."""
+        while self._tasks or self._wakers:
+            await asyncio.gather(*self._tasks.values(), *self._wakers, return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop taking work, cancel the actors and hand their leases back so another instance resumes them
-        at once (the provider task id is saved, so nothing is submitted twice)."""
+        at once (the provider task id is saved, so nothing is submitted twice; account slots stay with their
+        generations)."""
         self._stopping = True
-        owned = list(self._tasks)
-        for task in list(self._tasks.values()):
+        pending = [*self._wakers, *self._tasks.values()]
+        for task in pending:
             task.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-        if owned:
-            await self._store.generations.update_many(
-                {"_id": {"$in": owned}, "lease_owner": self._owner, "status": {"$in": ACTIVE}},
-                {"$set": {"lease_owner": None, "lease_expires_at": None}},
-            )
-            log.info("released leases", extra={"count": len(owned)})
+            await asyncio.gather(*pending, return_exceptions=True)
+        # A start already past its first check finishes its claim (or gives up) before the hand-back.
+        await self._no_claims.wait()
+        released = await self._store.generations.update_many(
+            {"lease_owner": self._owner, "status": {"$in": ACTIVE}},
+            {"$set": {"lease_owner": None, "lease_expires_at": HANDED_BACK}},
+        )
+        if released.modified_count:
+            log.info("released leases", extra={"count": released.modified_count})

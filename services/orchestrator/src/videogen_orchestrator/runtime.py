@@ -1,24 +1,32 @@
 """The orchestrator's resources and background loops, as a mode service started and stopped with the faust
-worker: the store connection, the runner of actors and the reconciler."""
+worker: the store connection, the runner of actors, the reconciler, and the side server for probes and
+metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
+from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
 
 import faust
 from mode import Service
+from prometheus_client import CollectorRegistry
 
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.events import Envelope
-from videogen_common.media import LocalMediaStore
+from videogen_common.media import open_media_store
+from videogen_common.metrics import new_registry
 from videogen_common.periodic import Periodic
+from videogen_common.probes import WorkerProbes
 from videogen_common.store import Store, connect
-from videogen_orchestrator.actor import GenerationActor
+from videogen_common.topics import Topics
+from videogen_orchestrator.metrics import MeasuredActor, OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
-from videogen_orchestrator.providers.mock import MockProvider
+from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -42,9 +50,8 @@ class FaustTopicSink:
 
 
 def default_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
-    return {
-        "mock": MockProvider(latency_ms=settings.mock_latency_ms, failure_rate=settings.mock_failure_rate)
-    }
+    """The mock and every real provider VIDEOGEN_PROVIDERS enables (see providers.registry)."""
+    return build_providers(settings)
 
 
 class OrchestratorRuntime(Service):
@@ -55,6 +62,7 @@ class OrchestratorRuntime(Service):
         *,
         clock: Clock | None = None,
         providers: dict[str, ProviderAdapter] | None = None,
+        registry: CollectorRegistry | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -65,20 +73,35 @@ class OrchestratorRuntime(Service):
         self.ready = asyncio.Event()
         self._client: Any = None
         self._background: Periodic | None = None
+        self._gauges: Periodic | None = None
+        self.metrics = OrchestratorMetrics(registry or new_registry())
+        topics = Topics(settings.topic_prefix)
+        self.probes = WorkerProbes(
+            host=settings.orchestrator_host,
+            port=settings.orchestrator_port,
+            registry=self.metrics.registry,
+            kafka_bootstrap=settings.kafka_bootstrap,
+            topics=topics.all(),
+            started=self.ready.is_set,
+        )
+        self._media = AsyncExitStack()
         self.store: Store
         self.runner: Runner
         self.reconciler: Reconciler
 
     async def on_start(self) -> None:
         settings = self.settings
+        await self.probes.start()  # first, so /healthz answers (and a taken port fails) at once
         self._client, self.store = connect(
             settings.mongo_url, settings.mongo_db, app_name="videogen-orchestrator"
         )
-        actor = GenerationActor(
+        self.probes.store = self.store
+        actor = MeasuredActor(
+            metrics=self.metrics,
             settings=settings,
             store=self.store,
-            media=LocalMediaStore(settings.media_dir),
-            providers=self.providers,
+            media=await self._media.enter_async_context(open_media_store(settings)),
+            providers=measured(self.providers, self.metrics),
             sink=self.sink,
             clock=self.clock,
         )
@@ -88,6 +111,7 @@ class OrchestratorRuntime(Service):
             clock=self.clock,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
+            account_max_in_flight=settings.account_max_in_flight,
         )
         self.reconciler = Reconciler(
             store=self.store,
@@ -96,19 +120,65 @@ class OrchestratorRuntime(Service):
             clock=self.clock,
             grace=timedelta(seconds=settings.dispatch_grace_seconds),
         )
+        self.metrics.in_flight.set_function(lambda: self.runner.in_flight)
         self._background = Periodic(
-            "reconciler", settings.reconcile_interval_seconds, self.reconciler.run_once, log
+            "reconciler", settings.reconcile_interval_seconds, self._reconcile_once, log
         )
         self._background.start()
+        self._gauges = Periodic(
+            "metrics refresh", settings.metrics_refresh_seconds, self._refresh_gauges, log
+        )
+        self._gauges.start()
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})
 
+    async def _reconcile_once(self) -> None:
+        started, republished = await self.reconciler.run_once()
+        self.metrics.resumed.inc(started)
+        self.metrics.republished.inc(republished)
+
+    async def _refresh_gauges(self) -> None:
+        await self.metrics.refresh(self.store)
+
     async def on_stop(self) -> None:
-        self.ready.clear()
-        if self._background is not None:
-            await self._background.stop()
-        if hasattr(self, "runner"):
-            await self.runner.stop()
-        if self._client is not None:
-            await self._client.close()
+        """Stop taking work (the agent waits on ``ready``), cancel the actors and hand their leases back, then
+        close the store. The faust app, stopped beside this, commits the offsets of the requests started."""
+        self.ready.clear()  # /readyz answers 503 from here on
+        try:
+            for periodic in (self._background, self._gauges):
+                if periodic is not None:
+                    await periodic.stop()
+            if hasattr(self, "runner"):
+                await self.runner.stop()
+            await close_providers(self.providers)
+            await self._media.aclose()
+            if self._client is not None:
+                await self._client.close()
+        finally:
+            await self.probes.stop()
         log.info("orchestrator stopped")
+
+
+class OrchestratorWorker(faust.Worker):
+    """The faust worker with a bound on a stop: once one begins (SIGTERM), the process ends within
+    ``stop_within`` seconds, even if a broker or store call hangs (then with exit code 70)."""
+
+    def __init__(self, *services: Any, stop_within: float, **kwargs: Any) -> None:
+        super().__init__(*services, **kwargs)
+        self._stop_within = stop_within
+
+    async def on_stop(self) -> None:
+        # The worker's own on_stop runs before its services (the app, the runtime) are stopped.
+        _exit_after(self._stop_within)
+        await super().on_stop()
+
+
+def _exit_after(seconds: float) -> None:
+    def overran() -> None:
+        log.error("shutdown overran its bound; exiting now", extra={"seconds": seconds})
+        os._exit(70)
+
+    # A thread, not the event loop: what overruns may be the loop itself.
+    timer = threading.Timer(seconds, overran)
+    timer.daemon = True
+    timer.start()

@@ -1,0 +1,328 @@
+"""The orchestrator where crashes hurt: processes over the real broker and store, generations on a fake of
+Runway's API (a real HTTP server on 127.0.0.1 that counts every task-creation request), and orchestrators
+killed with SIGKILL or stopped with SIGTERM in the middle of the work.
+
+What must hold: every generation the api accepted ends terminal, no generation's task is ever submitted to the
+provider twice, the per-account cap holds across processes, and a graceful stop hands the work over at once.
+
+A generation whose submit was cut by the kill (marked as submitting, no task id saved) cannot know whether the
+provider made a task; it fails with a retriable ``provider_unavailable`` instead of being submitted again
+(paying twice is worse than failing once). Those are the only failures these tests accept."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from tests.support.fake_providers.runway import FakeRunway
+from tests.support.services import ServiceProcess, wait_http_ok
+from tests.support.stack import generate, running_stack
+from videogen.engines import free_port
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store
+from videogen_common.topics import Topics
+from videogen_orchestrator.runner import HANDED_BACK
+
+pytestmark = pytest.mark.e2e
+
+Doc = dict[str, Any]
+
+LEASE_S = 4.0
+SHUTDOWN_TIMEOUT_S = 5.0
+
+
+async def until(condition: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    """Poll the store: another process's write has no event this test could await."""
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout}s: {what}")
+        await asyncio.sleep(0.1)
+
+
+@dataclass
+class Stack:
+    base: str
+    key: str
+    env: dict[str, str]
+    store: Store
+    runway: FakeRunway
+    logs: Path
+    processes: list[ServiceProcess]
+
+    def orchestrator(self, instance: str, **env: str) -> ServiceProcess:
+        """An orchestrator process named ``instance`` (its lease owner), with its own side port."""
+        process = ServiceProcess(
+            "orchestrator",
+            {
+                **self.env,
+                "VIDEOGEN_ORCHESTRATOR_INSTANCE": instance,
+                "VIDEOGEN_ORCHESTRATOR_PORT": str(free_port()),
+                **env,
+            },
+            self.logs / instance,
+        )
+        self.processes.append(process)
+        return process
+
+    async def ready(self, process: ServiceProcess) -> None:
+        """Started, and a member of the consumer group (its /readyz waits for the join)."""
+        await process.start()
+        await wait_http_ok(
+            f"http://127.0.0.1:{process.env['VIDEOGEN_ORCHESTRATOR_PORT']}/readyz", process, 60
+        )
+
+    async def create(self, count: int, tag: str) -> dict[str, str]:
+        """``count`` generations on runway through the api; returns prompt → generation id."""
+        async with aiohttp.ClientSession() as session:
+
+            async def one(i: int) -> tuple[str, str]:
+                prompt = f"{tag} shot {i}"
+                status, created = await generate(
+                    session, self.base, self.key, prompt, provider="runway", duration=5
+                )
+                assert status == 202, created
+                return prompt, created["id"]
+
+            return dict(await asyncio.gather(*(one(i) for i in range(count))))
+
+    async def docs(self, ids: list[str]) -> list[Doc]:
+        return await self.store.generations.find({"_id": {"$in": ids}}).to_list(None)
+
+    async def all_terminal(self, ids: list[str]) -> bool:
+        return all(d["status"] in ("completed", "failed") for d in await self.docs(ids))
+
+    async def assert_each_submitted_at_most_once_and_finished(self, created: dict[str, str]) -> list[Doc]:
+        """Every generation terminal; completed ones were submitted exactly once (and finished from the task
+        that submission made); failed ones only because a kill cut their submit, and never submitted twice."""
+        docs = {d["_id"]: d for d in await self.docs(list(created.values()))}
+        tasks_by_prompt = {self.runway.prompt_of(t.body): t.id for t in self.runway.tasks.values()}
+        for prompt, generation_id in created.items():
+            doc = docs[generation_id]
+            submissions = self.runway.submissions_for(prompt)
+            assert submissions <= 1, f"{generation_id} was submitted {submissions} times"
+            if doc["status"] == "completed":
+                assert submissions == 1
+                assert doc["provider_task_id"] == tasks_by_prompt[prompt]
+            else:
+                assert doc["status"] == "failed", doc
+                assert doc["error"]["code"] == "provider_unavailable", doc["error"]
+                assert doc.get("submit_started_at") is not None and doc.get("provider_task_id") is None
+        return list(docs.values())
+
+
+@pytest.fixture
+async def stack(
+    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Migrations, a key, a fake Runway and the api as a process; the test starts its orchestrators."""
+    async with FakeRunway(task_seconds=4.0) as runway:
+        env = {
+            "VIDEOGEN_PROVIDERS": "mock,runway",
+            "VIDEOGEN_RUNWAY_API_KEY": runway.api_key,
+            "VIDEOGEN_RUNWAY_BASE_URL": runway.base_url,
+            "VIDEOGEN_LEASE_SECONDS": str(LEASE_S),
+            "VIDEOGEN_RECONCILE_INTERVAL_SECONDS": "0.5",
+            "VIDEOGEN_DISPATCH_GRACE_SECONDS": "2",
+            "VIDEOGEN_POLL_INTERVAL_SECONDS": "0.2",
+            "VIDEOGEN_SHUTDOWN_TIMEOUT_SECONDS": str(SHUTDOWN_TIMEOUT_S),
+            "VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT": "64",
+            "VIDEOGEN_LOG_LEVEL": "INFO",
+        }
+        logs = tmp_path / "logs"
+        async with running_stack(
+            base_env,
+            common_settings,
+            store,
+            logs / "api",
+            services=["api"],
+            env=env,
+            stop_signal=signal.SIGKILL,
+            clean_exit=False,
+        ) as api:
+            s = Stack(api.base, api.key, api.env, store, runway, logs, [])
+            try:
+                yield s
+            finally:
+                for process in s.processes:
+                    await process.stop(signal.SIGKILL)
+
+
+def peak_tasks_at_once(runway: FakeRunway) -> int:
+    """The most tasks the fake had running at one moment (each from its creation until it finished)."""
+    edges = sorted(
+        edge
+        for task in runway.tasks.values()
+        for edge in ((task.created_at, 1), (task.created_at + task.queue_seconds + task.run_seconds, -1))
+    )
+    peak = current = 0
+    for _, step in sorted(edges, key=lambda e: (e[0], e[1])):
+        current += step
+        peak = max(peak, current)
+    return peak
+
+
+async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generation_and_pays_for_none_twice(
+    stack: Stack,
+) -> None:
+    first = stack.orchestrator("orch-1")
+    await stack.ready(first)
+    created = await stack.create(40, "crash")
+    ids = list(created.values())
+
+    # Mid-batch: half the tasks are at the provider (running 4 s each), the rest are still to be submitted.
+    async def half_submitted() -> bool:
+        return len(stack.runway.submissions) >= 20
+
+    await until(half_submitted, 60, "20 tasks submitted")
+    assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
+    at_kill = await stack.docs(ids)
+    in_flight = [d for d in at_kill if d["status"] not in ("completed", "failed")]
+    assert len(in_flight) >= 20, "the kill should land with most of the batch unfinished"
+    assert any(d.get("provider_task_id") for d in in_flight), "…and tasks running at the provider"
+
+    second = stack.orchestrator("orch-2")
+    await second.start()
+    await until(lambda: stack.all_terminal(ids), 120, "every generation terminal after the restart")
+
+    docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
+    completed = [d for d in docs if d["status"] == "completed"]
+    assert len(completed) >= 35, f"only {len(completed)} of 40 completed"
+    resumed = [d for d in in_flight if d.get("provider_task_id")]
+    for doc in resumed:  # what was running at the provider was polled to its end, not submitted again
+        assert next(d for d in docs if d["_id"] == doc["_id"])["status"] == "completed"
+    assert len(stack.runway.submissions) == len({stack.runway.prompt_of(b) for b in stack.runway.submissions})
+    assert await second.stop() == 0
+
+
+async def test_two_orchestrators_share_the_work_and_a_killed_ones_generations_move_to_the_other(
+    stack: Stack,
+) -> None:
+    instances = [stack.orchestrator(name) for name in ("orch-1", "orch-2")]
+    for process in instances:
+        await stack.ready(process)
+    created = await stack.create(40, "shared")
+    ids = list(created.values())
+
+    async def both_running_work() -> bool:
+        owners = {d["lease_owner"] for d in await stack.docs(ids) if d.get("provider_task_id")}
+        return owners >= {"orch-1", "orch-2"}
+
+    # Each has one of the two partitions, so each runs the generations whose requests it consumed.
+    await until(both_running_work, 60, "both orchestrators running generations at the provider")
+    assert await instances[0].stop(signal.SIGKILL) == -signal.SIGKILL
+    # Writes the killed process had already sent may still land; give the store a moment to apply them.
+    await asyncio.sleep(1)
+    orphaned = [
+        d["_id"]
+        for d in await stack.docs(ids)
+        if d["lease_owner"] == "orch-1" and d["status"] == "processing"
+    ]
+    assert orphaned, "the killed orchestrator owned unfinished generations"
+
+    await until(lambda: stack.all_terminal(ids), 180, "every generation terminal")
+
+    docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
+    moved = [d for d in docs if d["_id"] in orphaned]
+    # Each was claimed again (attempts) and finished by the survivor.
+    assert all(d["status"] in ("completed", "failed") and d["attempts"] >= 2 for d in moved)
+    assert sum(d["status"] == "completed" for d in moved) >= len(moved) - 2
+    # The killed one's account slots went with its generations and were given back when they finished.
+    assert await stack.store.account_slots.find_one({"_id": "acme"}) == {"_id": "acme", "holders": []}
+    assert await instances[1].stop() == 0
+
+
+async def test_the_account_cap_holds_across_two_orchestrator_processes(stack: Stack) -> None:
+    cap = 6
+    instances = [
+        stack.orchestrator(name, VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT=str(cap)) for name in ("orch-1", "orch-2")
+    ]
+    for process in instances:
+        await stack.ready(process)
+    stack.runway.task_seconds = 2.0
+    created = await stack.create(3 * cap, "capped")
+    ids = list(created.values())
+
+    await until(lambda: stack.all_terminal(ids), 120, "every generation terminal")
+
+    docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
+    assert all(d["status"] == "completed" for d in docs)
+    # Reached, never exceeded: a slot is given back only after the provider reported the task finished.
+    assert peak_tasks_at_once(stack.runway) == cap
+    assert await stack.store.account_slots.find_one({"_id": "acme"}) == {"_id": "acme", "holders": []}
+    assert [await process.stop() for process in instances] == [0, 0]
+
+
+async def committed_requests(settings: CommonSettings, group: str) -> int:
+    """How many request messages the orchestrators' consumer group has committed, over all partitions."""
+    topic = Topics(settings.topic_prefix).requested
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap, group_id=group, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(settings.topic_partitions)]
+        return sum([await consumer.committed(tp) or 0 for tp in partitions])
+    finally:
+        await consumer.stop()
+
+
+async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_resumes_at_once(
+    stack: Stack, common_settings: CommonSettings
+) -> None:
+    # Leases, and the grace after which a never-leased generation is picked up, long enough that waiting for
+    # either would fail the test's time bound below: only the hand-back (for the generations it runs) and the
+    # uncommitted request messages (for the ones it had not started) can make the work resume in time.
+    slow_to_recover = {"VIDEOGEN_LEASE_SECONDS": "120", "VIDEOGEN_DISPATCH_GRACE_SECONDS": "120"}
+    # Room for five: the sixth request waits in the agent for a slot when the SIGTERM comes.
+    first = stack.orchestrator("orch-1", VIDEOGEN_MAX_IN_FLIGHT="5", **slow_to_recover)
+    await stack.ready(first)
+    stack.runway.task_seconds = 10.0
+    created = await stack.create(10, "graceful")
+    ids = list(created.values())
+
+    async def five_at_provider() -> bool:
+        docs = await stack.docs(ids)
+        running = [d for d in docs if d.get("provider_task_id") and d["lease_owner"] == "orch-1"]
+        return len(running) == 5
+
+    await until(five_at_provider, 30, "five running at the provider")
+    started = time.monotonic()
+    code = await first.stop(signal.SIGTERM, timeout=SHUTDOWN_TIMEOUT_S + 5)
+    took = time.monotonic() - started
+    assert code == 0, await first.output()
+    assert took <= SHUTDOWN_TIMEOUT_S, f"took {took:.1f}s to exit"
+
+    at_stop = await stack.docs(ids)
+    assert all(d["status"] != "completed" for d in at_stop), "tasks run 10 s; none should have finished"
+    running = [d for d in at_stop if d.get("provider_task_id")]
+    assert len(running) == 5
+    for doc in running:
+        assert doc["lease_owner"] is None and doc["lease_expires_at"] == HANDED_BACK
+    for doc in at_stop:
+        if not doc.get("provider_task_id"):
+            assert doc["attempts"] == 0 and doc["lease_expires_at"] is None  # never touched
+    # Offsets committed for exactly the requests it started: the rest go to the partitions' next owner.
+    assert await committed_requests(common_settings, stack.env["VIDEOGEN_ORCHESTRATOR_GROUP"]) == 5
+
+    # Resumed at once: well inside the 120 s the leases (or the grace) would have needed.
+    second = stack.orchestrator("orch-2", **slow_to_recover)
+    await second.start()
+    await until(lambda: stack.all_terminal(ids), 30, "every generation terminal")
+
+    docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
+    assert all(d["status"] == "completed" for d in docs)
+    task_ids = {d["_id"]: d["provider_task_id"] for d in docs}
+    assert {d["_id"]: task_ids[d["_id"]] for d in running} == {
+        d["_id"]: d["provider_task_id"] for d in running
+    }
+    assert await second.stop() == 0
