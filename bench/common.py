@@ -70,6 +70,18 @@ async def closed_loop(
 class EngineUrls:
     kafka: str
     mongo: str
+    # The engine processes, so a benchmark can tell how much CPU each phase cost them (``cpu_seconds``).
+    broker_pid: int = 0
+    store_pid: int = 0
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User plus system CPU time a process (this one by default) has used so far. Linux only (/proc)."""
+    if pid is None:
+        times = os.times()
+        return times.user + times.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.asynccontextmanager
@@ -80,20 +92,22 @@ async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
     try:
         await wait_for_port(broker_spec.port, proc=broker)
         await wait_for_port(store_spec.port, proc=store)
-        yield EngineUrls(kafka_bootstrap(broker_spec.port), mongo_url(store_spec.port))
+        yield EngineUrls(kafka_bootstrap(broker_spec.port), mongo_url(store_spec.port), broker.pid, store.pid)
     finally:
         await stop(broker)
         await stop(store)
 
 
 @contextlib.asynccontextmanager
-async def python_process(args: list[str], env: dict[str, str], log: Path) -> AsyncIterator[None]:
+async def python_process(
+    args: list[str], env: dict[str, str], log: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
     with log.open("ab") as out:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, *args, env={**os.environ, **env}, stdout=out, stderr=asyncio.subprocess.STDOUT
         )
     try:
-        yield
+        yield proc
     finally:
         if proc.returncode is None:
             proc.terminate()

@@ -117,6 +117,30 @@ def test_every_answer_is_documented_with_its_request_id_and_errors_are_problems(
                 assert list(response["content"]) == ["application/problem+json"], (path, method, status)
 
 
+def test_authenticated_operations_document_the_rate_limit_headers_and_429(document: Doc) -> None:
+    for path, method, op in operations(document):
+        success = resolve(document, next(r for s, r in op["responses"].items() if s.startswith("2")))
+        if op.get("security") == []:  # public: no account, no limit
+            assert "429" not in op["responses"] and "RateLimit" not in success["headers"], (path, method)
+            continue
+        assert {"RateLimit-Policy", "RateLimit"} <= set(success["headers"]), (path, method)
+        limited = resolve(document, op["responses"]["429"])
+        assert {"Retry-After", "RateLimit-Policy", "RateLimit"} <= set(limited["headers"]), (path, method)
+    headers = document["components"]["headers"]
+    assert re.fullmatch(headers["RateLimit-Policy"]["schema"]["pattern"], '"generate";q=50;w=1')
+    assert re.fullmatch(headers["RateLimit"]["schema"]["pattern"], '"default";r=0;t=60')
+    assert re.fullmatch(headers["Retry-After"]["schema"]["pattern"], "1")
+    assert not re.fullmatch(headers["Retry-After"]["schema"]["pattern"], "0")
+
+
+def test_without_rate_limits_the_document_promises_no_rate_limit_headers() -> None:
+    document = openapi.build_document(ApiSettings(rate_limit_enabled=False))
+    for path, method, op in operations(document):
+        assert "429" not in op["responses"], (path, method)
+        for listed in op["responses"].values():
+            assert "RateLimit" not in resolve(document, listed)["headers"], (path, method)
+
+
 def test_authentication_is_bearer_everywhere_but_the_signed_media_links(document: Doc) -> None:
     assert document["components"]["securitySchemes"]["bearer"] == {
         "type": "http",

@@ -1,4 +1,4 @@
-"""Request id, problem responses and authentication, in that order around every handler."""
+"""Request id, problem responses, authentication and the rate limit, in that order around every handler."""
 
 from __future__ import annotations
 
@@ -11,17 +11,20 @@ from aiohttp.typedefs import Handler
 
 from videogen_api import state
 from videogen_api.auth import bearer_token
-from videogen_api.problems import INTERNAL, Problem, from_http_exception, unauthorized
+from videogen_api.problems import INTERNAL, Problem, from_http_exception, rate_limited, unauthorized
+from videogen_api.ratelimit import Decision
+from videogen_common.logs import log_context
 
 log = logging.getLogger(__name__)
 
 REQUEST_ID = "X-Request-Id"
 REQUEST_ID_KEY = web.RequestKey("request_id", str)
 ACCOUNT = web.RequestKey("account_id", str)
+RATE_LIMIT = web.RequestKey("rate_limit", Decision)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-# Paths outside authentication: health probes, signed media links (the signature is the credential), and the
-# API's reference (the OpenAPI document and the page rendered from it).
-PUBLIC_PREFIXES = ("/healthz", "/readyz", "/v1/media/", "/openapi.json", "/docs")
+# Paths outside authentication: health probes and metrics, signed media links (the signature is the
+# credential), and the API's reference (the OpenAPI document and the page rendered from it).
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/v1/media/", "/openapi.json", "/docs")
 
 
 @web.middleware
@@ -30,7 +33,8 @@ async def request_id_middleware(request: web.Request, handler: Handler) -> web.S
     request_id = sent if _CLIENT_ID.match(sent) else "req_" + secrets.token_hex(12)
     request[REQUEST_ID_KEY] = request_id
     try:
-        response = await handler(request)
+        with log_context(request_id=request_id):  # on every line logged while handling it
+            response = await handler(request)
     except web.HTTPException as exc:
         exc.headers[REQUEST_ID] = request_id
         raise
@@ -64,7 +68,33 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if account is None:
         raise unauthorized("the API key is not valid")
     request[ACCOUNT] = account
+    with log_context(account_id=account):
+        return await handler(request)
+
+
+@web.middleware
+async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """After authentication: every authenticated request spends its account's budget under its policy, or
+    is refused with 429 once the budget is spent. The headers go on whatever answer it gets
+    (``rate_limit_headers``)."""
+    account = request.get(ACCOUNT)
+    limiter = request.app.get(state.RATE_LIMITER)
+    if account is None or limiter is None:
+        return await handler(request)
+    decision = await limiter.check(account, limiter.policies.for_request(request.method, request.path))
+    request[RATE_LIMIT] = decision
+    if not decision.allowed:
+        policy = decision.policy
+        raise rate_limited(policy.name, policy.quota, policy.window, decision.reset_seconds)
     return await handler(request)
+
+
+async def rate_limit_headers(request: web.BaseRequest, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: RateLimit-Policy and RateLimit on every answer to an authenticated request,
+    the problem responses the outer middlewares build included."""
+    decision = request.get(RATE_LIMIT)
+    if decision is not None:
+        response.headers.update(decision.headers)
 
 
 def account_of(request: web.Request) -> str:

@@ -26,6 +26,7 @@ from videogen_api.idempotency import MAX_KEY_CHARS, REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
 from videogen_api.paging import DEFAULT_LIMIT, MAX_LIMIT
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
+from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
 from videogen_api.schemas import (
     Delivery,
@@ -84,6 +85,7 @@ class Operation:
 
 
 _REF_TEMPLATE = "#/components/schemas/{model}"
+RATE_LIMIT_HEADERS = (POLICY_HEADER, LIMIT_HEADER)
 
 
 def _ref(model: type[BaseModel]) -> Doc:
@@ -134,6 +136,7 @@ OPERATIONS: tuple[Operation, ...] = (
             **_BODY_ERRORS,
             422: _problem(
                 "validation-error: a field is invalid (one entry per field in errors); "
+                "provider-unavailable: that provider is not enabled here (errors names provider); "
                 "idempotency-key-reused: the key was used before with a different body.",
                 ValidationProblem,
                 Problem,
@@ -181,7 +184,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "Generations",
         "Cancel a generation",
         "An unfinished generation becomes failed, with error code canceled, and video.failed is sent. The "
-        "provider's own task is not cancelled; its result is discarded.",
+        "orchestrator then cancels the provider's own task where the provider allows it (best effort); any "
+        "result it still produces is discarded.",
         200,
         "The canceled generation.",
         Generation,
@@ -568,12 +572,37 @@ def _headers() -> Doc:
             "required": True,
             "schema": {"type": "string"},
         },
+        POLICY_HEADER: {
+            "description": "The account's rate limit policy that this request spends (IETF "
+            'draft-ietf-httpapi-ratelimit-headers-10), e.g. "generate";q=50;w=1: q requests per window of w '
+            "seconds. POST /v1/generate spends the generate policy, every other request the default one. On "
+            "every answer to an authenticated request.",
+            "required": True,
+            "schema": {"type": "string", "pattern": r'^"[a-z-]+";q=[0-9]+;w=[0-9]+$'},
+        },
+        LIMIT_HEADER: {
+            "description": 'What is left of it, e.g. "generate";r=42;t=1: r more requests in this window, '
+            "which ends in t seconds. On every answer to an authenticated request.",
+            "required": True,
+            "schema": {"type": "string", "pattern": r'^"[a-z-]+";r=[0-9]+;t=[0-9]+$'},
+        },
+        "Retry-After": {
+            "description": "Seconds to wait before trying again: until the rate limit window ends.",
+            "required": True,
+            "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"},
+        },
     }
 
 
 def _responses(settings: ApiSettings) -> Doc:
     unauthorized = _problem("unauthorized: the API key is missing, malformed, unknown or revoked.")
     unauthorized["headers"]["WWW-Authenticate"] = {"$ref": "#/components/headers/WWW-Authenticate"}
+    rate_limited = _problem(
+        "rate-limited: the account has spent this policy's quota for the current window; retry after "
+        "Retry-After seconds."
+    )
+    for name in ("Retry-After", *RATE_LIMIT_HEADERS):
+        rate_limited["headers"][name] = {"$ref": f"#/components/headers/{name}"}
     return {
         "MalformedJson": _problem("malformed-json: the body is not JSON."),
         "Unauthorized": unauthorized,
@@ -584,14 +613,19 @@ def _responses(settings: ApiSettings) -> Doc:
             "validation-error: a field, parameter or header is invalid; errors names each one.",
             ValidationProblem,
         ),
+        "RateLimited": rate_limited,
     }
 
 
 # --- The document -------------------------------------------------------------------------------------------
 
 
-def _operation(op: Operation) -> Doc:
-    headers = {name: {"$ref": f"#/components/headers/{name}"} for name in (REQUEST_ID, *op.headers)}
+def _operation(op: Operation, *, rate_limited: bool) -> Doc:
+    """``rate_limited``: the deployment limits request rates, so an authenticated operation answers with the
+    rate limit headers, and may answer 429."""
+    limits = rate_limited and not op.public
+    names = (REQUEST_ID, *op.headers, *(RATE_LIMIT_HEADERS if limits else ()))
+    headers = {name: {"$ref": f"#/components/headers/{name}"} for name in names}
     success: Doc = {"description": op.answer, "headers": headers}
     if op.model is not None:
         success["content"] = {JSON: {"schema": _ref(op.model)}}
@@ -601,6 +635,8 @@ def _operation(op: Operation) -> Doc:
             for media_type in sorted(set(CONTENT_TYPES.values()))
         }
     errors: dict[int, str | Doc] = {} if op.public else {401: "Unauthorized"}
+    if limits:
+        errors[429] = "RateLimited"
     errors.update(op.errors)
     responses: Doc = {str(op.status): success}
     for status, response in sorted(errors.items()):
@@ -626,7 +662,7 @@ def _operation(op: Operation) -> Doc:
 def build_document(settings: ApiSettings) -> Doc:
     paths: Doc = {}
     for op in OPERATIONS:
-        paths.setdefault(op.path, {})[op.method] = _operation(op)
+        paths.setdefault(op.path, {})[op.method] = _operation(op, rate_limited=settings.rate_limit_enabled)
     return {
         "openapi": OPENAPI_VERSION,
         "info": {
@@ -636,7 +672,9 @@ def build_document(settings: ApiSettings) -> Doc:
             "description": "Submit a prompt, a provider and a duration; get the generation record at once; "
             "read it back or list your generations; register webhook endpoints that receive signed POSTs "
             "when a video completes or fails. Every error is an RFC 9457 application/problem+json body. "
-            "Request bodies are JSON; unknown fields are refused.",
+            "Request bodies are JSON; unknown fields are refused. Each account has request rate limits "
+            "(RateLimit-Policy and RateLimit headers on every authenticated answer; 429 with Retry-After "
+            "beyond them).",
         },
         "servers": [{"url": settings.public_base_url}],
         "security": [{SECURITY_SCHEME: []}],

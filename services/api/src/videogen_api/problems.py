@@ -90,6 +90,18 @@ def idempotency_key_reused() -> Problem:
     )
 
 
+def rate_limited(policy: str, quota: int, window: int, retry_after: int) -> Problem:
+    """429: the account has used its quota under the policy for the current window."""
+    return Problem(
+        429,
+        "rate-limited",
+        "Too Many Requests",
+        f"more than {quota} requests in {window} s under the {policy!r} rate limit policy; "
+        f"retry after {retry_after} s",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
 def unsupported_media_type(got: str) -> Problem:
     return Problem(
         415,

@@ -3,15 +3,23 @@ api's own transitions (a cancel) to ``generation.status``. The envelope's type p
 
 MongoDB is the source of truth: a publish that fails or times out is logged, not surfaced. The orchestrator's
 reconciler dispatches a generation whose request never arrived, and republishes a status event whose
-generation is still marked ``outbox_pending``."""
+generation is still marked ``outbox_pending``.
+
+So creation does not wait for the broker at all (``publish_soon``): the generation is already durable when
+its request is handed to the producer, after the 202 is decided. A request that never reaches the broker
+(the broker down, the queue full, the process killed before sending) is dispatched by the reconciler once
+``dispatch_grace_seconds`` have passed. A cancel still waits (``publish``): it clears its outbox mark only
+once the broker has the event."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from aiokafka import AIOKafkaProducer
 
+from videogen_api.metrics import ApiMetrics
 from videogen_common.events import REQUESTED, STATUS, Envelope
 from videogen_common.topics import Topics
 
@@ -19,21 +27,34 @@ log = logging.getLogger(__name__)
 
 
 class EventPublisher:
-    def __init__(self, producer: AIOKafkaProducer, topics: Topics, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        producer: AIOKafkaProducer,
+        topics: Topics,
+        timeout_seconds: float,
+        metrics: ApiMetrics | None = None,
+        *,
+        queue_limit: int = 10_000,
+    ) -> None:
         self._producer = producer
+        self._metrics = metrics
         self._topics = {REQUESTED: topics.requested, STATUS: topics.status}
         self._timeout = timeout_seconds
         self._healthy = True
+        # Envelopes handed over by publish_soon, on their way into the producer's buffer. Bounded: past it
+        # they are dropped (and dispatched by the reconciler) rather than held in memory without end.
+        self._queue: asyncio.Queue[Envelope] = asyncio.Queue(maxsize=queue_limit)
+        self._worker: asyncio.Task[None] | None = None
+        # Sent, not yet answered by the broker.
+        self._unanswered: set[asyncio.Future[object]] = set()
 
     def connected(self) -> bool:
-        """False after a publish failed, until one succeeds again: the readiness signal."""
+        """False after a publish failed, until one succeeds again (reported, not gated on, by ``/readyz``)."""
         return self._healthy
 
     async def publish(self, envelope: Envelope) -> bool:
         """Put the envelope on its topic, keyed by generation id; True once the broker acknowledged it."""
-        topic = self._topics.get(envelope.type)
-        if topic is None:
-            raise ValueError(f"no topic for envelope type {envelope.type!r}")
+        topic = self._topic(envelope)
         try:
             await asyncio.wait_for(
                 self._producer.send_and_wait(
@@ -45,11 +66,99 @@ class EventPublisher:
                 self._timeout,
             )
         except Exception as exc:  # any broker failure: the reconciler will repair it
-            log.warning(
-                "publish failed; left to the reconciler",
-                extra={"generation_id": envelope.generation_id, "topic": topic, "error": repr(exc)},
-            )
-            self._healthy = False
+            self._failed(envelope, repr(exc))
             return False
         self._healthy = True
+        self._count(envelope, "ok")
         return True
+
+    def publish_soon(self, envelope: Envelope) -> None:
+        """Hand the envelope over without waiting: it is sent in the background, and a failure (including no
+        answer from the broker within the publish timeout) is logged, counted and left to the reconciler like
+        any other."""
+        try:
+            self._queue.put_nowait(envelope)
+        except asyncio.QueueFull:
+            self._failed(envelope, "queue full")
+
+    def start(self) -> None:
+        self._worker = asyncio.create_task(self._send_queued(), name="publish-soon")
+
+    async def flush(self) -> None:
+        """Wait until everything handed over so far has been answered by the broker, or has failed."""
+        await self._queue.join()
+        if self._unanswered:
+            await asyncio.wait(list(self._unanswered))
+
+    async def close(self) -> None:
+        """Send what is still queued (for at most the publish timeout), then stop."""
+        if self._worker is None:
+            return
+        try:
+            await asyncio.wait_for(self._queue.join(), self._timeout)
+        except TimeoutError:
+            log.warning("queued requests not sent at shutdown; left to the reconciler")
+        self._worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._worker
+        self._worker = None
+
+    async def _send_queued(self) -> None:
+        while True:
+            envelope = await self._queue.get()
+            handed_over = asyncio.get_running_loop().time()
+            try:
+                # Returns once the message is in the producer's buffer: at once, unless the producer must
+                # first learn the topic's partitions or wait for room. The broker's answer comes later.
+                async with asyncio.timeout(self._timeout):
+                    sent = await self._producer.send(
+                        self._topic(envelope),
+                        envelope.to_json(),
+                        key=envelope.generation_id.encode(),
+                        headers=envelope.kafka_headers(),
+                    )
+            except Exception as exc:
+                self._failed(envelope, repr(exc))
+            else:
+                self._unanswered.add(sent)
+                sent.add_done_callback(
+                    lambda answer, envelope=envelope, at=handed_over: self._answered(envelope, answer, at)
+                )
+            finally:
+                self._queue.task_done()
+
+    def _answered(self, envelope: Envelope, answer: asyncio.Future[object], handed_over: float) -> None:
+        self._unanswered.discard(answer)
+        waited = asyncio.get_running_loop().time() - handed_over
+        if answer.cancelled() or answer.exception() is not None:
+            self._failed(envelope, "cancelled" if answer.cancelled() else repr(answer.exception()))
+        elif waited > self._timeout:
+            # Sent, but later than a publish may take: the broker is slow, and readiness should say so.
+            self._failed(envelope, f"acknowledged after {waited:.3f} s")
+        else:
+            self._healthy = True
+            self._count(envelope, "ok")
+
+    def _topic(self, envelope: Envelope) -> str:
+        topic = self._topics.get(envelope.type)
+        if topic is None:
+            raise ValueError(f"no topic for envelope type {envelope.type!r}")
+        return topic
+
+    def _failed(self, envelope: Envelope, error: str) -> None:
+        log.warning(
+            "publish failed; left to the reconciler",
+            extra={
+                "generation_id": envelope.generation_id,
+                "account_id": envelope.account_id,
+                "request_id": envelope.trace_id,
+                "topic": self._topics.get(envelope.type),
+                "error": error,
+            },
+        )
+        self._healthy = False
+        self._count(envelope, "failed")
+
+    def _count(self, envelope: Envelope, outcome: str) -> None:
+        if self._metrics is not None:
+            self._metrics.published.labels(envelope.type, outcome).inc()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Collection
 from typing import Any
 
 from aiohttp import web
@@ -19,12 +21,12 @@ from videogen_api.idempotency import (
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import before_cursor, encode_cursor, parse_limit
-from videogen_api.problems import generation_busy, generation_terminal, not_found
+from videogen_api.problems import Problem, generation_busy, generation_terminal, not_found
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
-from videogen_common.domain import Status
+from videogen_common.domain import Provider, Status
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import (
     canceled_error,
@@ -35,10 +37,25 @@ from videogen_common.generations import (
 )
 from videogen_common.ids import new_id
 
+log = logging.getLogger(__name__)
+
 routes = web.RouteTableDef()
 
 # Compare-and-set attempts a cancel makes while the generation keeps moving between unfinished states.
 CANCEL_ATTEMPTS = 5
+
+
+def provider_unavailable(provider: str, enabled: Collection[Provider]) -> Problem:
+    """422: a provider the API knows but this deployment does not offer (no credentials for it)."""
+    offered = ", ".join(sorted(p.value for p in enabled))
+    message = f"provider {provider!r} is not enabled on this deployment; enabled: {offered}"
+    return Problem(
+        422,
+        "provider-unavailable",
+        "Provider not available",
+        message,
+        errors=[{"field": "provider", "message": message, "code": "provider_unavailable"}],
+    )
 
 
 def _accepted(view: dict[str, Any], *, replayed: bool = False) -> web.Response:
@@ -54,6 +71,8 @@ async def create_generation(request: web.Request) -> web.Response:
     settings = app[state.SETTINGS]
     key = idempotency_key(request)
     body = parse_body(GenerateRequest, await json_body(request), prompt_max_chars=settings.prompt_max_chars)
+    if body.provider not in settings.providers:
+        raise provider_unavailable(body.provider.value, settings.providers)
     account = account_of(request)
     now = app[state.CLOCK].now()
     doc = new_generation(
@@ -64,21 +83,27 @@ async def create_generation(request: web.Request) -> web.Response:
         duration=body.duration,
         now=now,
     )
+    # The creating request's id stays with the generation: its status events carry it, so one generation can
+    # be followed in every service's logs (internal; never shown).
+    doc["trace_id"] = request[REQUEST_ID_KEY]
     view = public_view(doc)
     digest = request_hash(body) if key is not None else ""
     if key is not None:
         doc.update(idempotency_fields(account, key, digest, view))
-    generations = app[state.STORE].generations
-    # Durable first: the 202 promises the generation is never lost, so it is in the store before we answer.
-    # Under an Idempotency-Key this one insert is also the commit point of the key (see idempotency).
+    # Durable first: the 202 promises the generation is never lost, so it is in the store before we answer
+    # (its own insert acknowledged, grouped with concurrent requests' inserts: see batched_inserts). Under an
+    # Idempotency-Key this one insert is also the commit point of the key (see idempotency).
     try:
-        await generations.insert_one(doc)
+        await app[state.INSERTS].insert(doc)
     except DuplicateKeyError:
+        generations = app[state.STORE].generations
         saved = await saved_response(generations, account, key, digest) if key is not None else None
         if saved is None:
             raise
         return _accepted(saved, replayed=True)
-    await app[state.PUBLISHER].publish(
+    # The request goes to Kafka after the answer, without waiting for the broker: the document is durable, and
+    # the orchestrator's reconciler dispatches any generation whose request never arrives (see publisher).
+    app[state.PUBLISHER].publish_soon(
         Envelope(
             event_id=new_id("evt", now),
             type=REQUESTED,
@@ -88,6 +113,7 @@ async def create_generation(request: web.Request) -> web.Response:
             trace_id=request[REQUEST_ID_KEY],
         )
     )
+    log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})
     return _accepted(view)
 
 
@@ -130,8 +156,8 @@ async def cancel_generation(request: web.Request) -> web.Response:
 
     The write is a compare-and-set like every transition, so a cancel racing the orchestrator's terminal
     transition leaves exactly one of them in place. The orchestrator's actor learns of the cancel at its next
-    compare-and-set (or ownership check) and stops. The provider's own task is not canceled: no adapter offers
-    that yet, so it may run to its end, and its result is discarded."""
+    compare-and-set (or ownership check), stops, and cancels the provider's own task where the provider allows
+    it (best effort); any result it still produces is discarded."""
     app = request.app
     generation_id = request.match_info["id"]
     generations = app[state.STORE].generations
