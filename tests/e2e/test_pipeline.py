@@ -14,10 +14,7 @@ import orjson
 import pytest
 
 from tests.support.pipeline import Receiver, call, verify
-from tests.support.services import ServiceProcess, wait_http_ok
-from videogen.engines import free_port
-from videogen.keys import create_key
-from videogen.migrate import migrate
+from tests.support.stack import Stack, generate, running_stack, subscribe
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 
@@ -27,43 +24,17 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 async def stack(
     base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
-) -> AsyncIterator[tuple[str, str]]:
-    """Migrations, an API key, and the three services as processes. Yields (api base URL, key)."""
-    await migrate(common_settings)
-    key = await create_key(store, "acme")
-    port = free_port()
-    env = {**base_env, "VIDEOGEN_API_PORT": str(port), "VIDEOGEN_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}"}
-    services = [ServiceProcess(name, env, tmp_path / "logs") for name in ("api", "orchestrator", "notifier")]
-    try:
-        for service in services:
-            await service.start()
-        await wait_http_ok(f"http://127.0.0.1:{port}/healthz", services[0])
-        yield f"http://127.0.0.1:{port}", key
-    finally:
-        codes = await asyncio.gather(*(s.stop() for s in services))
-        assert codes == [0, 0, 0], f"services did not exit cleanly on SIGTERM: {codes}"
+) -> AsyncIterator[Stack]:
+    """Migrations, an API key, and the three services as processes."""
+    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
+        yield stack
 
 
-async def test_generation_completes_and_a_signed_delivery_arrives(
-    stack: tuple[str, str], receiver: Receiver
-) -> None:
-    base, key = stack
+async def test_generation_completes_and_a_signed_delivery_arrives(stack: Stack, receiver: Receiver) -> None:
+    base, key = stack.base, stack.key
     async with aiohttp.ClientSession() as session:
-        status, hook = await call(
-            session,
-            "POST",
-            f"{base}/v1/webhooks",
-            key,
-            {"url": receiver.url, "events": ["video.completed", "video.failed"]},
-        )
-        assert status == 201
-        status, created = await call(
-            session,
-            "POST",
-            f"{base}/v1/generate",
-            key,
-            {"prompt": "a lighthouse in a storm", "provider": "mock", "duration": 4},
-        )
+        hook = await subscribe(session, base, key, receiver.url, ["video.completed", "video.failed"])
+        status, created = await generate(session, base, key, "a lighthouse in a storm", duration=4)
         assert status == 202 and created["status"] == "processing"
 
         headers, body = await asyncio.wait_for(receiver.expect(created["id"]), 90)
@@ -87,22 +58,11 @@ async def test_generation_completes_and_a_signed_delivery_arrives(
             assert thumb.status == 200 and (await thumb.read())[:2] == b"\xff\xd8"
 
 
-async def test_fail_marker_ends_failed_and_delivers_video_failed(
-    stack: tuple[str, str], receiver: Receiver
-) -> None:
-    base, key = stack
+async def test_fail_marker_ends_failed_and_delivers_video_failed(stack: Stack, receiver: Receiver) -> None:
+    base, key = stack.base, stack.key
     async with aiohttp.ClientSession() as session:
-        status, hook = await call(
-            session, "POST", f"{base}/v1/webhooks", key, {"url": receiver.url, "events": ["video.failed"]}
-        )
-        assert status == 201
-        status, created = await call(
-            session,
-            "POST",
-            f"{base}/v1/generate",
-            key,
-            {"prompt": "this one breaks #fail", "provider": "mock", "duration": 3},
-        )
+        hook = await subscribe(session, base, key, receiver.url, ["video.failed"])
+        status, created = await generate(session, base, key, "this one breaks #fail")
         assert status == 202
 
         headers, body = await asyncio.wait_for(receiver.expect(created["id"]), 90)

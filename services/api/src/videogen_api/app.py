@@ -2,32 +2,64 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
+from prometheus_client import CollectorRegistry
 
 from videogen_api import openapi, state
 from videogen_api.auth import KeyCache
-from videogen_api.middleware import auth_middleware, problem_middleware, request_id_middleware
+from videogen_api.batched_inserts import InsertBatcher
+from videogen_api.drain import Drain
+from videogen_api.metrics import METRICS, ApiMetrics, metrics_middleware
+from videogen_api.middleware import (
+    auth_middleware,
+    problem_middleware,
+    rate_limit_headers,
+    rate_limit_middleware,
+    request_id_middleware,
+)
 from videogen_api.publisher import EventPublisher
+from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import deliveries, generations, health, media, webhooks
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock, SystemClock
-from videogen_common.media import LocalMediaStore
+from videogen_common.media import open_media_store
+from videogen_common.metrics import new_registry
 from videogen_common.store import connect
 from videogen_common.topics import Topics
 
+log = logging.getLogger(__name__)
 
-def create_app(settings: ApiSettings, *, clock: Clock | None = None) -> web.Application:
+
+def create_app(
+    settings: ApiSettings, *, clock: Clock | None = None, registry: CollectorRegistry | None = None
+) -> web.Application:
+    drain = Drain()
     app = web.Application(
         client_max_size=settings.max_body_bytes,
-        middlewares=[request_id_middleware, problem_middleware, auth_middleware],
+        middlewares=[
+            drain.middleware(),
+            metrics_middleware,
+            request_id_middleware,
+            problem_middleware,
+            auth_middleware,
+            rate_limit_middleware,
+        ],
     )
+    app[METRICS] = ApiMetrics(registry or new_registry())
     app[state.SETTINGS] = settings
     app[state.CLOCK] = clock or SystemClock()
-    app[state.MEDIA] = LocalMediaStore(settings.media_dir)
+    app[state.DRAIN] = drain
+    app.on_response_prepare.append(drain.on_response_prepare)
+    app.on_response_prepare.append(rate_limit_headers)
     app.cleanup_ctx.append(_store)
+    if settings.rate_limit_enabled:
+        app.cleanup_ctx.append(_rate_limiter)
+    app.cleanup_ctx.append(_media)
     app.cleanup_ctx.append(_producer)
     # The OpenAPI document and the /docs page, built once, from the same models the handlers validate with.
     app[openapi.REFERENCE] = openapi.reference(settings)
@@ -48,10 +80,33 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-api")
     app[state.STORE] = store
     app[state.KEYS] = KeyCache(store, settings.api_key_cache_seconds)
+    app[state.INSERTS] = InsertBatcher(store.generations)
     try:
         yield
     finally:
         await client.close()
+
+
+async def _rate_limiter(app: web.Application) -> AsyncIterator[None]:
+    settings = app[state.SETTINGS]
+    limiter = RateLimiter(
+        Policies.from_settings(settings),
+        MongoCounts(app[state.STORE].rate_limits),
+        app[state.CLOCK],
+        sync_seconds=settings.rate_limit_sync_seconds,
+    )
+    app[state.RATE_LIMITER] = limiter
+    limiter.start()
+    try:
+        yield
+    finally:
+        await limiter.stop()
+
+
+async def _media(app: web.Application) -> AsyncIterator[None]:
+    async with open_media_store(app[state.SETTINGS]) as media:
+        app[state.MEDIA] = media
+        yield
 
 
 async def _producer(app: web.Application) -> AsyncIterator[None]:
@@ -66,10 +121,19 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
         request_timeout_ms=int(settings.publish_timeout_seconds * 1000) + 1000,
     )
     await producer.start()
-    app[state.PUBLISHER] = EventPublisher(
-        producer, Topics(settings.topic_prefix), settings.publish_timeout_seconds
+    publisher = EventPublisher(
+        producer, Topics(settings.topic_prefix), settings.publish_timeout_seconds, app[METRICS]
     )
+    app[state.PUBLISHER] = publisher
+    publisher.start()
     try:
         yield
     finally:
+        await publisher.close()  # into the producer's buffer, what creation handed over and is not sent yet
+        # Requests have finished by now (cleanup runs after them); send whatever is still buffered. Bounded:
+        # the documents are already stored, and the reconciler dispatches any request that never arrived.
+        try:
+            await asyncio.wait_for(producer.flush(), settings.publish_timeout_seconds)
+        except TimeoutError:
+            log.warning("producer flush timed out at shutdown; left to the reconciler")
         await producer.stop()

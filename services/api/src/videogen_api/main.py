@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
-from aiohttp import web
-
 from videogen_api.app import create_app
+from videogen_api.server import serve
 from videogen_api.settings import ApiSettings
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
@@ -18,14 +18,7 @@ def main() -> None:
     except SettingsError as exc:
         sys.exit(f"videogen-api: {exc}")
     configure_logging("api", settings.log_level, settings.log_format)
-    web.run_app(
-        create_app(settings),
-        host=settings.api_host,
-        port=settings.api_port,
-        shutdown_timeout=settings.shutdown_timeout_seconds,
-        access_log=None,
-        print=None,
-    )
+    asyncio.run(serve(create_app(settings)))
 
 
 if __name__ == "__main__":

@@ -14,9 +14,14 @@ class ApiSettings(CommonSettings):
     webhook_allow_http: bool = False
     # Valid API keys are cached this long; a revoked key may keep working for at most this many seconds.
     api_key_cache_seconds: float = Field(default=30.0, ge=0)
-    # How long creation waits for the broker before answering anyway (the document is already durable,
-    # and the orchestrator's reconciler picks up any request whose message never arrived).
+    # A publish the broker has not acknowledged within this long counts as failed (logged, counted, /readyz
+    # degraded). Creation never waits for it (the document is already durable, and the orchestrator's
+    # reconciler picks up any request whose message never arrived); a cancel waits at most this long.
     publish_timeout_seconds: float = Field(default=2.0, gt=0)
+    # On SIGTERM the api reports not-ready on /readyz but keeps serving this long, so load balancers (and
+    # Kubernetes endpoints) stop routing to it before it stops accepting connections.
+    shutdown_drain_seconds: float = Field(default=5.0, ge=0)
+    # Then requests already in flight get this long to finish; any still running are cancelled.
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
     # Webhook endpoints one account may register (POST /v1/webhooks answers 409 webhook-limit beyond it).
     max_webhooks_per_account: int = Field(default=20, ge=1)
@@ -24,3 +29,16 @@ class ApiSettings(CommonSettings):
     webhook_secret_overlap_seconds: float = Field(default=86400.0, ge=0)
     # How far back POST /v1/webhooks/{id}/recover may reach.
     webhook_recover_window_seconds: float = Field(default=14 * 86400.0, gt=0)
+    # Per-account request rate limits, each a quota per fixed window, counted across every replica (see
+    # docs/api.md, "Limits"). POST /v1/generate spends the "generate" budget; every other authenticated
+    # request spends the "default" one. Beyond it: 429 rate-limited with Retry-After.
+    rate_limit_enabled: bool = True
+    rate_limit_generate_quota: int = Field(default=50, ge=1)
+    rate_limit_generate_window_seconds: int = Field(default=1, ge=1)
+    rate_limit_default_quota: int = Field(default=100, ge=1)
+    rate_limit_default_window_seconds: int = Field(default=1, ge=1)
+    # Each replica adds what it admitted to the shared counts and reads them back this often, and admits at
+    # most this share of a quota between two such syncs: N replicas together overshoot a quota by at most
+    # (N - 1) x that share.
+    rate_limit_sync_seconds: float = Field(default=0.25, gt=0)
+    rate_limit_local_share: float = Field(default=0.1, gt=0, le=1)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from videogen_api.auth import KeyCache
+from videogen_api.batched_inserts import InsertBatcher
+from videogen_api.drain import Drain
 from videogen_api.publisher import EventPublisher
+from videogen_api.ratelimit import RateLimiter
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
@@ -17,3 +20,8 @@ STORE = web.AppKey("store", Store)
 PUBLISHER = web.AppKey("publisher", EventPublisher)
 MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)
+# New generations' inserts, grouped (POST /v1/generate).
+INSERTS = web.AppKey("inserts", InsertBatcher)
+DRAIN = web.AppKey("drain", Drain)
+# Absent when rate limiting is disabled.
+RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
