@@ -1,4 +1,4 @@
-"""`videogen`: dev stack, migrations, and API key admin."""
+"""`videogen`: dev stack, migrations, API key admin, and the services' effective settings."""
 
 from __future__ import annotations
 
@@ -33,6 +33,18 @@ async def _keys(args: argparse.Namespace) -> int:
         await client.close()
 
 
+def _config(args: argparse.Namespace) -> int:
+    from videogen.config import as_env, as_json, effective_settings  # noqa: PLC0415 — imports every service
+
+    try:
+        values = effective_settings(args.service)
+    except SettingsError as exc:
+        print(f"videogen config: {args.service}: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    print(as_json(values) if args.format == "json" else as_env(values))  # noqa: T201
+    return 0
+
+
 async def _migrate() -> int:
     created = await migrate(_settings())
     print(f"migrated; topics created: {', '.join(created) or 'none'}")  # noqa: T201
@@ -44,6 +56,11 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("dev", help="run the whole stack on 127.0.0.1 in the foreground")
     sub.add_parser("migrate", help="create Kafka topics and MongoDB indexes")
+    config = sub.add_parser(
+        "config", help="print a service's effective settings from the environment (secrets masked)"
+    )
+    config.add_argument("--service", required=True, choices=["api", "orchestrator", "notifier"])
+    config.add_argument("--format", choices=["json", "env"], default="json", help="JSON, or KEY=value lines")
     keys = sub.add_parser("keys", help="API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     create = keys_sub.add_parser("create", help="create a key for an account; prints it once")
@@ -58,4 +75,6 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.command == "migrate":
         sys.exit(asyncio.run(_migrate()))
+    if args.command == "config":
+        sys.exit(_config(args))
     sys.exit(asyncio.run(_keys(args)))

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.pipeline import Receiver, call, verify
 from tests.support.procs import processes_using
+from tests.support.stack import generate, subscribe
 from videogen.engines import free_port
 
 pytestmark = pytest.mark.e2e
@@ -37,6 +38,8 @@ class DevStack:
             "VIDEOGEN_API_PORT": str(self.api_port),
             "VIDEOGEN_DEV_KAFKA_PORT": str(free_port()),
             "VIDEOGEN_DEV_MONGO_PORT": str(free_port()),
+            "VIDEOGEN_ORCHESTRATOR_PORT": str(free_port()),
+            "VIDEOGEN_NOTIFIER_PORT": str(free_port()),
             **({"VIDEOGEN_DEV_API_KEY": self.key} if self.key else {}),
         }
         errors = await asyncio.to_thread(self.log.open, "ab")
@@ -94,21 +97,8 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
     await receiver.start()
     try:
         async with aiohttp.ClientSession() as session:
-            status, hook = await call(
-                session,
-                "POST",
-                f"{base}/v1/webhooks",
-                key,
-                {"url": receiver.url, "events": ["video.completed"]},
-            )
-            assert status == 201
-            status, first = await call(
-                session,
-                "POST",
-                f"{base}/v1/generate",
-                key,
-                {"prompt": "dev stack smoke", "provider": "mock", "duration": 3},
-            )
+            hook = await subscribe(session, base, key, receiver.url, ["video.completed"])
+            status, first = await generate(session, base, key, "dev stack smoke")
             assert status == 202
             headers, body = await asyncio.wait_for(receiver.expect(first["id"]), 90)
             verify(hook["secret"], headers, body)
@@ -119,13 +109,7 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
             ]
             assert len(orchestrators) == 1
             os.kill(orchestrators[0], signal.SIGKILL)
-            status, second = await call(
-                session,
-                "POST",
-                f"{base}/v1/generate",
-                key,
-                {"prompt": "after the crash", "provider": "mock", "duration": 3},
-            )
+            status, second = await generate(session, base, key, "after the crash")
             assert status == 202
             await asyncio.wait_for(receiver.expect(second["id"]), 120)
             restarted = [

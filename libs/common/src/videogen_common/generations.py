@@ -97,11 +97,19 @@ async def transition(
     The new document is computed rather than read back: the compare-and-set guarantees the stored one was
     ``doc`` just before this write (writes that do not bump the version touch only lease and outbox fields).
     A conditional update is also what the embedded store serves fast; it answers findAndModify with a
-    collection scan."""
+    collection scan.
+
+    Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
+    ``status_since``, or since creation), so a finished generation says how long it queued and processed,
+    whichever instances drove it."""
     current = Status(doc["status"])
     if not can_transition(current, target):
         raise TransitionError(f"{current} -> {target} is not allowed")
-    update: Doc = {"status": target.value, "updated_at": now, **(fields or {})}
+    update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
+    increments: Doc = {"version": 1}
+    spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
+    if spent is not None:
+        increments[f"state_seconds.{current.value}"] = spent
     if target.terminal:
         update["outbox_pending"] = True
         update["lease_owner"] = None
@@ -112,10 +120,21 @@ async def transition(
         "version": doc["version"],
         **(extra_filter or {}),
     }
-    result = await collection.update_one(query, {"$set": update, "$inc": {"version": 1}})
+    result = await collection.update_one(query, {"$set": update, "$inc": increments})
     if result.modified_count != 1:
         return None
-    return {**doc, **update, "version": doc["version"] + 1}
+    moved = {**doc, **update, "version": doc["version"] + 1}
+    if spent is not None:
+        totals = dict(doc.get("state_seconds") or {})
+        totals[current.value] = totals.get(current.value, 0) + spent
+        moved["state_seconds"] = totals
+    return moved
+
+
+def _seconds_since(since: datetime | None, now: datetime) -> float | None:
+    if since is None or (since.tzinfo is None) != (now.tzinfo is None):
+        return None
+    return max(0.0, (now - since).total_seconds())
 
 
 def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Envelope:

@@ -1,16 +1,45 @@
-"""Structured logs: one JSON object per line, with whatever context (account, generation, request id) the
-caller passes in ``extra``."""
+"""Structured logs: one JSON object per line, with the context of the work it is about (account, generation,
+delivery, request id): fields bound with ``log_context`` / ``bind_log_context`` for a request or a task, plus
+whatever the caller passes in ``extra`` (which wins)."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+_CONTEXT: ContextVar[Mapping[str, Any] | None] = ContextVar("videogen_log_context", default=None)
+
+
+def bind_log_context(**fields: Any) -> None:
+    """Add fields (None ones are left out) to every line logged from now on in this context: call it at the
+    top of a task that works on one thing (a task runs in its own copy of the context)."""
+    _CONTEXT.set(_merged(fields))
+
+
+@contextmanager
+def log_context(**fields: Any) -> Iterator[None]:
+    """Like ``bind_log_context``, for the lines logged inside the ``with`` block only (e.g. one request)."""
+    token = _CONTEXT.set(_merged(fields))
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
+
+
+def current_log_context() -> Mapping[str, Any]:
+    return _CONTEXT.get() or {}
+
+
+def _merged(fields: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {**current_log_context(), **{k: v for k, v in fields.items() if v is not None}}
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,6 +55,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        entry.update(current_log_context())
         entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)

@@ -1,0 +1,82 @@
+"""The api's Prometheus metrics: every request by route pattern (never the raw path, which would make a series
+per generation id), method and status; the Kafka publishes behind them. Served at ``/metrics``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from videogen_common.metrics import LATENCY_BUCKETS
+
+# The route label of a request no route matched (404 on an unknown path, 405): one series, whatever the path.
+UNMATCHED = "unmatched"
+# The status label of a request whose client went away before the answer (nginx's convention).
+CLIENT_CLOSED = 499
+
+
+class ApiMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests = Counter(
+            "videogen_http_requests",
+            "HTTP requests answered, by route pattern, method and status.",
+            ["route", "method", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "videogen_http_request_duration_seconds",
+            "Time from a request's arrival to its answer, by route pattern, method and status.",
+            ["route", "method", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            "videogen_http_requests_in_flight", "HTTP requests being handled now.", registry=registry
+        )
+        self.published = Counter(
+            "videogen_events_published",
+            "Envelopes the api put on Kafka (ok) or could not (failed: left to the orchestrator's "
+            "reconciler), by event type.",
+            ["type", "outcome"],
+            registry=registry,
+        )
+
+    def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
+        labels = (route, method, str(status))
+        self.requests.labels(*labels).inc()
+        self.latency.labels(*labels).observe(seconds)
+
+
+METRICS = web.AppKey("metrics", ApiMetrics)
+
+
+def route_of(request: web.Request) -> str:
+    """The pattern of the route that matched (``/v1/generations/{id}``), or ``unmatched``."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else UNMATCHED
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Outermost, so it sees the status the client gets, problem answers included."""
+    metrics = request.app[METRICS]
+    started = time.perf_counter()
+    status = 500
+    metrics.in_flight.inc()
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    except asyncio.CancelledError:
+        status = CLIENT_CLOSED
+        raise
+    finally:
+        metrics.in_flight.dec()
+        metrics.observe_request(route_of(request), request.method, status, time.perf_counter() - started)

@@ -1,0 +1,178 @@
+"""The orchestrator's Prometheus metrics: generations by provider and outcome, the time they spend in each
+state, provider calls (latency, errors), the reconciler's repairs, and the unfinished backlog. Served on the
+side port with the probes (``/metrics``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from videogen_common.domain import TERMINAL, Status
+from videogen_common.logs import log_context
+from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
+from videogen_common.store import Store
+from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
+
+Doc = dict[str, Any]
+UNFINISHED = [s for s in Status if s not in TERMINAL]
+
+
+class OrchestratorMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.finished = Counter(
+            "videogen_generations_finished",
+            "Generations this instance drove to a terminal state, by provider and outcome "
+            "(completed, failed).",
+            ["provider", "outcome"],
+            registry=registry,
+        )
+        self.failures = Counter(
+            "videogen_generation_failures",
+            "Failed generations by provider and error code (provider_unavailable, provider_error, ...).",
+            ["provider", "code"],
+            registry=registry,
+        )
+        self.duration = Histogram(
+            "videogen_generation_duration_seconds",
+            "From creation to the terminal state, by provider and outcome.",
+            ["provider", "outcome"],
+            buckets=STATE_BUCKETS,
+            registry=registry,
+        )
+        self.state_seconds = Histogram(
+            "videogen_generation_state_seconds",
+            "Time a finished generation spent in a state (queued, processing), observed once per generation "
+            "when it finishes.",
+            ["provider", "state"],
+            buckets=STATE_BUCKETS,
+            registry=registry,
+        )
+        self.provider_calls = Histogram(
+            "videogen_provider_call_duration_seconds",
+            "Calls to a provider's API by provider, call (submit, poll) and outcome (ok, error).",
+            ["provider", "call", "outcome"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.provider_errors = Counter(
+            "videogen_provider_call_errors",
+            "Provider calls that raised, by provider, call and error code (a Python exception's class "
+            "name when the adapter did not classify it).",
+            ["provider", "call", "code"],
+            registry=registry,
+        )
+        self.resumed = Counter(
+            "videogen_reconciler_resumed",
+            "Generations the reconciler started: orphans resumed (their lease expired, or their request "
+            "never arrived) and generations that waited for an account slot.",
+            registry=registry,
+        )
+        self.republished = Counter(
+            "videogen_reconciler_republished",
+            "Status events the reconciler republished because their first publish was not confirmed.",
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            "videogen_generations_in_flight", "Generations this instance is running now.", registry=registry
+        )
+        self.unfinished = Gauge(
+            "videogen_generations_unfinished",
+            "Generations not yet finished, in the whole store, by status (refreshed periodically; every "
+            "instance reports the same figure).",
+            ["status"],
+            registry=registry,
+        )
+        self.outbox_pending = Gauge(
+            "videogen_generations_outbox_pending",
+            "Finished generations whose status event is not yet confirmed on Kafka, in the whole store.",
+            registry=registry,
+        )
+
+    def observe_finished(self, final: Doc) -> None:
+        """Count a generation this instance moved to its terminal state, with its time in each state."""
+        provider, outcome = str(final.get("provider")), str(final.get("status"))
+        self.finished.labels(provider, outcome).inc()
+        if outcome == Status.FAILED.value:
+            error = final.get("error") or {}
+            self.failures.labels(provider, str(error.get("code") or "unknown")).inc()
+        created, ended = final.get("created_at"), final.get("updated_at")
+        if created is not None and ended is not None:
+            self.duration.labels(provider, outcome).observe(max(0.0, (ended - created).total_seconds()))
+        for state, seconds in (final.get("state_seconds") or {}).items():
+            self.state_seconds.labels(provider, state).observe(float(seconds))
+
+    def observe_call(self, provider: str, call: str, seconds: float, error: BaseException | None) -> None:
+        self.provider_calls.labels(provider, call, "ok" if error is None else "error").observe(seconds)
+        if error is not None:
+            code = error.error.code if isinstance(error, ProviderError) else error.__class__.__name__
+            self.provider_errors.labels(provider, call, code).inc()
+
+    async def refresh(self, store: Store) -> None:
+        """The store-wide gauges: a count per unfinished status and of the outbox (all indexed)."""
+        for status in UNFINISHED:
+            count = await store.generations.count_documents({"status": status.value})
+            self.unfinished.labels(status.value).set(count)
+        self.outbox_pending.set(await store.generations.count_documents({"outbox_pending": True}))
+
+
+class MeasuredActor(GenerationActor):
+    """The actor, with every line it logs carrying the generation's ids (its account, and the id of the
+    request that created it) and each generation it finishes counted."""
+
+    def __init__(self, *, metrics: OrchestratorMetrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._metrics = metrics
+
+    async def run(self, doc: Doc) -> Doc | None:
+        with log_context(
+            generation_id=doc["_id"], account_id=doc["account_id"], request_id=doc.get("trace_id")
+        ):
+            final = await super().run(doc)
+        if final is not None:
+            self._metrics.observe_finished(final)
+        return final
+
+
+class MeasuredProvider:
+    """A provider adapter whose submit and poll calls are timed and whose errors are counted; every other
+    public attribute (cancel, plan, close, ...) is the adapter's own, copied onto this instance, so checks for
+    the optional capabilities (``isinstance(adapter, Cancellable)``) see exactly what the adapter has."""
+
+    def __init__(self, adapter: ProviderAdapter, metrics: OrchestratorMetrics) -> None:
+        self._adapter = adapter
+        self._metrics = metrics
+        self.name = adapter.name
+        for attribute in dir(adapter):
+            if not attribute.startswith("_") and not hasattr(type(self), attribute) and attribute != "name":
+                setattr(self, attribute, getattr(adapter, attribute))
+
+    async def submit(self, job: Job) -> str:
+        started, error = time.perf_counter(), None
+        try:
+            return await self._adapter.submit(job)
+        except Exception as exc:
+            error = exc
+            raise
+        finally:
+            self._metrics.observe_call(self.name, "submit", time.perf_counter() - started, error)
+
+    async def poll(self, task_id: str, job: Job) -> TaskState:
+        started, error = time.perf_counter(), None
+        try:
+            return await self._adapter.poll(task_id, job)
+        except Exception as exc:
+            error = exc
+            raise
+        finally:
+            self._metrics.observe_call(self.name, "poll", time.perf_counter() - started, error)
+
+
+def measured(
+    providers: Mapping[str, ProviderAdapter], metrics: OrchestratorMetrics
+) -> dict[str, ProviderAdapter]:
+    return {name: MeasuredProvider(adapter, metrics) for name, adapter in providers.items()}
