@@ -51,22 +51,27 @@ RUN /opt/buildtools/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wh
         libs/common services/api services/orchestrator services/notifier .
 
 # One venv per image: libs/common, then the service (or `.`, the videogen command, for migrate). --no-deps: every
-# third-party dependency is already in the venv from runtime.txt.
+# third-party dependency is already in the venv from runtime.txt. pip itself then leaves the venv: nothing installs
+# anything at run time.
 FROM build AS venv-api
 RUN /opt/venv/bin/pip install --no-deps /wheels/videogen_common-*.whl \
- && /opt/venv/bin/pip install --no-deps /wheels/videogen_api-*.whl
+ && /opt/venv/bin/pip install --no-deps /wheels/videogen_api-*.whl \
+ && /opt/venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 FROM build AS venv-orchestrator
 RUN /opt/venv/bin/pip install --no-deps /wheels/videogen_common-*.whl \
- && /opt/venv/bin/pip install --no-deps /wheels/videogen_orchestrator-*.whl
+ && /opt/venv/bin/pip install --no-deps /wheels/videogen_orchestrator-*.whl \
+ && /opt/venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 FROM build AS venv-notifier
 RUN /opt/venv/bin/pip install --no-deps /wheels/videogen_common-*.whl \
- && /opt/venv/bin/pip install --no-deps /wheels/videogen_notifier-*.whl
+ && /opt/venv/bin/pip install --no-deps /wheels/videogen_notifier-*.whl \
+ && /opt/venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 FROM build AS venv-migrate
 RUN /opt/venv/bin/pip install --no-deps /wheels/videogen_common-*.whl \
- && /opt/venv/bin/pip install --no-deps /wheels/videogen-*.whl
+ && /opt/venv/bin/pip install --no-deps /wheels/videogen-*.whl \
+ && /opt/venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 # --------------------------------------------------------------------------------------------------------------
 # runtime: what every final image shares. Non-root (uid/gid 10001), no build tools, no pip cache. The root
@@ -87,12 +92,20 @@ LABEL org.opencontainers.image.title="videogen" \
 USER 10001:10001
 
 # --------------------------------------------------------------------------------------------------------------
+# Each service listens on 127.0.0.1 by default (right for `make dev`); in a container it must listen on all
+# interfaces. The api serves /healthz, /readyz and /metrics on its own port, the workers on a side port.
 FROM runtime AS orchestrator
 COPY --from=venv-orchestrator /opt/venv /opt/venv
+ENV VIDEOGEN_ORCHESTRATOR_HOST=0.0.0.0 \
+    VIDEOGEN_ORCHESTRATOR_PORT=8081
+EXPOSE 8081
 ENTRYPOINT ["videogen-orchestrator"]
 
 FROM runtime AS notifier
 COPY --from=venv-notifier /opt/venv /opt/venv
+ENV VIDEOGEN_NOTIFIER_HOST=0.0.0.0 \
+    VIDEOGEN_NOTIFIER_PORT=8082
+EXPOSE 8082
 ENTRYPOINT ["videogen-notifier"]
 
 FROM runtime AS migrate
@@ -103,7 +116,6 @@ CMD ["migrate"]
 # Last, so that a plain `docker build .` gives the api.
 FROM runtime AS api
 COPY --from=venv-api /opt/venv /opt/venv
-# The api's own default host is 127.0.0.1 (right for `make dev`); in a container it must listen on all interfaces.
 ENV VIDEOGEN_API_HOST=0.0.0.0 \
     VIDEOGEN_API_PORT=8080
 EXPOSE 8080

@@ -9,7 +9,10 @@ from videogen_common.topics import Topics, ensure_topics
 
 async def migrate(settings: CommonSettings) -> list[str]:
     created = await ensure_topics(
-        settings.kafka_bootstrap, Topics(settings.topic_prefix), settings.topic_partitions
+        settings.kafka_bootstrap,
+        Topics(settings.topic_prefix),
+        settings.topic_partitions,
+        settings.topic_replication_factor,
     )
     client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-migrate")
     try:

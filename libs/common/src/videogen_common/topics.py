@@ -27,7 +27,9 @@ class Topics:
         return [self.requested, self.status]
 
 
-async def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> list[str]:
+async def ensure_topics(
+    bootstrap: str, topics: Topics, partitions: int, replication_factor: int = 1
+) -> list[str]:
     """Create the topics that do not exist yet; return the names created. Never relies on auto-create."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
     await admin.start()
@@ -38,7 +40,10 @@ async def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> list
             # A concurrent migration may get there first.
             with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(
-                    [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in missing]
+                    [
+                        NewTopic(name, num_partitions=partitions, replication_factor=replication_factor)
+                        for name in missing
+                    ]
                 )
         return missing
     finally:
