@@ -365,11 +365,27 @@ OPERATIONS: tuple[Operation, ...] = (
         "Media",
         "Download a video or thumbnail",
         "The target of a generation's video_url and thumbnail_url. The signature is the credential: no API "
-        "key. An expired or forged link answers like a missing file.",
+        "key. An expired or forged link answers like a missing file. Supports a single byte `Range` (with "
+        "`If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and "
+        "`Last-Modified` it sends; `HEAD` answers the headers alone.",
         200,
         "The file.",
         parameters=("MediaFolder", "MediaFile", "MediaExpires", "MediaSignature"),
-        errors={404: "NotFound"},
+        errors={
+            206: {
+                "description": "The requested byte range (`Content-Range` says which).",
+                "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
+            },
+            304: {
+                "description": "Not modified: the client's copy (by `ETag` or date) is current.",
+                "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
+            },
+            404: "NotFound",
+            416: _problem(
+                "range-not-satisfiable: the range starts past the end of the file "
+                "(`Content-Range: bytes */size`)."
+            ),
+        },
         public=True,
     ),
 )
