@@ -66,3 +66,17 @@ def test_unique() -> None:
 def test_time_part_is_exact_after_2038() -> None:
     moment = datetime(2038, 1, 19, 10, 23, 31, 811000, tzinfo=UTC)
     assert _decode_time(new_id("gen", moment)) == 2147509411811
+
+
+def test_random_part_encodes_eighty_random_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    random = bytes(range(0xA5, 0xAF))  # 10 bytes
+    monkeypatch.setattr("videogen_common.ids.os.urandom", lambda n: random[:n])
+    value = int.from_bytes(random)
+    expected = "".join(CROCKFORD[(value >> shift) & 31] for shift in range(75, -1, -5))
+    assert new_id("gen", MOMENT)[14:] == expected
+
+
+def test_time_part_follows_the_moment_after_a_repeat() -> None:
+    later = MOMENT + timedelta(milliseconds=1)
+    ids = [new_id("gen", m) for m in (MOMENT, MOMENT, later, MOMENT)]
+    assert [_decode_time(i) for i in ids] == [1795250820123, 1795250820123, 1795250820124, 1795250820123]

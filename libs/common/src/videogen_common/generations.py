@@ -68,6 +68,8 @@ def new_generation(
 
 def public_view(doc: Doc) -> dict[str, Any]:
     """What clients see: spec 2.1, timestamps as ISO 8601 UTC. Internal fields never leave."""
+    created, updated = doc["created_at"], doc["updated_at"]
+    created_at = isoformat(created)
     return {
         "id": doc["_id"],
         "status": doc["status"],
@@ -77,8 +79,9 @@ def public_view(doc: Doc) -> dict[str, Any]:
         "video_url": doc.get("video_url"),
         "thumbnail_url": doc.get("thumbnail_url"),
         "error": doc.get("error"),
-        "created_at": isoformat(doc["created_at"]),
-        "updated_at": isoformat(doc["updated_at"]),
+        "created_at": created_at,
+        # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
+        "updated_at": created_at if updated == created else isoformat(updated),
     }
 
 

@@ -3,25 +3,32 @@
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 
 from videogen_common.clock import to_millis
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+# Every 10-bit value as its two characters: an id is 13 lookups (ids are made on every request).
+_PAIRS = tuple(a + b for a in _ALPHABET for b in _ALPHABET)
+_TIME_BITS = (1 << 50) - 1  # 10 characters of time; earlier or later moments keep their low 50 bits
 
 IdFactory = Callable[[str, datetime], str]
 
 
-def _b32(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+@lru_cache(maxsize=8)  # the ids made while handling one request (or one event) share their moment
+def _time_part(moment: datetime) -> str:
+    m = to_millis(moment) & _TIME_BITS
+    p = _PAIRS
+    return p[m >> 40] + p[(m >> 30) & 1023] + p[(m >> 20) & 1023] + p[(m >> 10) & 1023] + p[m & 1023]
 
 
 def new_id(prefix: str, moment: datetime) -> str:
-    millis = to_millis(moment)
-    return f"{prefix}_{_b32(millis, 10)}{_b32(secrets.randbits(80), 16)}"
+    r = int.from_bytes(os.urandom(10))  # 80 random bits, from the same source as ``secrets``
+    p = _PAIRS
+    return (
+        f"{prefix}_{_time_part(moment)}{p[r >> 70]}{p[(r >> 60) & 1023]}{p[(r >> 50) & 1023]}"
+        f"{p[(r >> 40) & 1023]}{p[(r >> 30) & 1023]}{p[(r >> 20) & 1023]}{p[(r >> 10) & 1023]}{p[r & 1023]}"
+    )

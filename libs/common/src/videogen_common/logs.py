@@ -7,9 +7,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
 from typing import Any
 
 import orjson
@@ -24,14 +23,24 @@ def bind_log_context(**fields: Any) -> None:
     _CONTEXT.set(_merged(fields))
 
 
-@contextmanager
-def log_context(**fields: Any) -> Iterator[None]:
-    """Like ``bind_log_context``, for the lines logged inside the ``with`` block only (e.g. one request)."""
-    token = _CONTEXT.set(_merged(fields))
-    try:
-        yield
-    finally:
-        _CONTEXT.reset(token)
+class log_context:
+    """Like ``bind_log_context``, for the lines logged inside the ``with`` block only (e.g. one request).
+
+    A class rather than a generator-based context manager: the api enters two on every request."""
+
+    __slots__ = ("_fields", "_token")
+
+    def __init__(self, **fields: Any) -> None:
+        self._fields = fields
+        self._token: Token[Mapping[str, Any] | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _CONTEXT.set(_merged(self._fields))
+
+    def __exit__(self, *_: object) -> None:
+        if self._token is not None:
+            _CONTEXT.reset(self._token)
+            self._token = None
 
 
 def current_log_context() -> Mapping[str, Any]:
@@ -39,7 +48,12 @@ def current_log_context() -> Mapping[str, Any]:
 
 
 def _merged(fields: Mapping[str, Any]) -> Mapping[str, Any]:
-    return {**current_log_context(), **{k: v for k, v in fields.items() if v is not None}}
+    current = _CONTEXT.get()
+    merged = dict(current) if current else {}
+    for name, value in fields.items():
+        if value is not None:
+            merged[name] = value
+    return merged
 
 
 class JsonFormatter(logging.Formatter):

@@ -113,11 +113,14 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
     settings = app[state.SETTINGS]
     # The Kafka-API brokers we support include ones without idempotent producers; at-least-once plus
     # compare-and-set consumers make duplicates harmless.
+    # Creation does not wait for the broker (publisher.publish_soon), so the linger delays no answer; the
+    # longer it is, the more messages share a produce request and its CPU (2 ms gave a few per request;
+    # docs/benchmarks.md). A cancel, which waits for the broker, waits up to the linger longer.
     producer = AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
         enable_idempotence=False,
-        linger_ms=2,
+        linger_ms=5,
         request_timeout_ms=int(settings.publish_timeout_seconds * 1000) + 1000,
     )
     await producer.start()

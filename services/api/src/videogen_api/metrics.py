@@ -4,7 +4,7 @@ per generation id), method and status; the Kafka publishes behind them. Served a
 from __future__ import annotations
 
 import asyncio
-import time
+from time import perf_counter
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -44,11 +44,28 @@ class ApiMetrics:
             ["type", "outcome"],
             registry=registry,
         )
+        # Each label set's series, looked up once (``labels`` validates and takes a lock every time): every
+        # request observes one route's two series, and every creation counts one publish.
+        self._series: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._publishes: dict[tuple[str, str], Counter] = {}
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
-        labels = (route, method, str(status))
-        self.requests.labels(*labels).inc()
-        self.latency.labels(*labels).observe(seconds)
+        series = self._series.get((route, method, status))
+        if series is None:
+            labels = (route, method, str(status))
+            series = self._series[route, method, status] = (
+                self.requests.labels(*labels),
+                self.latency.labels(*labels),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
+
+    def count_publish(self, event_type: str, outcome: str) -> None:
+        """One envelope put on Kafka (``ok``) or not (``failed``)."""
+        series = self._publishes.get((event_type, outcome))
+        if series is None:
+            series = self._publishes[event_type, outcome] = self.published.labels(event_type, outcome)
+        series.inc()
 
 
 METRICS = web.AppKey("metrics", ApiMetrics)
@@ -64,7 +81,7 @@ def route_of(request: web.Request) -> str:
 async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Outermost, so it sees the status the client gets, problem answers included."""
     metrics = request.app[METRICS]
-    started = time.perf_counter()
+    started = perf_counter()
     status = 500
     metrics.in_flight.inc()
     try:
@@ -79,4 +96,4 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     finally:
         metrics.in_flight.dec()
-        metrics.observe_request(route_of(request), request.method, status, time.perf_counter() - started)
+        metrics.observe_request(route_of(request), request.method, status, perf_counter() - started)

@@ -161,4 +161,4 @@ class EventPublisher:
 
     def _count(self, envelope: Envelope, outcome: str) -> None:
         if self._metrics is not None:
-            self._metrics.published.labels(envelope.type, outcome).inc()
+            self._metrics.count_publish(envelope.type, outcome)

@@ -25,7 +25,6 @@ from videogen_api.problems import Problem, generation_busy, generation_terminal,
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
 from videogen_api.serialize import json_response
-from videogen_common.clock import isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import (
@@ -74,6 +73,7 @@ async def create_generation(request: web.Request) -> web.Response:
     if body.provider not in settings.providers:
         raise provider_unavailable(body.provider.value, settings.providers)
     account = account_of(request)
+    request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
     doc = new_generation(
         generation_id=new_id("gen", now),
@@ -85,7 +85,7 @@ async def create_generation(request: web.Request) -> web.Response:
     )
     # The creating request's id stays with the generation: its status events carry it, so one generation can
     # be followed in every service's logs (internal; never shown).
-    doc["trace_id"] = request[REQUEST_ID_KEY]
+    doc["trace_id"] = request_id
     view = public_view(doc)
     digest = request_hash(body) if key is not None else ""
     if key is not None:
@@ -107,10 +107,10 @@ async def create_generation(request: web.Request) -> web.Response:
         Envelope(
             event_id=new_id("evt", now),
             type=REQUESTED,
-            occurred_at=isoformat(now),
+            occurred_at=view["created_at"],  # ``now``, formatted once
             account_id=account,
             generation=view,
-            trace_id=request[REQUEST_ID_KEY],
+            trace_id=request_id,
         )
     )
     log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})
