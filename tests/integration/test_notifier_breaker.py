@@ -25,7 +25,7 @@ from videogen_common.clock import isoformat
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
-from videogen_notifier.deliveries import deliveries_for
+from videogen_notifier.deliveries import new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.guarded_http import guarded_session
 from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id, notices
@@ -101,9 +101,7 @@ class Harness:
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
         """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""
         envelope = status_envelope("completed", self.clock.now(), account_id=account_id)
-        created = await deliveries_for(self.store, envelope, self.clock.now())
-        for delivery_id, webhook_id in created:
-            dispatcher.submit(delivery_id, webhook_id)
+        created = await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
         return [d for d, _ in created]
 
     async def delivery(self, delivery_id: str) -> Doc:
@@ -206,10 +204,19 @@ async def test_after_breaker_failures_in_a_row_the_lane_pauses_for_the_cooldown_
     docs = [await h.delivery(d) for d in ids]
     assert [len(d["attempts"]) for d in docs] == [1, 1, 1, 0, 0]
     assert [d["status"] for d in docs] == ["pending"] * 5
-    # The last two wait in the store, still due and never claimed: the paused lane sends nothing.
-    assert [d["next_attempt_at"] for d in docs] == [tripped_at + seconds(1)] * 3 + [tripped_at] * 2
+    # The first two retries are due on their schedule; the third, whose failure opened the breaker, when the
+    # cooldown ends; the last two the lane keeps (this instance created them claimed, for 60 s by default).
+    # The paused lane sends none of them before the cooldown ends.
+    held_until = tripped_at + seconds(60)
+    assert [d["next_attempt_at"] for d in docs] == [
+        tripped_at + seconds(1),
+        tripped_at + seconds(1),
+        tripped_at + seconds(30),
+        held_until,
+        held_until,
+    ]
 
-    clock.advance(seconds(1))  # the first three retries fall due while the breaker is open
+    clock.advance(seconds(1))  # the first two retries fall due while the breaker is open
     assert await dispatcher.sweep() == 0
     await dispatcher.wait_idle()
     assert receiver.count() == 3
@@ -219,7 +226,10 @@ async def test_after_breaker_failures_in_a_row_the_lane_pauses_for_the_cooldown_
     clock.set(tripped_at + seconds(29.999))
     assert await dispatcher.sweep() == 0
     clock.set(tripped_at + seconds(30))
-    assert await dispatcher.sweep() == 5
+    assert await dispatcher.sweep() == 0  # the lane goes on with the two it kept ...
+    await dispatcher.wait_idle()
+    assert receiver.count() == 5
+    assert await dispatcher.sweep() == 3  # ... then takes the three retries
     await dispatcher.wait_idle()
 
     assert receiver.count() == 8

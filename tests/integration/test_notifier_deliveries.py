@@ -37,7 +37,7 @@ from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.ids import new_id
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect
-from videogen_notifier.deliveries import deliveries_for
+from videogen_notifier.deliveries import deliveries_for, new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.runtime import NotifierRuntime
 from videogen_notifier.sender import Sender
@@ -163,11 +163,9 @@ class Harness:
         )
 
     async def publish(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
-        """What the notifier's agent does with a status event: record the deliveries, then submit them."""
-        created = await deliveries_for(self.store, envelope, self.clock.now())
-        for delivery_id, webhook_id in created:
-            dispatcher.submit(delivery_id, webhook_id)
-        return created
+        """What the notifier's agent does with a status event: build the deliveries, then hand them to the
+        dispatcher, which stores them and queues them on their lanes."""
+        return await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
 
     async def delivery(self, delivery_id: str) -> Doc:
         doc = await self.store.deliveries.find_one({"_id": delivery_id})

@@ -6,10 +6,9 @@ import logging
 
 import faust
 
-from videogen_common.events import Envelope, EnvelopeError
 from videogen_common.streams import faust_options
 from videogen_common.topics import Topics
-from videogen_notifier.deliveries import deliveries_for
+from videogen_notifier.intake import parse, take_in, uninterrupted
 from videogen_notifier.runtime import NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 
@@ -20,18 +19,20 @@ def create_notifier(settings: NotifierSettings) -> tuple[faust.App, NotifierRunt
     app = faust.App(**faust_options(settings, settings.notifier_group))
     status = app.topic(Topics(settings.topic_prefix).status, key_serializer="raw", value_serializer="raw")
     runtime = NotifierRuntime(settings)
+    runtime.probes.watch(app)  # readiness waits for the group join; /metrics shows the consumer's lag
 
     @app.agent(status, name="status-events")
     async def on_status(stream: faust.StreamT[bytes]) -> None:
-        async for raw in stream:
+        # Events come in batches (as many as are waiting, up to status_batch_size): their records are
+        # written together, and are durable before the batch's offsets are committed; sending happens off
+        # the partition, in each endpoint's lane.
+        batches = stream.take(settings.status_batch_size, within=settings.status_batch_seconds)
+        async for raws in batches:
             await runtime.ready.wait()
-            try:
-                envelope = Envelope.from_json(raw)
-            except EnvelopeError as exc:
-                log.warning("skipped a malformed status message", extra={"error": str(exc)})
-                continue
-            # The records are durable before the offset is committed; sending happens off the partition.
-            for delivery_id, webhook_id in await deliveries_for(runtime.store, envelope, runtime.clock.now()):
-                runtime.dispatcher.submit(delivery_id, webhook_id)
+            # A stop must not cut a batch short: faust commits its offsets as the agent leaves it.
+            await uninterrupted(
+                take_in(runtime.store, runtime.dispatcher, runtime.clock, parse(raws)),
+                settings.shutdown_timeout_seconds,
+            )
 
     return app, runtime

@@ -3,9 +3,11 @@ live in these records, never on Kafka."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError
 
 from videogen_common.deliveries import delivery_body, generation_data, new_delivery
 from videogen_common.domain import TERMINAL_EVENT, Status
@@ -13,35 +15,75 @@ from videogen_common.events import Envelope
 from videogen_common.ids import new_id
 from videogen_common.store import Store
 
+Doc = dict[str, Any]
+
+DUPLICATE_KEY = 11000
+
+
+async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> list[Doc]:
+    """The delivery records a status event calls for, one per active endpoint of the account subscribed to
+    its event type: built, not yet stored."""
+    return await new_deliveries_for(store, [envelope], now)
+
+
+async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: datetime) -> list[Doc]:
+    """``new_deliveries`` for several status events at once, reading each account's endpoints once."""
+    wanted: list[tuple[Envelope, str]] = []
+    for envelope in envelopes:
+        terminal = TERMINAL_EVENT.get(Status(envelope.generation["status"]))
+        if terminal is not None:
+            wanted.append((envelope, terminal.value))
+    endpoints: dict[str, list[Doc]] = {}
+    for account_id in dict.fromkeys(envelope.account_id for envelope, _ in wanted):
+        # By account alone, which its index answers; the embedded store would scan every webhook for a
+        # condition on another field beside it, so those are checked here.
+        found = store.webhooks.find(
+            {"account_id": account_id}, projection={"_id": 1, "events": 1, "active": 1}
+        )
+        endpoints[account_id] = [endpoint async for endpoint in found if endpoint.get("active") is True]
+    docs: list[Doc] = []
+    for envelope, event_type in wanted:
+        body = delivery_body(event_type, envelope.occurred_at, generation_data(envelope.generation))
+        docs += [
+            new_delivery(
+                delivery_id=new_id("msg", now),
+                event_id=envelope.event_id,
+                event_type=event_type,
+                webhook_id=endpoint["_id"],
+                account_id=envelope.account_id,
+                body=body,
+                now=now,
+                generation_id=envelope.generation_id,
+                trace_id=envelope.trace_id,
+            )
+            for endpoint in endpoints[envelope.account_id]
+            if event_type in endpoint.get("events", ())
+        ]
+    return docs
+
+
+async def insert_new(store: Store, docs: list[Doc]) -> list[Doc]:
+    """Store ``docs`` in one unordered batch and return those that were new. A document whose (event,
+    endpoint) pair is already stored (the event was seen before) is skipped, not an error: the unique index
+    decides, so a repeat creates nothing. Any other write error is raised."""
+    if not docs:
+        return []
+    try:
+        await store.deliveries.insert_many(docs, ordered=False)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        if any(error.get("code") != DUPLICATE_KEY for error in errors) or exc.details.get(
+            "writeConcernErrors"
+        ):
+            raise
+        duplicates = {error["index"] for error in errors}
+        return [doc for index, doc in enumerate(docs) if index not in duplicates]
+    return docs
+
 
 async def deliveries_for(store: Store, envelope: Envelope, now: datetime) -> list[tuple[str, str]]:
-    """Create the deliveries a status event calls for; return (delivery id, webhook id) of those this call
-    created (a repeat of the same event creates none)."""
-    status = Status(envelope.generation["status"])
-    event_type = TERMINAL_EVENT.get(status)
-    if event_type is None:
-        return []
-    endpoints = store.webhooks.find(
-        {"account_id": envelope.account_id, "active": True, "events": event_type.value}, projection={"_id": 1}
-    )
-    body = delivery_body(event_type.value, envelope.occurred_at, generation_data(envelope.generation))
-    created: list[tuple[str, str]] = []
-    async for endpoint in endpoints:
-        delivery_id = new_id("msg", now)
-        doc = new_delivery(
-            delivery_id=delivery_id,
-            event_id=envelope.event_id,
-            event_type=event_type.value,
-            webhook_id=endpoint["_id"],
-            account_id=envelope.account_id,
-            body=body,
-            now=now,
-            generation_id=envelope.generation_id,
-            trace_id=envelope.trace_id,
-        )
-        try:
-            await store.deliveries.insert_one(doc)
-        except DuplicateKeyError:
-            continue
-        created.append((delivery_id, endpoint["_id"]))
-    return created
+    """Create the deliveries a status event calls for, due now; return (delivery id, webhook id) of those
+    this call created (a repeat of the same event creates none). The notifier's agent instead hands the
+    records to ``Dispatcher.create``, which stores them claimed by this instance where a lane has room."""
+    created = await insert_new(store, await new_deliveries(store, envelope, now))
+    return [(doc["_id"], doc["webhook_id"]) for doc in created]

@@ -1,12 +1,25 @@
-"""Sends due deliveries. Each endpoint has its own lane with its own concurrency cap, so a slow or dead
-endpoint only ever delays itself. A delivery is claimed in MongoDB before each attempt (its next attempt time
-is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a crash
-mid-attempt only delays it.
+"""Sends due deliveries. Each endpoint has its own lane with its own queue and concurrency cap, so a slow or
+dead endpoint only ever delays itself. A delivery is claimed in MongoDB before each attempt (its next attempt
+time is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a
+crash mid-attempt only delays it. A delivery this instance creates from a status event is stored already
+claimed by it when its lane has room (for ``delivery_hold_seconds``, extended if it waits longer), so its
+first attempt needs no claim of its own; after a crash, such a delivery is sent once that claim ends.
+
+The store is the shared resource every endpoint's deliveries pass through, so each attempt costs as few
+round trips as it can: the claim (none for a delivery created claimed), the HTTP request, and one update
+that records the attempt. The endpoint's document is read once per lane and reused for
+``endpoint_cache_seconds``: a change made through the API (URL, events, secrets, active) reaches the
+deliveries within that long; this instance's own changes (health, disabling) apply at once.
 
 An endpoint that fails ``breaker_failures`` attempts in a row trips its circuit breaker: until the cooldown
-ends, each of its deliveries is handed back unsent, due when the cooldown ends (nothing is lost, and no retry
-is spent). Attempts already in flight when it trips still finish, so up to ``endpoint_concurrency - 1`` more
-may be sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and its account told."""
+ends its lane sends nothing, and keeps what it holds to go on with then (it all stays in the store too:
+nothing is lost, and no retry is spent); a retry it schedules meanwhile is due when the cooldown ends.
+Attempts already in flight when it trips still finish, so up to ``endpoint_concurrency - 1`` more may be
+sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and its account told.
+
+A delivery held in a lane, created claimed, is out of the store's due range until its claim ends, so a dead
+endpoint's backlog costs the sweeps nothing meanwhile: the store reads every due document a sweep matches,
+whatever its limit."""
 
 from __future__ import annotations
 
@@ -18,10 +31,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from pymongo.errors import PyMongoError
+
 from videogen_common.clock import Clock, isoformat
 from videogen_common.deliveries import FAILED, PENDING, SUCCEEDED
 from videogen_common.store import Store
+from videogen_notifier.deliveries import insert_new
 from videogen_notifier.health import Health, record_failure, record_success
+from videogen_notifier.lanes import Job, Lane
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
 from videogen_notifier.schedule import retry_delay
@@ -33,28 +50,6 @@ log = logging.getLogger(__name__)
 Doc = dict[str, Any]
 
 
-class Lane:
-    """One endpoint's queue: at most ``concurrency`` attempts to it at once and ``queue_limit`` deliveries
-    queued or in flight (``pending``); while its breaker is open (``paused_until``) it takes nothing."""
-
-    def __init__(self, concurrency: int, queue_limit: int) -> None:
-        self.concurrency = concurrency
-        self.slots = asyncio.Semaphore(concurrency)
-        self.queue_limit = max(queue_limit, concurrency)
-        self.pending = 0
-        self.paused_until: datetime | None = None
-
-    def paused(self, now: datetime) -> bool:
-        return self.paused_until is not None and self.paused_until > now
-
-    def full(self, now: datetime) -> bool:
-        return self.pending >= self.queue_limit or self.paused(now)
-
-    def busy(self, now: datetime) -> bool:
-        """Has enough to keep every slot occupied: the sweeper brings it nothing more."""
-        return self.pending >= self.concurrency or self.paused(now)
-
-
 class Dispatcher:
     def __init__(
         self,
@@ -64,110 +59,224 @@ class Dispatcher:
         sender: Sender,
         clock: Clock,
         rng: Callable[[], float] = random.random,
+        on_closed: Callable[[str], None] | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
+        self._on_closed = on_closed  # told each delivery's final status (the metrics)
         self._sender = sender
         self._clock = clock
         self._rng = rng
         self._lanes: dict[str, Lane] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        # A claim lasts past the attempt's deadline with room to spare; an attempt starts only on a claim
+        # with at least ``_claim_margin`` left, so it is recorded before any other instance may take it.
         self._claim_for = timedelta(seconds=settings.delivery_timeout_seconds * 2 + 5)
+        self._claim_margin = timedelta(seconds=settings.delivery_timeout_seconds + 5)
+        # How long a delivery this instance creates stays claimed by it while it waits in its lane.
+        self._hold_for = timedelta(seconds=settings.delivery_hold_seconds)
+        self._held = 0  # deliveries held in all lanes
+        self._endpoint_ttl = timedelta(seconds=settings.endpoint_cache_seconds)
         self._cooldown = timedelta(seconds=settings.breaker_cooldown_seconds)
         self._disable_after = timedelta(seconds=settings.webhook_disable_after_seconds)
+        # The claim token of the deliveries this instance creates already claimed.
+        self._owner = secrets.token_hex(8)
 
     @property
     def in_flight(self) -> int:
-        return len(self._tasks)
+        """Deliveries queued in or being sent by this instance's lanes."""
+        return self._held
 
-    def submit(self, delivery_id: str, webhook_id: str) -> bool:
-        """Queue a due delivery on its endpoint's lane. A full or paused lane refuses it (False): it stays due
-        in the store and the sweeper brings it in once the lane has room."""
-        if delivery_id in self._tasks:
-            return False
+    def _hold(self, lane: Lane, delivery_id: str) -> None:
+        lane.held.add(delivery_id)
+        self._held += 1
+
+    def _let_go(self, lane: Lane, delivery_id: str) -> None:
+        if delivery_id in lane.held:
+            lane.held.discard(delivery_id)
+            self._held -= 1
+
+    def _room(self, lane: Lane) -> bool:
+        return not lane.full() and self._held < self._settings.queue_limit
+
+    def _lane(self, webhook_id: str) -> Lane:
         lane = self._lanes.get(webhook_id)
         if lane is None:
             settings = self._settings
             lane = self._lanes[webhook_id] = Lane(
-                settings.endpoint_concurrency, settings.endpoint_queue_limit
+                webhook_id, settings.endpoint_concurrency, settings.endpoint_queue_limit
             )
-        if lane.full(self._clock.now()):
+        return lane
+
+    def _forget_if_idle(self, lane: Lane) -> None:
+        """Idle lanes are not kept for endpoints long gone; one whose copy of the endpoint is still fresh is
+        kept until it goes stale (the sweeper looks every pass), as the next delivery may be moments away."""
+        now = self._clock.now()
+        if (
+            lane.idle(now)
+            and not lane.fresh_endpoint(now, self._endpoint_ttl)
+            and self._lanes.get(lane.webhook_id) is lane
+        ):
+            del self._lanes[lane.webhook_id]
+
+    def submit(self, delivery_id: str, webhook_id: str, doc: Doc | None = None) -> bool:
+        """Queue a due delivery on its endpoint's lane (``doc``: the delivery as stored, if the caller read
+        it). A full or paused lane refuses it (False): it stays due in the store and the sweeper brings it in
+        once the lane has room."""
+        lane = self._lane(webhook_id)
+        if delivery_id in lane.held or lane.paused(self._clock.now()) or not self._room(lane):
+            self._forget_if_idle(lane)
             return False
-        lane.pending += 1
-        task = asyncio.create_task(self._attempt_in_lane(lane, delivery_id), name=f"delivery:{delivery_id}")
-        self._tasks[delivery_id] = task
-        task.add_done_callback(lambda _: self._done(delivery_id, webhook_id, lane))
+        self._hold(lane, delivery_id)
+        self._queue(lane, Job(delivery_id, doc))
         return True
 
-    def _done(self, delivery_id: str, webhook_id: str, lane: Lane) -> None:
-        self._tasks.pop(delivery_id, None)
-        lane.pending -= 1
-        if lane.pending == 0 and not lane.paused(self._clock.now()) and self._lanes.get(webhook_id) is lane:
-            del self._lanes[webhook_id]  # idle lanes are not kept for endpoints long gone
-
-    async def sweep(self) -> int:
-        """Submit the deliveries that are due (retries, and anything a crash left behind). Endpoints whose
-        lane is already full are left out of the query, so a dead endpoint's backlog can never fill a sweep
-        batch and starve other endpoints' retries; its due deliveries wait until its lane drains."""
+    async def create(self, docs: list[Doc]) -> list[tuple[str, str]]:
+        """Store new deliveries (status events' deliveries, built by ``new_deliveries_for``) in one batch and
+        queue the ones that were new; returns their (delivery id, webhook id). Each one whose lane has room
+        is stored claimed by this instance for ``delivery_hold_seconds`` and queued at once (a lane whose
+        breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
+        endpoint's breaker closes), for the sweeper to bring in as their lanes drain."""
         now = self._clock.now()
-        busy = [webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)]
-        query: Doc = {"status": PENDING, "next_attempt_at": {"$lte": now}}
-        if busy:
-            query["webhook_id"] = {"$nin": busy}
-        due = (
-            self._store.deliveries.find(
-                query,
-                projection={"_id": 1, "webhook_id": 1},
-            )
-            .sort("next_attempt_at", 1)
-            .limit(self._settings.sweep_batch)
-        )
-        count = 0
-        async for doc in due:
-            if self.submit(doc["_id"], doc["webhook_id"]):
-                count += 1
-        return count
+        reserved: dict[str, Lane] = {}
+        for doc in docs:
+            lane = self._lane(doc["webhook_id"])
+            if self._room(lane):
+                doc["next_attempt_at"] = now + self._hold_for
+                doc["claim"] = self._owner
+                self._hold(lane, doc["_id"])
+                reserved[doc["_id"]] = lane
+            elif lane.paused(now):
+                doc["next_attempt_at"] = lane.paused_until
+        try:
+            created = await insert_new(self._store, docs)
+        except BaseException:
+            self._release(reserved)
+            raise
+        for doc in created:
+            held_by = reserved.pop(doc["_id"], None)
+            if held_by is not None:
+                self._queue(held_by, Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
+        self._release(reserved)  # not stored: the event was seen before
+        return [(doc["_id"], doc["webhook_id"]) for doc in created]
 
-    async def wait_idle(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+    def _release(self, reserved: dict[str, Lane]) -> None:
+        for delivery_id, lane in reserved.items():
+            self._let_go(lane, delivery_id)
+            self._forget_if_idle(lane)
 
-    async def stop(self) -> None:
-        for task in list(self._tasks.values()):
-            task.cancel()
-        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+    def _queue(self, lane: Lane, job: Job) -> None:
+        """Append a job whose id the lane already holds; start a worker if one is free."""
+        lane.queue.append(job)
+        self._start_workers(lane)
 
-    async def _attempt_in_lane(self, lane: Lane, delivery_id: str) -> None:
-        async with lane.slots:
-            if lane.paused(self._clock.now()):
-                return  # the breaker opened while this waited: it stays due in the store, unclaimed
+    def _start_workers(self, lane: Lane) -> None:
+        if lane.paused(self._clock.now()):
+            return  # the sweep starts them again once the cooldown ends
+        # Each worker is busy with a job or about to take one: one more per queued job, up to the cap.
+        wanted = min(lane.concurrency, len(lane.workers) + len(lane.queue))
+        while len(lane.workers) < wanted:
+            worker = asyncio.create_task(self._work(lane), name=f"lane:{lane.webhook_id}")
+            lane.workers.add(worker)
+            worker.add_done_callback(lambda task: self._worker_done(lane, task))
+
+    def _worker_done(self, lane: Lane, worker: asyncio.Task[None]) -> None:
+        lane.workers.discard(worker)
+        self._forget_if_idle(lane)
+
+    async def _work(self, lane: Lane) -> None:
+        while lane.queue and not lane.paused(self._clock.now()):  # paused: the queue waits for the cooldown
+            job = lane.queue.popleft()
             try:
-                await self._attempt(delivery_id, lane)
+                await self._attempt(lane, job)
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("delivery attempt crashed; it stays due", extra={"delivery_id": delivery_id})
+                log.exception(
+                    "delivery attempt crashed; it stays due", extra={"delivery_id": job.delivery_id}
+                )
+            finally:
+                self._let_go(lane, job.delivery_id)
 
-    async def _claim(self, delivery_id: str) -> Doc | None:
-        """Push the delivery's next attempt past this attempt's deadline, if it is still due; the unique token
-        tells us the document we read back is the one we claimed. (A conditional update plus a read by id,
-        rather than findAndModify, which the embedded store serves with a collection scan.)"""
+    async def sweep(self) -> int:
+        """Submit the deliveries that are due (retries, and anything a crash left behind), oldest first, up
+        to ``sweep_batch``. Those of endpoints whose lane is busy (or whose breaker is open) are passed over,
+        so a dead endpoint's backlog can never fill a sweep and starve other endpoints' retries.
+
+        The query is the due range of the ``by_due`` index and nothing else: the embedded store answers any
+        other condition beside it (such as leaving busy endpoints out) with a scan of every delivery ever
+        made, and reads every due document whatever the limit, so the busy ones are skipped here instead.
+        Bodies are left out (a claimed delivery's is read with it)."""
         now = self._clock.now()
-        token = secrets.token_hex(8)
-        claimed = await self._store.deliveries.update_one(
-            {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}},
-            {"$set": {"next_attempt_at": now + self._claim_for, "claim": token}},
-        )
-        if claimed.modified_count != 1:
-            return None
-        delivery = await self._store.deliveries.find_one({"_id": delivery_id})
-        return delivery if delivery is not None and delivery.get("claim") == token else None
+        for lane in list(self._lanes.values()):
+            self._start_workers(lane)  # a lane whose cooldown has ended goes on with what it kept
+            self._forget_if_idle(lane)
+        busy = {webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)}
+        due = self._store.deliveries.find(
+            {"status": PENDING, "next_attempt_at": {"$lte": now}}, projection={"body": 0}
+        ).sort("next_attempt_at", 1)
+        count = 0
+        try:
+            async for doc in due:
+                if doc["webhook_id"] not in busy and self.submit(doc["_id"], doc["webhook_id"], doc):
+                    count += 1
+                    if count >= self._settings.sweep_batch:
+                        break
+        finally:
+            await due.close()
+        return count
 
-    async def _attempt(self, delivery_id: str, lane: Lane | None = None) -> None:
-        delivery = await self._claim(delivery_id)
+    async def wait_idle(self) -> None:
+        while workers := [w for lane in self._lanes.values() for w in lane.workers]:
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def stop(self, hand_back_seconds: float = 5.0) -> None:
+        """Stop sending. What this instance created claimed and had not begun is handed back (due now), for
+        up to ``hand_back_seconds``, so another instance need not wait for those claims to end (what is not
+        handed back by then is sent once its claim ends); a lane whose breaker is open keeps its claims, as
+        nothing could be sent to it sooner anyway. Attempts cut short stay claimed until their claim ends, as
+        after a crash."""
+        now = self._clock.now()
+        lanes = list(self._lanes.values())
+        unstarted = [
+            job
+            for lane in lanes
+            if not lane.paused(now)
+            for job in lane.queue
+            if job.claimed_until is not None
+        ]
+        workers = [w for lane in lanes for w in lane.workers]
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        self._lanes.clear()
+        self._held = 0
+        if not unstarted:
+            return
+        try:
+            # One by id each (a condition on several fields, or a list of ids, costs the embedded store a
+            # scan of every delivery), and only if still as this instance made it.
+            async with asyncio.timeout(hand_back_seconds):
+                for job in unstarted:
+                    await self._store.deliveries.update_one(
+                        {
+                            "_id": job.delivery_id,
+                            "status": PENDING,
+                            "claim": self._owner,
+                            "next_attempt_at": job.claimed_until,
+                        },
+                        {"$set": {"next_attempt_at": now}},
+                    )
+        except (TimeoutError, PyMongoError) as exc:
+            log.warning(
+                "could not hand back every queued delivery; the rest are due when their claims end",
+                extra={"error": exc.__class__.__name__, "queued": len(unstarted)},
+            )
+
+    async def _attempt(self, lane: Lane, job: Job) -> None:
+        delivery = await self._claimed(job)
         if delivery is None:
             return  # not due, finished, or another instance has it
-        endpoint = await self._store.webhooks.find_one({"_id": delivery["webhook_id"]})
+        endpoint = await self._endpoint(lane)
         now = self._clock.now()
         if endpoint is None or not endpoint.get("active", False):
             await self._close(
@@ -176,8 +285,7 @@ class Dispatcher:
             return
         paused_until = Health.of(endpoint).paused_until(self._settings.breaker_failures, self._cooldown)
         if paused_until is not None and paused_until > now:
-            if lane is not None:
-                lane.paused_until = paused_until
+            lane.pause(paused_until)
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
             await self._store.deliveries.update_one(
@@ -193,7 +301,62 @@ class Dispatcher:
         result = await self._sender.post(endpoint["url"], body, headers)
         await self._record(delivery, endpoint, result, lane)
 
-    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane | None) -> None:
+    async def _claimed(self, job: Job) -> Doc | None:
+        """The delivery, claimed by this instance for long enough to attempt it, or None."""
+        if job.claimed_until is None or job.doc is None:
+            return await self._claim(job.delivery_id, job.doc)
+        now = self._clock.now()
+        if job.claimed_until - now >= self._claim_margin:
+            return job.doc  # created claimed, and the claim outlasts this attempt
+        # It waited long in the queue: extend the claim, unless another instance took it after it ended.
+        renewed = await self._store.deliveries.update_one(
+            {"_id": job.delivery_id, "status": PENDING, "claim": self._owner},
+            {"$set": {"next_attempt_at": now + self._claim_for}},
+        )
+        return job.doc if renewed.modified_count == 1 else None
+
+    async def _claim(self, delivery_id: str, known: Doc | None) -> Doc | None:
+        """Push the delivery's next attempt past this attempt's deadline, if it is still due (a conditional
+        update, rather than findAndModify, which the embedded store serves with a collection scan). With the
+        document already known, the update also requires its attempts to be the ones known, so the known
+        document is the one claimed; a unique token tells us the document read back by id (when it is not
+        known, or known without its body) is the one we claimed."""
+        now = self._clock.now()
+        token = secrets.token_hex(8)
+        query: Doc = {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}}
+        if known is not None:
+            query["attempts"] = {"$size": len(known["attempts"])}
+        claimed = await self._store.deliveries.update_one(
+            query, {"$set": {"next_attempt_at": now + self._claim_for, "claim": token}}
+        )
+        if claimed.modified_count != 1:
+            return None
+        if known is not None and "body" in known:
+            return known
+        delivery = await self._store.deliveries.find_one({"_id": delivery_id})
+        return delivery if delivery is not None and delivery.get("claim") == token else None
+
+    async def _endpoint(self, lane: Lane) -> Doc | None:
+        """The lane's endpoint, read at most once per ``endpoint_cache_seconds`` (None: deleted)."""
+        if lane.fresh_endpoint(self._clock.now(), self._endpoint_ttl):
+            return lane.endpoint
+        async with lane.endpoint_lock:  # concurrent attempts wait for one read
+            read_at = self._clock.now()
+            if not lane.fresh_endpoint(read_at, self._endpoint_ttl):
+                lane.endpoint = await self._store.webhooks.find_one({"_id": lane.webhook_id})
+                lane.endpoint_read_at = read_at
+            return lane.endpoint
+
+    def _remember_health(self, lane: Lane, health: Health) -> None:
+        if lane.endpoint is not None:
+            lane.endpoint["health"] = {
+                "consecutive_failures": health.consecutive_failures,
+                "failing_since": health.failing_since,
+                "last_success_at": health.last_success_at,
+                "last_failure_at": health.last_failure_at,
+            }
+
+    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane) -> None:
         now = self._clock.now()
         attempt = {
             "at": now,
@@ -209,19 +372,29 @@ class Dispatcher:
             "status_code": result.status_code,
             "generation_id": delivery.get("generation_id"),
             "account_id": delivery.get("account_id"),
+            "request_id": delivery.get("trace_id"),
         }
         if result.ok:
             await self._close(delivery, SUCCEEDED, None, attempt)
-            if Health.of(endpoint).needs_success_recorded(now):
+            health = Health.of(endpoint)
+            if health.needs_success_recorded(now):
                 await record_success(self._store.webhooks, endpoint["_id"], now)
+                self._remember_health(
+                    lane, Health(last_success_at=now, last_failure_at=health.last_failure_at)
+                )
+            lane.paused_until = None  # the endpoint answers again
             log.info("delivered", extra=extra)
             return
         health = await record_failure(self._store.webhooks, endpoint["_id"], now)
-        if lane is not None:
-            # If this failure opened the breaker, what is queued behind it waits in the store, unclaimed.
-            lane.paused_until = health.paused_until(self._settings.breaker_failures, self._cooldown)
+        self._remember_health(lane, health)
+        breaker_until = health.paused_until(self._settings.breaker_failures, self._cooldown)
+        if breaker_until is not None and breaker_until > now:
+            # What is queued behind this failure waits in the store until the cooldown ends.
+            lane.pause(breaker_until)
+        else:
+            breaker_until = None
         if result.status_code == 410:
-            await self._disable(endpoint, "endpoint answered 410 Gone", now)
+            await self._disable(lane, endpoint, "endpoint answered 410 Gone", now)
             await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)
             log.warning("endpoint disabled after 410", extra=extra)
             return
@@ -230,7 +403,7 @@ class Dispatcher:
             reason = f"every attempt failed for {failing_for.total_seconds() / 86400:.1f} days" + (
                 f" (since {isoformat(health.failing_since)})" if health.failing_since else ""
             )
-            await self._disable(endpoint, reason, now)
+            await self._disable(lane, endpoint, reason, now)
             await self._close(delivery, FAILED, f"endpoint disabled: {reason}", attempt)
             log.warning("endpoint disabled after failing too long", extra={**extra, "reason": reason})
             return
@@ -249,17 +422,23 @@ class Dispatcher:
             await self._close(delivery, FAILED, "retry schedule exhausted", attempt)
             log.warning("delivery failed, schedule exhausted", extra=extra)
             return
+        next_at = now + timedelta(seconds=delay)
+        if breaker_until is not None and breaker_until > next_at:
+            next_at = breaker_until  # no attempt while the breaker is open
         await self._store.deliveries.update_one(
             {"_id": delivery["_id"], "status": PENDING},
-            {
-                "$push": {"attempts": attempt},
-                "$set": {"next_attempt_at": now + timedelta(seconds=delay), "updated_at": now},
-            },
+            {"$push": {"attempts": attempt}, "$set": {"next_attempt_at": next_at, "updated_at": now}},
         )
-        log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": round(delay, 3)})
+        log.info(
+            "delivery attempt failed; retry scheduled",
+            extra={**extra, "retry_in_s": round((next_at - now).total_seconds(), 3)},
+        )
 
-    async def _disable(self, endpoint: Doc, reason: str, now: datetime) -> None:
-        for delivery_id, webhook_id in await disable_endpoint(self._store, endpoint, reason, now):
+    async def _disable(self, lane: Lane, endpoint: Doc, reason: str, now: datetime) -> None:
+        notice_deliveries = await disable_endpoint(self._store, endpoint, reason, now)
+        if lane.endpoint is not None:
+            lane.endpoint["active"] = False
+        for delivery_id, webhook_id in notice_deliveries:
             self.submit(delivery_id, webhook_id)
 
     async def finish_pending_notices(self) -> int:
@@ -283,4 +462,6 @@ class Dispatcher:
         }
         if attempt is not None:
             update["$push"] = {"attempts": attempt}
-        await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)
+        closed = await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)
+        if closed.modified_count and self._on_closed is not None:
+            self._on_closed(status)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 Doc = dict[str, Any]
@@ -66,8 +65,10 @@ async def record_success(webhooks: AsyncCollection[Doc], webhook_id: str, now: d
 
 async def record_failure(webhooks: AsyncCollection[Doc], webhook_id: str, now: datetime) -> Health:
     """Count one more failure and return the health it leaves. One atomic update, so concurrent attempts
-    (from this lane or another instance) neither lose a count nor move ``failing_since`` later."""
-    doc = await webhooks.find_one_and_update(
+    (from this lane or another instance) neither lose a count nor move ``failing_since`` later; then a read by
+    id (findAndModify would cost the embedded store a scan of every webhook), which may already include
+    failures counted since: the count only grows until a success."""
+    await webhooks.update_one(
         {"_id": webhook_id},
         [
             {
@@ -80,7 +81,6 @@ async def record_failure(webhooks: AsyncCollection[Doc], webhook_id: str, now: d
                 }
             }
         ],
-        projection={"health": 1},
-        return_document=ReturnDocument.AFTER,
     )
+    doc = await webhooks.find_one({"_id": webhook_id}, projection={"health": 1})
     return Health.of(doc or {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -34,11 +35,23 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class Sender:
-    def __init__(self, session: aiohttp.ClientSession, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        timeout_seconds: float,
+        on_attempt: Callable[[AttemptResult], None] | None = None,
+    ) -> None:
         self._session = session
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._on_attempt = on_attempt  # sees every attempt's result (the metrics)
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> AttemptResult:
+        result = await self._post(url, body, headers)
+        if self._on_attempt is not None:
+            self._on_attempt(result)
+        return result
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> AttemptResult:
         started = time.perf_counter()
         try:
             async with self._session.post(

@@ -14,17 +14,34 @@ FIVE_DAYS_S = 5 * 24 * 3600.0
 
 class NotifierSettings(CommonSettings):
     notifier_group: str = "videogen-notifier"
+    # The side HTTP server for /healthz, /readyz and /metrics (0 picks a free port). In a pod: host 0.0.0.0.
+    notifier_host: str = "127.0.0.1"
+    notifier_port: int = Field(default=8082, ge=0, le=65535)
     # Success is any 2xx within this many seconds (the spec asks receivers to answer within 5 s).
     delivery_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     # Seconds to wait before each retry after the first, immediate attempt (comma-separated).
     webhook_retry_schedule: str = DEFAULT_SCHEDULE
     retry_jitter: float = Field(default=0.2, ge=0, lt=1)
     endpoint_concurrency: int = Field(default=4, ge=1)
-    # Deliveries held in memory per endpoint (queued or in flight); beyond it they wait in the store, due, and
-    # the sweeper brings them in as the lane drains. Bounds what a dead endpoint can cost.
-    endpoint_queue_limit: int = Field(default=64, ge=1)
+    # Status events the agent takes from Kafka at once (all that are waiting, up to this many, or what came
+    # within status_batch_seconds): one endpoint read per account and one insert for all their deliveries.
+    status_batch_size: int = Field(default=100, ge=1)
+    status_batch_seconds: float = Field(default=0.01, gt=0, le=1)
+    # Deliveries held in memory per endpoint (queued or in flight), and in all (each with its body, ~2 KB);
+    # beyond either they wait in the store, due, and the sweeper brings them in as lanes drain. Bounds what a
+    # dead endpoint can cost.
+    endpoint_queue_limit: int = Field(default=1000, ge=1)
+    queue_limit: int = Field(default=20_000, ge=1)
+    # A delivery the notifier creates while its lane has room is stored claimed by this instance for this
+    # long (extended if it waits longer): its first attempt needs no claim, and the sweeps do not read it.
+    # After a crash it is sent once this claim ends.
+    delivery_hold_seconds: float = Field(default=60.0, gt=0)
+    # How long a lane reuses the endpoint's document before reading it again: a change made through the API
+    # (URL, events, secrets, active) reaches deliveries within this long. 0 reads it for every attempt.
+    endpoint_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     sweep_interval_seconds: float = Field(default=1.0, gt=0)
-    sweep_batch: int = Field(default=200, ge=1)
+    # At most this many due deliveries per sweep (the store reads every due one whatever the limit).
+    sweep_batch: int = Field(default=1000, ge=1)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
     # Address ranges deliveries may connect to although the destination guard refuses them by default
     # (private, loopback, link-local, …), comma-separated CIDRs. Empty in production; the dev stack and the
