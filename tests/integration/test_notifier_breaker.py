@@ -19,18 +19,17 @@ import pytest
 from tests.integration.test_notifier_deliveries import status_envelope
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
-from tests.support.receivers import OK, Receiver, Reply, Script, always, replies
+from tests.support.notifier import NotifierHarness
+from tests.support.receivers import OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
-from videogen_notifier.deliveries import new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.guarded_http import guarded_session
 from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id, notices
 from videogen_notifier.runtime import NotifierRuntime
-from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
 Doc = dict[str, Any]
@@ -44,40 +43,16 @@ def seconds(n: float) -> timedelta:
     return timedelta(seconds=n)
 
 
-class Harness:
-    def __init__(
-        self, base_env: dict[str, str], store: Store, clock: ManualClock, stack: AsyncExitStack
-    ) -> None:
-        self.base_env = base_env
-        self.store = store
-        self.clock = clock
-        self._stack = stack
-
+class Harness(NotifierHarness):
     def settings(self, **overrides: Any) -> NotifierSettings:
         """Loopback is allow-listed unless ``webhook_allow_cidrs`` says otherwise; retries "5,300"."""
         values = {"webhook_allow_cidrs": LOOPBACK, "webhook_retry_schedule": "5,300", **overrides}
         return settings_for(NotifierSettings, self.base_env, **values)
 
-    async def receiver(self, script: Script | None = None) -> Receiver:
-        receiver = Receiver(script)
-        await receiver.start()
-        self._stack.push_async_callback(receiver.stop)
-        return receiver
-
     async def dispatcher(self, **overrides: Any) -> Dispatcher:
         """A Dispatcher sending through the guarded session, exactly as the runtime builds it."""
         settings = self.settings(**overrides)
-        session = guarded_session(settings)
-        self._stack.push_async_callback(session.close)
-        dispatcher = Dispatcher(
-            settings=settings,
-            store=self.store,
-            sender=Sender(session, settings.delivery_timeout_seconds),
-            clock=self.clock,
-            rng=lambda: 0.5,
-        )
-        self._stack.push_async_callback(dispatcher.stop)
-        return dispatcher
+        return self.dispatcher_with(settings, guarded_session(settings))
 
     async def webhook(
         self,
@@ -101,18 +76,7 @@ class Harness:
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
         """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""
         envelope = status_envelope("completed", self.clock.now(), account_id=account_id)
-        created = await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
-        return [d for d, _ in created]
-
-    async def delivery(self, delivery_id: str) -> Doc:
-        doc = await self.store.deliveries.find_one({"_id": delivery_id})
-        assert doc is not None
-        return doc
-
-    async def endpoint(self, webhook_id: str) -> Doc:
-        doc = await self.store.webhooks.find_one({"_id": webhook_id})
-        assert doc is not None
-        return doc
+        return [d for d, _ in await self.handle(dispatcher, envelope)]
 
 
 @pytest.fixture

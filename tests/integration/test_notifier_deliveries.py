@@ -19,12 +19,11 @@ import orjson
 import pytest
 
 from tests.support.env import settings_for
+from tests.support.notifier import NotifierHarness
 from tests.support.receivers import (
     HANG,
     OK,
-    Receiver,
     Reply,
-    Script,
     always,
     failing,
     redirecting,
@@ -35,12 +34,10 @@ from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.ids import new_id
-from videogen_common.settings import CommonSettings
-from videogen_common.store import Store, connect
-from videogen_notifier.deliveries import deliveries_for, new_deliveries
+from videogen_common.store import Store
+from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.runtime import NotifierRuntime
-from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
 Doc = dict[str, Any]
@@ -66,10 +63,6 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self._now += timedelta(seconds=seconds)
-
-
-def no_jitter() -> float:
-    return 0.5
 
 
 def generation(status: str, now: datetime) -> Doc:
@@ -103,17 +96,7 @@ def status_envelope(status: str, now: datetime, account_id: str = ACCOUNT) -> En
     )
 
 
-class Harness:
-    """Builds the pieces a test needs and tears them all down, newest first."""
-
-    def __init__(
-        self, base_env: dict[str, str], store: Store, clock: ManualClock, stack: AsyncExitStack
-    ) -> None:
-        self.base_env = base_env
-        self.store = store
-        self.clock = clock
-        self._stack = stack
-
+class Harness(NotifierHarness):
     def settings(self, *, schedule: str = "5,300", timeout: float = 5.0, **env: str) -> NotifierSettings:
         """NotifierSettings from the test's environment plus these variables (``env`` without the prefix)."""
         variables = {
@@ -124,35 +107,11 @@ class Harness:
         }
         return settings_for(NotifierSettings, variables)
 
-    async def receiver(self, script: Script | None = None) -> Receiver:
-        receiver = Receiver(script)
-        await receiver.start()
-        self._stack.push_async_callback(receiver.stop)
-        return receiver
-
     async def dispatcher(
         self, *, schedule: str = "5,300", timeout: float = 5.0, store: Store | None = None, **env: str
     ) -> Dispatcher:
         settings = self.settings(schedule=schedule, timeout=timeout, **env)
-        session = aiohttp.ClientSession()
-        self._stack.push_async_callback(session.close)
-        dispatcher = Dispatcher(
-            settings=settings,
-            store=store or self.store,
-            sender=Sender(session, settings.delivery_timeout_seconds),
-            clock=self.clock,
-            rng=no_jitter,
-        )
-        self._stack.push_async_callback(dispatcher.stop)
-        return dispatcher
-
-    async def other_store(self) -> Store:
-        """A second client on the same database, as a second notifier process would have."""
-        common = settings_for(CommonSettings, self.base_env)
-        client, store = connect(common.mongo_url, common.mongo_db, app_name="notifier-b")
-        self._stack.push_async_callback(client.close)
-        await store.db.command("ping")  # connected already, so it is not slower off the mark than the first
-        return store
+        return self.dispatcher_with(settings, aiohttp.ClientSession(), store=store)
 
     async def webhook(
         self, url: str, *, account_id: str = ACCOUNT, events: Sequence[str] = BOTH, active: bool = True
@@ -163,14 +122,7 @@ class Harness:
         )
 
     async def publish(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
-        """What the notifier's agent does with a status event: build the deliveries, then hand them to the
-        dispatcher, which stores them and queues them on their lanes."""
-        return await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
-
-    async def delivery(self, delivery_id: str) -> Doc:
-        doc = await self.store.deliveries.find_one({"_id": delivery_id})
-        assert doc is not None
-        return doc
+        return await self.handle(dispatcher, envelope)
 
 
 @pytest.fixture

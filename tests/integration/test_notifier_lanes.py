@@ -26,16 +26,15 @@ from tests.integration.test_notifier_deliveries import status_envelope
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
-from tests.support.receivers import HANG, OK, Receiver, Reply, Script, always, replies
+from tests.support.notifier import NotifierHarness
+from tests.support.receivers import HANG, OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_api.settings import ApiSettings
-from videogen_common.settings import CommonSettings
 from videogen_common.signing import service_signature
-from videogen_common.store import Store, connect
+from videogen_common.store import Store
 from videogen_notifier.deliveries import insert_new, new_deliveries, new_deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.intake import parse, take_in
-from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
 Client = TestClient[web.Request, web.Application]
@@ -50,19 +49,7 @@ def seconds(n: float) -> timedelta:
     return timedelta(seconds=n)
 
 
-class Lanes:
-    def __init__(self, base_env: dict[str, str], store: Store, clock: ManualClock, stack: AsyncExitStack):
-        self.base_env = base_env
-        self.store = store
-        self.clock = clock
-        self._stack = stack
-
-    async def receiver(self, script: Script | None = None) -> Receiver:
-        receiver = Receiver(script)
-        await receiver.start()
-        self._stack.push_async_callback(receiver.stop)
-        return receiver
-
+class Lanes(NotifierHarness):
     async def dispatcher(self, *, store: Store | None = None, **overrides: Any) -> Dispatcher:
         values = {
             "webhook_retry_schedule": "5,300",
@@ -70,24 +57,7 @@ class Lanes:
             **overrides,
         }
         settings = settings_for(NotifierSettings, self.base_env, **values)
-        session = aiohttp.ClientSession()
-        self._stack.push_async_callback(session.close)
-        dispatcher = Dispatcher(
-            settings=settings,
-            store=store or self.store,
-            sender=Sender(session, settings.delivery_timeout_seconds),
-            clock=self.clock,
-            rng=lambda: 0.5,
-        )
-        self._stack.push_async_callback(dispatcher.stop)
-        return dispatcher
-
-    async def other_store(self) -> Store:
-        """A second client on the same database, as a second notifier process would have."""
-        common = settings_for(CommonSettings, self.base_env)
-        client, store = connect(common.mongo_url, common.mongo_db, app_name="notifier-b")
-        self._stack.push_async_callback(client.close)
-        return store
+        return self.dispatcher_with(settings, aiohttp.ClientSession(), store=store)
 
     async def webhook(
         self, url: str, *, account_id: str = ACCOUNT, events: Sequence[str] = (COMPLETED,)
@@ -100,13 +70,7 @@ class Lanes:
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
         """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""
         envelope = status_envelope("completed", self.clock.now(), account_id=account_id)
-        created = await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
-        return [delivery_id for delivery_id, _ in created]
-
-    async def delivery(self, delivery_id: str) -> Doc:
-        doc = await self.store.deliveries.find_one({"_id": delivery_id})
-        assert doc is not None
-        return doc
+        return [delivery_id for delivery_id, _ in await self.handle(dispatcher, envelope)]
 
 
 @pytest.fixture
