@@ -80,10 +80,8 @@ async def add_delivery(
     attempts: list[Doc] | None = None,
 ) -> str:
     """A delivery record as the notifier leaves it."""
-    delivery_id = new_id("msg", created_at)
     generation_id = new_id("gen", created_at)
     doc = new_delivery(
-        delivery_id=delivery_id,
         event_id=f"evt_{generation_id}_completed_3",
         event_type=event_type,
         webhook_id=webhook_id,
@@ -101,7 +99,7 @@ async def add_delivery(
     if attempts is not None:
         doc["attempts"] = attempts
     await store.deliveries.insert_one(doc)
-    return delivery_id
+    return str(doc["_id"])
 
 
 async def delivery(store: Store, delivery_id: str) -> Doc:
@@ -346,6 +344,7 @@ async def test_retry_requeues_a_finished_delivery_now_and_keeps_its_history(
     assert len(body["attempts"]) == 1
     doc = await delivery(store, delivery_id)
     assert (doc["status"], doc["next_attempt_at"], doc["failure_reason"]) == ("pending", clock.now(), None)
+    assert doc["retry_at"] == clock.now()  # in the retry backlog until it is sent
     assert doc["attempts"] == attempts
 
 
@@ -409,8 +408,9 @@ async def test_recover_requeues_every_failed_delivery_of_the_endpoint_created_si
     assert await response.json() == {"requeued": 2}
     for delivery_id in (at_since, later):
         doc = await delivery(store, delivery_id)
-        assert (doc["status"], doc["next_attempt_at"], doc["failure_reason"]) == (
+        assert (doc["status"], doc["next_attempt_at"], doc["retry_at"], doc["failure_reason"]) == (
             "pending",
+            clock.now(),
             clock.now(),
             None,
         )
@@ -667,7 +667,9 @@ async def test_a_retried_delivery_is_sent_again_with_the_same_webhook_id(
             return bool((await delivery(store, sent["id"]))["status"] == "succeeded")
 
         await until(succeeded)
-        assert [a["status_code"] for a in (await delivery(store, sent["id"]))["attempts"]] == [500, 200]
+        done = await delivery(store, sent["id"])
+        assert [a["status_code"] for a in done["attempts"]] == [500, 200]
+        assert "retry_at" not in done  # out of the retry backlog
 
 
 async def test_a_recovered_delivery_is_sent_again(

@@ -40,9 +40,7 @@ async def stored(store: Store, webhook_id: str) -> Doc:
 
 async def add_delivery(store: Store, webhook: Doc, status: str, clock: ManualClock | None = None) -> str:
     now = clock.now() if clock else (await stored(store, webhook["id"]))["created_at"]
-    delivery_id = new_id("msg", now)
     doc = new_delivery(
-        delivery_id=delivery_id,
         event_id=new_id("evt", now),
         event_type="video.completed",
         webhook_id=webhook["id"],
@@ -54,7 +52,7 @@ async def add_delivery(store: Store, webhook: Doc, status: str, clock: ManualClo
     if status != "pending":
         doc.update(status=status, next_attempt_at=None)
     await store.deliveries.insert_one(doc)
-    return delivery_id
+    return str(doc["_id"])
 
 
 # --- GET ----------------------------------------------------------------------------------------------------

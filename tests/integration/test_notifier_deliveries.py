@@ -33,7 +33,7 @@ from tests.support.receivers import (
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.ids import new_id
+from videogen_common.ids import derived_id, new_id
 from videogen_common.store import Store
 from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
@@ -163,6 +163,8 @@ async def test_deliveries_for_creates_one_per_active_subscribed_endpoint_of_the_
         assert doc["generation_id"] == envelope.generation_id
         assert doc["status"] == "pending" and doc["attempts"] == []
         assert doc["next_attempt_at"] == clock.now()
+        assert "retry_at" not in doc
+        assert delivery_id == derived_id("msg", envelope.event_id, webhook_id)  # the pair's own id
 
     assert await deliveries_for(store, envelope, clock.now()) == []
     assert await store.deliveries.count_documents({"event_id": envelope.event_id}) == 2
@@ -266,7 +268,7 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
 
     doc = await h.delivery(delivery_id)
     assert doc["status"] == "pending"
-    assert doc["next_attempt_at"] == clock.now() + seconds(5)
+    assert doc["next_attempt_at"] == doc["retry_at"] == clock.now() + seconds(5)  # counted as a retry
     assert [a["status_code"] for a in doc["attempts"]] == [500]
 
     assert await dispatcher.sweep() == 0  # not due yet
@@ -279,7 +281,7 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
     assert receiver.count() == 2
     doc = await h.delivery(delivery_id)
     assert doc["status"] == "pending"
-    assert doc["next_attempt_at"] == clock.now() + seconds(300)
+    assert doc["next_attempt_at"] == doc["retry_at"] == clock.now() + seconds(300)
 
     clock.advance(299)
     assert await dispatcher.sweep() == 0
@@ -291,6 +293,7 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
     assert {r.headers["webhook-id"] for r in receiver.requests} == {delivery_id}
     doc = await h.delivery(delivery_id)
     assert doc["status"] == "succeeded" and doc["next_attempt_at"] is None
+    assert "retry_at" not in doc  # no longer waiting for a retry
     assert [a["status_code"] for a in doc["attempts"]] == [500, 500, 200]
 
 
@@ -307,6 +310,7 @@ async def test_an_exhausted_schedule_fails_the_delivery(h: Harness, clock: Manua
     doc = await h.delivery(delivery_id)
     assert doc["status"] == "failed" and doc["next_attempt_at"] is None
     assert "exhausted" in doc["failure_reason"]
+    assert "retry_at" not in doc
     assert [a["status_code"] for a in doc["attempts"]] == [500, 500]
 
     clock.advance(3600)

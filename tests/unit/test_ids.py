@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from videogen_common.ids import new_id
+from videogen_common.ids import derived_id, new_id
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 MOMENT = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
@@ -80,3 +81,24 @@ def test_time_part_follows_the_moment_after_a_repeat() -> None:
     later = MOMENT + timedelta(milliseconds=1)
     ids = [new_id("gen", m) for m in (MOMENT, MOMENT, later, MOMENT)]
     assert [_decode_time(i) for i in ids] == [1795250820123, 1795250820123, 1795250820124, 1795250820123]
+
+
+def test_derived_id_is_the_same_for_the_same_parts() -> None:
+    assert derived_id("msg", "evt_a", "wh_b") == derived_id("msg", "evt_a", "wh_b")
+    body = derived_id("msg", "evt_a", "wh_b").removeprefix("msg_")
+    assert re.fullmatch(f"[{CROCKFORD}]{{26}}", body)
+
+
+def test_derived_id_encodes_130_bits_of_the_parts_hash() -> None:
+    digest = hashlib.blake2b(b"evt_a\x1fwh_b", digest_size=17).digest()
+    value = int.from_bytes(digest) >> 6
+    expected = "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+    assert derived_id("msg", "evt_a", "wh_b") == "msg_" + expected
+
+
+def test_derived_ids_differ_when_any_part_does() -> None:
+    # The separator keeps ("ab", "c") and ("a", "bc") apart.
+    cases = [("evt_a", "wh_b"), ("evt_a", "wh_c"), ("evt_b", "wh_b"), ("evt_ab", "c"), ("evt_a", "bc")]
+    ids = {derived_id("msg", *parts) for parts in cases}
+    ids |= {derived_id("msg", f"evt_{n}", "wh_x") for n in range(5000)}
+    assert len(ids) == len(cases) + 5000

@@ -1,8 +1,12 @@
 """Webhook delivery records and payloads, shared by the notifier (which creates and sends them) and the api
 (which shows them, re-queues them, and creates ``webhook.test`` deliveries).
 
-A delivery is one (event, endpoint) pair, unique in the store. It keeps the exact body bytes it will send, so
-every attempt carries the same body and the same ``webhook-id`` (the delivery id)."""
+A delivery is one (event, endpoint) pair, unique in the store: its id is derived from the pair
+(``delivery_id``), so the store's own ``_id`` index makes creating it idempotent — a status event seen twice,
+by one notifier or two, creates nothing the second time — with no second unique index to keep up on every
+write. It keeps the exact body bytes it will send, so every attempt carries the same body and the same
+``webhook-id`` (the delivery id). While it waits for a retry (after a failed attempt, or re-queued through the
+API) it also has ``retry_at`` (``RETRY_AT``), when that retry is due; the field goes when it closes."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ from typing import Any
 
 import orjson
 
+from videogen_common.ids import derived_id
+
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
+RETRY_AT = "retry_at"
 STATUSES = (PENDING, SUCCEEDED, FAILED)
 
 # The generation fields a delivery's ``data`` carries: the spec's, plus updated_at and error.
@@ -36,13 +43,17 @@ def delivery_body(event_type: str, timestamp: str, data: dict[str, Any]) -> byte
     return orjson.dumps({"event": event_type, "timestamp": timestamp, "data": data})
 
 
+def delivery_id(event_id: str, webhook_id: str) -> str:
+    """The id of the delivery of event ``event_id`` to endpoint ``webhook_id``: the same for the same pair."""
+    return derived_id("msg", event_id, webhook_id)
+
+
 def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
     return {k: generation.get(k) for k in DATA_FIELDS}
 
 
 def new_delivery(
     *,
-    delivery_id: str,
     event_id: str,
     event_type: str,
     webhook_id: str,
@@ -52,8 +63,9 @@ def new_delivery(
     generation_id: str | None = None,
     trace_id: str | None = None,
 ) -> Doc:
+    """A pending delivery, due now, with the id ``delivery_id`` derives from its (event, endpoint) pair."""
     return {
-        "_id": delivery_id,
+        "_id": delivery_id(event_id, webhook_id),
         "event_id": event_id,
         "webhook_id": webhook_id,
         "account_id": account_id,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from datetime import datetime
@@ -32,3 +33,13 @@ def new_id(prefix: str, moment: datetime) -> str:
         f"{prefix}_{_time_part(moment)}{p[r >> 70]}{p[(r >> 60) & 1023]}{p[(r >> 50) & 1023]}"
         f"{p[(r >> 40) & 1023]}{p[(r >> 30) & 1023]}{p[(r >> 20) & 1023]}{p[(r >> 10) & 1023]}{p[r & 1023]}"
     )
+
+
+def derived_id(prefix: str, *parts: str) -> str:
+    """An id of ``new_id``'s length made from a hash of ``parts`` (130 bits of BLAKE2b) instead of time and
+    randomness: the same parts always give the same id, so a record keyed by it is created at most once
+    whoever makes it and however often, with no index beside the one on ``_id``. Not time-ordered."""
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=17).digest()
+    h = int.from_bytes(digest) >> 6  # 136 bits, 130 kept: 13 pairs of characters
+    p = _PAIRS
+    return prefix + "_" + "".join(p[(h >> (10 * i)) & 1023] for i in range(12, -1, -1))

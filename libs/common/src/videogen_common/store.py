@@ -82,12 +82,13 @@ INDEXES: dict[str, list[IndexModel]] = {
         # Endpoints disabled whose webhook.disabled notice is not yet recorded (the notifier finishes them).
         IndexModel([("notice_pending", ASCENDING)], name="by_notice_pending", sparse=True),
     ],
+    # One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
     "deliveries": [
-        IndexModel(
-            [("event_id", ASCENDING), ("webhook_id", ASCENDING)], name="one_per_event_endpoint", unique=True
-        ),
         IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
         IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
+        # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
+        # this small index. Sparse, so a delivery that never fails costs it nothing.
+        IndexModel([("retry_at", ASCENDING)], name="by_retry", sparse=True),
     ],
     "api_keys": [
         IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
@@ -97,6 +98,19 @@ INDEXES: dict[str, list[IndexModel]] = {
 }
 
 
+# Indexes earlier versions made that nothing uses any more: each costs every write to its collection.
+RETIRED_INDEXES: dict[str, list[str]] = {
+    # Replaced by deliveries' derived ids. Deliveries made before keep their random ids: a status event
+    # redelivered across the upgrade may be delivered once more (at-least-once allows it).
+    "deliveries": ["one_per_event_endpoint"],
+}
+
+
 async def ensure_indexes(store: Store) -> None:
     for collection, models in INDEXES.items():
         await store.db[collection].create_indexes(models)
+    for collection, names in RETIRED_INDEXES.items():
+        existing = {index["name"] async for index in await store.db[collection].list_indexes()}
+        for name in names:
+            if name in existing:
+                await store.db[collection].drop_index(name)

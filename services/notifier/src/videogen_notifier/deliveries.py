@@ -12,7 +12,6 @@ from pymongo.errors import BulkWriteError
 from videogen_common.deliveries import delivery_body, generation_data, new_delivery
 from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
-from videogen_common.ids import new_id
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -46,7 +45,6 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
         body = delivery_body(event_type, envelope.occurred_at, generation_data(envelope.generation))
         docs += [
             new_delivery(
-                delivery_id=new_id("msg", now),
                 event_id=envelope.event_id,
                 event_type=event_type,
                 webhook_id=endpoint["_id"],

@@ -34,7 +34,7 @@ from typing import Any
 from pymongo.errors import PyMongoError
 
 from videogen_common.clock import Clock, isoformat
-from videogen_common.deliveries import FAILED, PENDING, SUCCEEDED
+from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
 from videogen_common.store import Store
 from videogen_notifier.deliveries import insert_new
 from videogen_notifier.health import Health, record_failure, record_success
@@ -427,7 +427,10 @@ class Dispatcher:
             next_at = breaker_until  # no attempt while the breaker is open
         await self._store.deliveries.update_one(
             {"_id": delivery["_id"], "status": PENDING},
-            {"$push": {"attempts": attempt}, "$set": {"next_attempt_at": next_at, "updated_at": now}},
+            {
+                "$push": {"attempts": attempt},
+                "$set": {"next_attempt_at": next_at, RETRY_AT: next_at, "updated_at": now},
+            },
         )
         log.info(
             "delivery attempt failed; retry scheduled",
@@ -462,6 +465,8 @@ class Dispatcher:
         }
         if attempt is not None:
             update["$push"] = {"attempts": attempt}
+        if delivery["attempts"] or RETRY_AT in delivery:
+            update["$unset"] = {RETRY_AT: ""}  # it was waiting for a retry
         closed = await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)
         if closed.modified_count and self._on_closed is not None:
             self._on_closed(status)

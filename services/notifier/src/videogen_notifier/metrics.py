@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from videogen_common.deliveries import PENDING
+from videogen_common.deliveries import PENDING, RETRY_AT
 from videogen_common.metrics import LATENCY_BUCKETS
 from videogen_common.store import Store
 from videogen_notifier.sender import AttemptResult
@@ -57,7 +57,8 @@ class NotifierMetrics:
         )
         self.retry_backlog = Gauge(
             "videogen_delivery_retry_backlog",
-            "Deliveries waiting for a retry (pending, at least one failed attempt), in the whole store.",
+            "Deliveries waiting for a retry (after a failed attempt, or re-queued through the API), in the "
+            "whole store.",
             registry=registry,
         )
         self.overdue = Gauge(
@@ -84,7 +85,8 @@ class NotifierMetrics:
         """The store-wide gauges (every instance reports the same figures)."""
         deliveries, webhooks = store.deliveries, store.webhooks
         self.retry_backlog.set(
-            await deliveries.count_documents({"status": PENDING, "attempts.0": {"$exists": True}})
+            # From the sparse index of deliveries waiting for a retry: a count of those alone.
+            await deliveries.count_documents({RETRY_AT: {"$exists": True}})
         )
         self.overdue.set(
             await deliveries.count_documents(

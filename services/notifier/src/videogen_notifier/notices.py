@@ -18,7 +18,6 @@ from pymongo.errors import DuplicateKeyError
 from videogen_common.clock import isoformat, to_millis
 from videogen_common.deliveries import delivery_body, new_delivery
 from videogen_common.domain import EventType
-from videogen_common.ids import new_id
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -92,9 +91,7 @@ async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tup
     )
     created: list[tuple[str, str]] = []
     async for subscriber in subscribers:
-        delivery_id = new_id("msg", now)
         doc = new_delivery(
-            delivery_id=delivery_id,
             event_id=event_id,
             event_type=WEBHOOK_DISABLED,
             webhook_id=subscriber["_id"],
@@ -106,6 +103,6 @@ async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tup
             await store.deliveries.insert_one(doc)
         except DuplicateKeyError:
             continue
-        created.append((delivery_id, subscriber["_id"]))
+        created.append((doc["_id"], subscriber["_id"]))
     await store.webhooks.update_one({"_id": webhook_id}, {"$unset": {"notice_pending": ""}})
     return created

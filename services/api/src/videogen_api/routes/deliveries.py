@@ -24,7 +24,7 @@ from videogen_api.routes.webhooks import owned_webhook
 from videogen_api.schemas import RecoverRequest, parse_body, parse_timestamp
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import FAILED, PENDING, STATUSES, delivery_body, new_delivery
+from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, STATUSES, delivery_body, new_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import new_id
 
@@ -70,7 +70,15 @@ def delivery_view(doc: Doc) -> Doc:
 
 def _requeue(now: datetime) -> Doc:
     """The update that makes a delivery due now: the sweeper sends it on its next pass."""
-    return {"$set": {"status": PENDING, "next_attempt_at": now, "failure_reason": None, "updated_at": now}}
+    return {
+        "$set": {
+            "status": PENDING,
+            "next_attempt_at": now,
+            RETRY_AT: now,
+            "failure_reason": None,
+            "updated_at": now,
+        }
+    }
 
 
 def _require_active(webhook: Doc | None) -> None:
@@ -266,9 +274,7 @@ async def send_test_event(request: web.Request) -> web.Response:
     webhook = await owned_webhook(request, request.match_info["id"])
     _require_active(webhook)
     now = app[state.CLOCK].now()
-    delivery_id = new_id("msg", now)
     doc = new_delivery(
-        delivery_id=delivery_id,
         event_id=new_id("evt_test", now),
         event_type=TEST_EVENT,
         webhook_id=webhook["_id"],
@@ -278,6 +284,4 @@ async def send_test_event(request: web.Request) -> web.Response:
         trace_id=request[REQUEST_ID_KEY],
     )
     await app[state.STORE].deliveries.insert_one(doc)
-    return json_response(
-        delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{delivery_id}"}
-    )
+    return json_response(delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{doc['_id']}"})
