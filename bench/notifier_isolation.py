@@ -7,13 +7,17 @@ are not counted). It carries the same events, so it shows what the neighbour's t
 store whatever its endpoints do; the black holes cost the healthy endpoints nothing more if the second
 figure is at least the third.
 
-    .venv/bin/python -m bench.notifier_isolation [--events N]
+    .venv/bin/python -m bench.notifier_isolation [--events N] [--rounds N] [--no-control]
+
+The machine is shared and noisy, so the figure is the median ratio of ``--rounds`` pairs of runs, each pair
+measured back to back.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +25,7 @@ from pathlib import Path
 import aiohttp
 from aiokafka import AIOKafkaProducer
 
-from bench.common import EngineUrls, engines, python_process
+from bench.common import EngineUrls, cpu_seconds, engines, python_process
 from videogen.engines import free_port, wait_for_http
 from videogen.migrate import migrate
 from videogen_common.clock import SystemClock, isoformat
@@ -83,11 +87,11 @@ def completed_event(account: str) -> Envelope:
     )
 
 
-async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | None) -> float:
+async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | None, run_no: int) -> float:
     """Deliveries/s to the healthy endpoints, from the first measured event published (once a warm-up event
     has been delivered) to the last healthy delivery; ``beside``: the other account's endpoints, if any."""
-    db = f"bench_{beside or 'alone'}"
-    prefix = f"b{int(time.time())}{beside or 'alone'}."
+    db = f"bench_{beside or 'alone'}_{run_no}"
+    prefix = f"b{int(time.time())}{beside or 'alone'}{run_no}."
     settings = CommonSettings(
         kafka_bootstrap=urls.kafka,
         mongo_url=urls.mongo,
@@ -99,7 +103,9 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
     client, store = connect(urls.mongo, db, app_name="bench")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    async with python_process(["-m", "bench.receivers_app", str(port)], {}, workdir / "receivers.log"):
+    async with python_process(
+        ["-m", "bench.receivers_app", str(port)], {}, workdir / "receivers.log"
+    ) as receivers:
         await wait_for_http(f"{base}/healthz")
         await add_endpoints(store, "healthy", base, "ok", HEALTHY)
         if beside is not None:
@@ -116,9 +122,16 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
             "VIDEOGEN_LOG_LEVEL": "WARNING",
         }
         async with (
-            python_process(["-m", "videogen_notifier.main"], env, workdir / f"notifier-{db}.log"),
+            python_process(["-m", "videogen_notifier.main"], env, workdir / f"notifier-{db}.log") as notifier,
             aiohttp.ClientSession() as session,
         ):
+            pids = {
+                "store": urls.store_pid,
+                "broker": urls.broker_pid,
+                "notifier": notifier.pid,
+                "receivers": receivers.pid,
+                "bench": None,
+            }
             producer = AIOKafkaProducer(bootstrap_servers=urls.kafka, enable_idempotence=False, linger_ms=5)
             await producer.start()
             topic = Topics(prefix).status
@@ -141,6 +154,7 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
             await delivered(HEALTHY)
             target = events * HEALTHY
             started = time.perf_counter()
+            cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
             for i in range(events):
                 for account in ("healthy",) if beside is None else ("healthy", "other"):
                     await publish(account)
@@ -149,18 +163,34 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
             await producer.flush()
             await delivered(HEALTHY + target)
             elapsed = time.perf_counter() - started
+            cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
             await producer.stop()
     await client.close()  # the store's files go with the temporary directory
     rate = target / elapsed
     print(f"{LABELS[beside]}: {rate:.0f} deliveries/s ({target} in {elapsed:.1f} s)", flush=True)
+    # CPU each process used while the clock ran, per healthy delivery: where the time went.
+    shares = ", ".join(f"{name} {seconds / target * 1000:.2f}" for name, seconds in cpu.items())
+    print(f"  CPU ms per healthy delivery: {shares}", flush=True)
     return rate
 
 
-async def run(events: int) -> dict[str | None, float]:
+async def run(events: int, rounds: int, control: bool) -> tuple[list[float], list[float], float | None]:
+    """``rounds`` pairs of runs (alone, beside black holes), the pair's order alternating so that a drift in
+    the machine's speed favours neither; then the control, once. Returns the ratio of each pair, the rates
+    beside black holes, and the control's rate."""
+    ratios: list[float] = []
+    beside_holes: list[float] = []
     with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
         workdir = Path(tmp)
         async with engines(workdir) as urls:
-            return {beside: await measure(urls, workdir, events, beside) for beside in (ALONE, HOLES, TWINS)}
+            for n in range(rounds):
+                order = (ALONE, HOLES) if n % 2 == 0 else (HOLES, ALONE)
+                rates = {beside: await measure(urls, workdir, events, beside, n) for beside in order}
+                ratios.append(rates[HOLES] / rates[ALONE])
+                beside_holes.append(rates[HOLES])
+                print(f"round {n + 1}: ratio {ratios[-1]:.2f}", flush=True)
+            twins = await measure(urls, workdir, events, TWINS, rounds) if control else None
+    return ratios, beside_holes, twins
 
 
 def main() -> None:
@@ -172,10 +202,19 @@ def main() -> None:
         help="status events per account and run (x10 deliveries); enough that the black holes' attempts "
         "time out and their breakers open within the measurement",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="pairs of runs (alone, beside black holes); the figure is the median of their ratios",
+    )
+    parser.add_argument("--no-control", action="store_true", help="skip the control run")
     args = parser.parse_args()
-    rates = asyncio.run(run(args.events))
-    print(f"ratio: {rates[HOLES] / rates[ALONE]:.2f}  (target >= 0.90)")
-    print(f"beside black holes / beside healthy (control): {rates[HOLES] / rates[TWINS]:.2f}")
+    ratios, beside_holes, twins = asyncio.run(run(args.events, args.rounds, not args.no_control))
+    listed = ", ".join(f"{r:.2f}" for r in ratios)
+    print(f"ratio: {statistics.median(ratios):.2f} (median of {listed}; target >= 0.90)")
+    if twins is not None:
+        print(f"beside black holes / beside healthy (control): {statistics.median(beside_holes) / twins:.2f}")
 
 
 if __name__ == "__main__":
