@@ -12,6 +12,7 @@ waiting; tests wait on receiver events, never sleep."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -27,7 +28,7 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.notifier import NotifierHarness
-from tests.support.receivers import HANG, OK, Reply, always, replies
+from tests.support.receivers import HANG, OK, Received, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_api.settings import ApiSettings
 from videogen_common.signing import service_signature
@@ -428,3 +429,40 @@ async def test_a_410_disables_the_endpoint_for_the_deliveries_queued_behind_it_a
     assert [d["status"] for d in docs] == ["failed"] * 3
     assert [d["failure_reason"] for d in docs[1:]] == ["endpoint disabled"] * 2
     assert [len(d["attempts"]) for d in docs] == [1, 0, 0]
+
+
+async def test_a_failing_endpoint_is_probed_one_attempt_at_a_time_until_it_answers_again(
+    h: Lanes, clock: ManualClock
+) -> None:
+    failures, later = asyncio.Event(), asyncio.Event()
+    script = replies(
+        *[Reply(500, until=failures)] * 4,  # four at once, failing together
+        Reply(500),  # the probe: one attempt, the fifth failure in a row, opens the breaker
+        OK,  # after the cooldown, a probe that succeeds
+        *[Reply(200, until=later)] * 3,  # then all at once again
+    )
+    in_flight: list[int] = []  # requests in flight as each arrives, itself included
+
+    def counting(request: Received) -> Reply:
+        in_flight.append(len(receiver.requests) - receiver.answered)
+        return script(request)
+
+    receiver = await h.receiver(counting)
+    dispatcher = await h.dispatcher(endpoint_concurrency=4, breaker_failures=5, breaker_cooldown_seconds=30)
+    await h.webhook(receiver.url())
+    ids = [d for _ in range(9) for d in await h.publish(dispatcher)]
+    await receiver.request(4)
+    failures.set()
+    await dispatcher.wait_idle()
+    # Without the probe, the three other workers would each have sent one more before the breaker opened.
+    assert receiver.count() == 5
+    assert in_flight == [1, 2, 3, 4, 1]
+
+    clock.advance(seconds(30))
+    await dispatcher.sweep()  # the cooldown is over: the lane goes on, with one probe first
+    await receiver.request(9)
+    assert in_flight[5:] == [1, 1, 2, 3]  # the probe alone, then its success restored the concurrency
+    later.set()
+    await dispatcher.wait_idle()
+    delivered = [r.headers["webhook-id"] for r in receiver.requests if r.number >= 6]
+    assert sorted(delivered) == sorted(ids[5:])

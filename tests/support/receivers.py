@@ -21,6 +21,7 @@ class Reply:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
     hang: bool = False
+    until: asyncio.Event | None = None  # if set: answer only once this event is set (a gate of its own)
 
 
 OK = Reply(200)
@@ -132,6 +133,8 @@ class Receiver:
             self._arrived.notify_all()
         if reply.hang:
             await self._released.wait()
+        if reply.until is not None:
+            await reply.until.wait()
         self.answered += 1
         return web.Response(status=reply.status, headers=dict(reply.headers))
 

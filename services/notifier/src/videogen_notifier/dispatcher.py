@@ -173,7 +173,7 @@ class Dispatcher:
         if lane.paused(self._clock.now()):
             return  # the sweep starts them again once the cooldown ends
         # Each worker is busy with a job or about to take one: one more per queued job, up to the cap.
-        wanted = min(lane.concurrency, len(lane.workers) + len(lane.queue))
+        wanted = min(lane.worker_cap(), len(lane.workers) + len(lane.queue))
         while len(lane.workers) < wanted:
             worker = asyncio.create_task(self._work(lane), name=f"lane:{lane.webhook_id}")
             lane.workers.add(worker)
@@ -185,6 +185,11 @@ class Dispatcher:
 
     async def _work(self, lane: Lane) -> None:
         while lane.queue and not lane.paused(self._clock.now()):  # paused: the queue waits for the cooldown
+            if len(lane.workers) > lane.worker_cap():
+                # The endpoint is failing: the surplus workers retire (each leaves the count at once, so
+                # the last one goes on probing).
+                lane.workers.discard(asyncio.current_task())
+                return
             job = lane.queue.popleft()
             try:
                 await self._attempt(lane, job)
@@ -345,6 +350,8 @@ class Dispatcher:
             if not lane.fresh_endpoint(read_at, self._endpoint_ttl):
                 lane.endpoint = await self._store.webhooks.find_one({"_id": lane.webhook_id})
                 lane.endpoint_read_at = read_at
+                if lane.endpoint is not None:  # failing by another instance's attempts too
+                    lane.failing = Health.of(lane.endpoint).consecutive_failures > 0
             return lane.endpoint
 
     def _remember_health(self, lane: Lane, health: Health) -> None:
@@ -383,10 +390,14 @@ class Dispatcher:
                     lane, Health(last_success_at=now, last_failure_at=health.last_failure_at)
                 )
             lane.paused_until = None  # the endpoint answers again
+            if lane.failing:
+                lane.failing = False
+                self._start_workers(lane)  # back to full concurrency
             log.info("delivered", extra=extra)
             return
         health = await record_failure(self._store.webhooks, endpoint["_id"], now)
         self._remember_health(lane, health)
+        lane.failing = True
         breaker_until = health.paused_until(self._settings.breaker_failures, self._cooldown)
         if breaker_until is not None and breaker_until > now:
             # What is queued behind this failure waits in the store until the cooldown ends.

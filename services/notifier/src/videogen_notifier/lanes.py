@@ -26,8 +26,10 @@ class Job:
 
 class Lane:
     """One endpoint's queue: at most ``concurrency`` attempts to it at once and ``queue_limit`` deliveries
-    queued or in flight (``held``). While its breaker is open (``paused_until``) it sends nothing and keeps
-    what it holds, to go on with once the cooldown ends.
+    queued or in flight (``held``). While its last attempt failed (``failing``) it sends one at a time, as
+    a probe: a dead endpoint ties up one connection and one timeout, not ``concurrency`` of them, and its
+    breaker opens after fewer wasted attempts; the first success opens it up again. While its breaker is
+    open (``paused_until``) it sends nothing and keeps what it holds, to go on with once the cooldown ends.
 
     It also keeps the endpoint's document, read at most once per ``endpoint_ttl`` (see ``fresh_endpoint``):
     concurrent attempts to one endpoint share one read, and this instance's own writes to the endpoint (its
@@ -41,9 +43,14 @@ class Lane:
         self.held: set[str] = set()  # delivery ids queued, in flight, or about to be queued
         self.workers: set[asyncio.Task[None]] = set()
         self.paused_until: datetime | None = None
+        self.failing = False
         self.endpoint: Doc | None = None
         self.endpoint_read_at: datetime | None = None
         self.endpoint_lock = asyncio.Lock()
+
+    def worker_cap(self) -> int:
+        """How many attempts may be in flight at once now."""
+        return 1 if self.failing else self.concurrency
 
     def paused(self, now: datetime) -> bool:
         return self.paused_until is not None and self.paused_until > now
