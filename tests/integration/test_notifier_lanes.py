@@ -144,6 +144,20 @@ async def test_a_repeated_status_event_is_sent_once(h: Lanes, store: Store, cloc
     assert [a["status_code"] for a in (await h.delivery(delivery_id))["attempts"]] == [200]
 
 
+async def test_an_event_twice_in_one_batch_is_sent_once_and_holds_its_lane_room_once(
+    h: Lanes, store: Store, clock: ManualClock
+) -> None:
+    receiver = await h.receiver(always(OK))
+    dispatcher = await h.dispatcher()
+    await h.webhook(receiver.url())
+    envelope = status_envelope("completed", clock.now())  # republished at once, so both are in one batch
+
+    [(delivery_id, _)] = await take_in(store, dispatcher, clock, [envelope, envelope])
+    await dispatcher.wait_idle()
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [delivery_id]
+    assert dispatcher.in_flight == 0  # nothing left counted against the queue limit
+
+
 async def test_the_agents_batch_skips_a_malformed_message_and_sends_the_others_deliveries(
     h: Lanes, store: Store, clock: ManualClock
 ) -> None:

@@ -137,6 +137,11 @@ class Dispatcher:
         breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
         endpoint's breaker closes), for the sweeper to bring in as their lanes drain."""
         now = self._clock.now()
+        # An event twice in one batch (republished at once) calls for the same deliveries twice: one each.
+        unique: dict[str, Doc] = {}
+        for doc in docs:
+            unique.setdefault(doc["_id"], doc)
+        docs = list(unique.values())
         reserved: dict[str, Lane] = {}
         for doc in docs:
             lane = self._lane(doc["webhook_id"])
