@@ -28,16 +28,14 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from bench.common import Result, closed_loop, cpu_seconds, engines, python_process
+from bench.common import Result, closed_loop, cpu_seconds, engines, migrated_store, python_process
 from videogen.engines import free_port, wait_for_http
 from videogen.keys import create_key
-from videogen.migrate import migrate
 from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
-from videogen_common.settings import CommonSettings
-from videogen_common.store import INDEXES, connect
+from videogen_common.store import INDEXES
 
 INSERT, BARE, CREATE = "store: raw insert_one", "aiohttp: bare JSON endpoint", "videogen: POST /v1/generate"
 INDEXED = "store: insert_one, indexed"
@@ -96,11 +94,7 @@ async def run(total: int, concurrency: int, rounds: int, profile: Path | None = 
     with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
         workdir = Path(tmp)
         async with engines(workdir) as urls:
-            settings = CommonSettings(
-                kafka_bootstrap=urls.kafka, mongo_url=urls.mongo, data_dir=workdir / "data", mongo_db="bench"
-            )
-            await migrate(settings)
-            client, store = connect(urls.mongo, "bench", app_name="bench")
+            client, store = await migrated_store(urls, workdir, "bench")
             key = await create_key(store, "bench")
             clock = SystemClock()
 

@@ -11,6 +11,9 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pymongo import AsyncMongoClient
 
 from videogen.engines import (
     free_port,
@@ -22,6 +25,9 @@ from videogen.engines import (
     tansu_spec,
     wait_for_port,
 )
+from videogen.migrate import migrate
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store, connect
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,22 @@ async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
     finally:
         await stop(broker)
         await stop(store)
+
+
+async def migrated_store(
+    urls: EngineUrls, workdir: Path, db: str, topic_prefix: str = "videogen."
+) -> tuple[AsyncMongoClient[dict[str, Any]], Store]:
+    """Run the migration for a benchmark's own database and topic prefix, and connect to that database."""
+    await migrate(
+        CommonSettings(
+            kafka_bootstrap=urls.kafka,
+            mongo_url=urls.mongo,
+            mongo_db=db,
+            topic_prefix=topic_prefix,
+            data_dir=workdir / "data",
+        )
+    )
+    return connect(urls.mongo, db, app_name="bench")
 
 
 @contextlib.asynccontextmanager

@@ -25,17 +25,15 @@ from pathlib import Path
 import aiohttp
 from aiokafka import AIOKafkaProducer
 
-from bench.common import EngineUrls, cpu_seconds, engines, python_process
+from bench.common import EngineUrls, cpu_seconds, engines, migrated_store, python_process
 from videogen.engines import free_port, wait_for_http
-from videogen.migrate import migrate
-from videogen_common.clock import SystemClock, isoformat
+from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider, Status
-from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.generations import new_generation, public_view
+from videogen_common.events import Envelope
+from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
-from videogen_common.settings import CommonSettings
 from videogen_common.signing import new_webhook_secret
-from videogen_common.store import Store, connect
+from videogen_common.store import Store
 from videogen_common.topics import Topics
 
 HEALTHY, NEIGHBOURS = 10, 10
@@ -78,13 +76,7 @@ def completed_event(account: str) -> Envelope:
         now=now,
     )
     doc.update(status=Status.COMPLETED.value, version=3)
-    return Envelope(
-        event_id=status_event_id(doc["_id"], "completed", 3),
-        type=STATUS,
-        occurred_at=isoformat(now),
-        account_id=account,
-        generation=public_view(doc),
-    )
+    return status_envelope(doc, now)
 
 
 async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | None, run_no: int) -> float:
@@ -92,15 +84,7 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
     has been delivered) to the last healthy delivery; ``beside``: the other account's endpoints, if any."""
     db = f"bench_{beside or 'alone'}_{run_no}"
     prefix = f"b{int(time.time())}{beside or 'alone'}{run_no}."
-    settings = CommonSettings(
-        kafka_bootstrap=urls.kafka,
-        mongo_url=urls.mongo,
-        mongo_db=db,
-        topic_prefix=prefix,
-        data_dir=workdir / "data",
-    )
-    await migrate(settings)
-    client, store = connect(urls.mongo, db, app_name="bench")
+    client, store = await migrated_store(urls, workdir, db, prefix)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     async with python_process(

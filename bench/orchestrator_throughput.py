@@ -32,16 +32,14 @@ import aiohttp
 import orjson
 from aiokafka import AIOKafkaConsumer
 
-from bench.common import EngineUrls, Result, closed_loop, cpu_seconds, engines, python_process
+from bench.common import EngineUrls, Result, closed_loop, cpu_seconds, engines, migrated_store, python_process
 from videogen.engines import free_port, wait_for_http
 from videogen.keys import create_key
-from videogen.migrate import migrate
 from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider
 from videogen_common.events import Envelope
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
-from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect, ensure_indexes
 from videogen_common.topics import Topics
 
@@ -167,15 +165,7 @@ async def orchestrated(
     """Burst and paced runs through the api and ``orchestrators`` orchestrator processes."""
     tag = f"o{orchestrators}"
     db, prefix = f"bench_{tag}", f"{tag}{secrets.token_hex(3)}."
-    settings = CommonSettings(
-        kafka_bootstrap=urls.kafka,
-        mongo_url=urls.mongo,
-        mongo_db=db,
-        topic_prefix=prefix,
-        data_dir=workdir / "data",
-    )
-    await migrate(settings)
-    client, store = connect(urls.mongo, db, app_name="bench")
+    client, store = await migrated_store(urls, workdir, db, prefix)
     key = await create_key(store, "bench")
     env = env_for(urls, workdir, db, prefix)
     api_port = free_port()
@@ -238,15 +228,7 @@ async def orchestrated(
 async def api_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: int) -> Result:
     """POST /v1/generate with no orchestrator: the rate at which requests can be made at all."""
     db, prefix = "bench_api", f"api{secrets.token_hex(3)}."
-    settings = CommonSettings(
-        kafka_bootstrap=urls.kafka,
-        mongo_url=urls.mongo,
-        mongo_db=db,
-        topic_prefix=prefix,
-        data_dir=workdir / "data",
-    )
-    await migrate(settings)
-    client, store = connect(urls.mongo, db, app_name="bench")
+    client, store = await migrated_store(urls, workdir, db, prefix)
     key = await create_key(store, "bench")
     await client.close()
     port = free_port()
