@@ -17,8 +17,9 @@ import pytest
 
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock, RecordingSink
-from videogen_common.domain import Provider, Status
-from videogen_common.generations import canceled_error, new_generation, transition
+from tests.support.generations import insert_generation
+from videogen_common.domain import Status
+from videogen_common.generations import canceled_error, transition
 from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
@@ -124,19 +125,13 @@ class Instances:
         ids = []
         for i in range(count):
             now = self.clock.advance(TICK)
-            doc = new_generation(
-                generation_id=new_id("gen", now),
-                account_id=account,
-                prompt=f"shot {i}",
-                provider=Provider.MOCK,
-                duration=3,
-                now=now,
-            )
-            doc.update(fields)
+            generation_id = new_id("gen", now)
             if waiting:
-                doc["slot_wait"] = waiting_key(account, doc["_id"])
-            await self.store.generations.insert_one(doc)
-            ids.append(doc["_id"])
+                fields["slot_wait"] = waiting_key(account, generation_id)
+            await insert_generation(
+                self.store, now, account_id=account, prompt=f"shot {i}", generation_id=generation_id, **fields
+            )
+            ids.append(generation_id)
         return ids
 
     async def get(self, generation_id: str) -> Doc:

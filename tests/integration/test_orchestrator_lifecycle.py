@@ -19,10 +19,11 @@ import pytest
 
 from tests.support.env import settings_for
 from tests.support.fakes import CountingProvider, ManualClock, RecordingSink
+from tests.support.generations import PROMPT, insert_generation, stored_generation
 from videogen_common.clock import isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.generations import TransitionError, new_generation, public_view, transition
+from videogen_common.generations import TransitionError, public_view, transition
 from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore, verify_media_link
 from videogen_common.store import Store
@@ -39,7 +40,7 @@ LEASE = timedelta(seconds=30)
 GRACE = timedelta(seconds=10)
 TICK = timedelta(milliseconds=1)
 ACCOUNT = "acme"
-PROMPT = "a red fox running through snow"
+
 SLOW_MS = 60_000  # a provider that never answers within a test
 
 
@@ -90,32 +91,11 @@ class Orchestrator:
     def reconciler(self, runner: Runner) -> Reconciler:
         return Reconciler(store=self.store, runner=runner, sink=self.sink, clock=self.clock, grace=GRACE)
 
-    async def insert(
-        self,
-        *,
-        prompt: str = PROMPT,
-        provider: Provider = Provider.MOCK,
-        duration: int = 3,
-        generation_id: str | None = None,
-        **fields: Any,
-    ) -> Doc:
-        now = self.clock.now()
-        doc = new_generation(
-            generation_id=generation_id or new_id("gen", now),
-            account_id=ACCOUNT,
-            prompt=prompt,
-            provider=provider,
-            duration=duration,
-            now=now,
-        )
-        doc.update(fields)
-        await self.store.generations.insert_one(doc)
-        return doc
+    async def insert(self, **fields: Any) -> Doc:
+        return await insert_generation(self.store, self.clock.now(), account_id=ACCOUNT, **fields)
 
     async def get(self, generation_id: str) -> Doc:
-        doc = await self.store.generations.find_one({"_id": generation_id})
-        assert doc is not None
-        return doc
+        return await stored_generation(self.store, generation_id)
 
     async def stop(self) -> None:
         for runner in self.runners:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_providers.luma import INTERNAL_FAILURE, MODERATION_FAILURE, FakeLuma
-from tests.support.provider_runs import PROMPT, ProviderRun, provider_run
+from tests.support.generations import PROMPT
+from tests.support.provider_runs import ProviderRun, provider_run
 from videogen_common.store import Store
 
 

@@ -18,7 +18,8 @@ from tests.support.fake_providers.fal import (
     RUNNER_ERROR,
     FakeFal,
 )
-from tests.support.provider_runs import PROMPT, ProviderRun, provider_run
+from tests.support.generations import PROMPT
+from tests.support.provider_runs import ProviderRun, provider_run
 from videogen_common.store import Store
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_providers.runway import API_VERSION, FakeRunway
-from tests.support.provider_runs import PROMPT, ProviderRun, eventually, provider_run
+from tests.support.generations import PROMPT
+from tests.support.provider_runs import ProviderRun, eventually, provider_run
 from videogen_common.store import Store
 
 

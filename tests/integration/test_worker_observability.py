@@ -20,11 +20,11 @@ from pymongo.errors import PyMongoError
 
 from tests.support.env import settings_for
 from tests.support.fakes import RecordingSink
+from tests.support.generations import insert_generation
 from tests.support.prometheus import sample
 from tests.support.receivers import Receiver, failing, receiving
 from tests.support.webhooks import insert_webhook
 from videogen.engines import free_port
-from videogen_common.clock import Clock
 from videogen_common.domain import Provider
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.generations import new_generation, public_view
@@ -100,22 +100,6 @@ async def orchestrator(
         await runtime.stop()
 
 
-async def insert_generation(store: Store, clock: Clock, prompt: str, trace_id: str) -> str:
-    """A generation as the api creates it, just now (so the reconciler leaves it to the test)."""
-    now = clock.now()
-    doc = new_generation(
-        generation_id=new_id("gen", now),
-        account_id="acme",
-        prompt=prompt,
-        provider=Provider.MOCK,
-        duration=3,
-        now=now,
-    )
-    doc["trace_id"] = trace_id
-    await store.generations.insert_one(doc)
-    return str(doc["_id"])
-
-
 async def test_orchestrator_probes_answer_on_the_side_port(orchestrator: OrchestratorRuntime) -> None:
     port = orchestrator.probes.port
     assert port is not None and port > 0  # VIDEOGEN_ORCHESTRATOR_PORT=0 in the tests: a free port
@@ -136,8 +120,10 @@ async def test_orchestrator_metrics_after_generations_finish(
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
-        done = await insert_generation(store, clock, "a red fox", trace_id="req-done")
-        refused = await insert_generation(store, clock, "refuse", trace_id="req-refused")
+        done = (await insert_generation(store, clock.now(), prompt="a red fox", trace_id="req-done"))["_id"]
+        refused = (await insert_generation(store, clock.now(), prompt="refuse", trace_id="req-refused"))[
+            "_id"
+        ]
         assert await orchestrator.runner.start(done)
         assert await orchestrator.runner.start(refused)
         await orchestrator.runner.wait_idle()
@@ -171,7 +157,7 @@ async def test_orchestrator_metrics_after_generations_finish(
 async def test_orchestrator_store_wide_gauges(orchestrator: OrchestratorRuntime, store: Store) -> None:
     clock = orchestrator.clock
     for _ in range(2):
-        await insert_generation(store, clock, "waiting", trace_id="req")
+        await insert_generation(store, clock.now(), prompt="waiting", trace_id="req")
     await orchestrator.metrics.refresh(store)
     _, text = await get(orchestrator.probes.port, "/metrics")
     assert sample(text, "videogen_generations_unfinished", status="processing") == 2

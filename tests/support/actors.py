@@ -7,9 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from tests.support.fakes import ManualClock, RecordingSink
-from videogen_common.domain import Provider
-from videogen_common.generations import new_generation
-from videogen_common.ids import new_id
+from tests.support.generations import insert_generation, stored_generation
 from videogen_common.media import MediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
@@ -44,16 +42,13 @@ async def run_generation(
     """Insert a generation already leased to ``settings.orchestrator_instance`` (as the runner's claim would
     leave it), run its actor, and return the final document."""
     now = clock.now()
-    doc = new_generation(
-        generation_id=new_id("gen", now),
-        account_id="acme",
-        prompt="a red fox running through snow",
-        provider=Provider.MOCK,
+    doc = await insert_generation(
+        store,
+        now,
         duration=duration,
-        now=now,
+        lease_owner=settings.orchestrator_instance,
+        lease_expires_at=now + timedelta(minutes=5),
     )
-    doc.update(lease_owner=settings.orchestrator_instance, lease_expires_at=now + timedelta(minutes=5))
-    await store.generations.insert_one(doc)
     actor = GenerationActor(
         settings=settings,
         store=store,
@@ -63,6 +58,4 @@ async def run_generation(
         clock=clock,
     )
     await actor.run(doc)
-    final = await store.generations.find_one({"_id": doc["_id"]})
-    assert final is not None
-    return final
+    return await stored_generation(store, doc["_id"])

@@ -19,9 +19,8 @@ from tests.support.fake_providers.fal import FakeFal
 from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.fakes import ManualClock, RecordingSink
+from tests.support.generations import PROMPT, insert_generation, stored_generation
 from videogen_common.domain import Provider, Status
-from videogen_common.generations import new_generation
-from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
@@ -33,7 +32,7 @@ from videogen_orchestrator.settings import OrchestratorSettings
 Doc = dict[str, Any]
 
 ACCOUNT = "acme"
-PROMPT = "a red fox running through snow"
+
 LEASE = timedelta(seconds=30)
 OWNER = "orch-providers"
 
@@ -99,24 +98,18 @@ class ProviderRun:
     def provider(self) -> Provider:
         return Provider(self.adapter.name)
 
-    async def insert(self, *, prompt: str = PROMPT, duration: int = 5, **fields: Any) -> Doc:
-        now = self.clock.now()
-        doc = new_generation(
-            generation_id=new_id("gen", now),
+    async def insert(self, *, duration: int = 5, **fields: Any) -> Doc:
+        return await insert_generation(
+            self.store,
+            self.clock.now(),
             account_id=ACCOUNT,
-            prompt=prompt,
             provider=self.provider,
             duration=duration,
-            now=now,
+            **fields,
         )
-        doc.update(fields)
-        await self.store.generations.insert_one(doc)
-        return doc
 
     async def get(self, generation_id: str) -> Doc:
-        doc = await self.store.generations.find_one({"_id": generation_id})
-        assert doc is not None
-        return doc
+        return await stored_generation(self.store, generation_id)
 
     async def start(self, **fields: Any) -> str:
         """Insert a generation and start running it; returns its id."""
