@@ -21,7 +21,12 @@ def _settings() -> CommonSettings:
 
 async def _keys(args: argparse.Namespace) -> int:
     settings = _settings()
-    client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-cli")
+    client, store = connect(
+        settings.mongo_url,
+        settings.mongo_db,
+        app_name="videogen-cli",
+        durability=settings.mongo_write_concern,
+    )
     try:
         if args.keys_command == "create":
             print(await create_key(store, args.account))  # noqa: T201 — shown once, never stored

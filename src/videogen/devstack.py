@@ -172,7 +172,12 @@ class DevStack:
         key_file = self.config.data_dir / "dev-api-key"
         fixed = self.config.dev_key or (key_file.read_text().strip() if key_file.exists() else None)
         settings = self.settings()
-        client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-dev")
+        client, store = connect(
+            settings.mongo_url,
+            settings.mongo_db,
+            app_name="videogen-dev",
+            durability=settings.mongo_write_concern,
+        )
         try:
             key = await create_key(store, DEV_ACCOUNT, key=fixed)
         finally:

@@ -14,7 +14,12 @@ async def migrate(settings: CommonSettings) -> list[str]:
         settings.topic_partitions,
         settings.topic_replication_factor,
     )
-    client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-migrate")
+    client, store = connect(
+        settings.mongo_url,
+        settings.mongo_db,
+        app_name="videogen-migrate",
+        durability=settings.mongo_write_concern,
+    )
     try:
         await ensure_indexes(store)
     finally:

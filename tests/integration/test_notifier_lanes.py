@@ -27,6 +27,7 @@ from tests.integration.test_notifier_deliveries import status_envelope
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
+from tests.support.generations import insert_generation, stored_generation
 from tests.support.notifier import NotifierHarness
 from tests.support.receivers import HANG, OK, Received, Reply, always, replies
 from tests.support.webhooks import insert_webhook
@@ -175,6 +176,39 @@ async def test_the_agents_batch_skips_a_malformed_message_and_sends_the_others_d
     await dispatcher.wait_idle()
     assert sorted(r.headers["webhook-id"] for r in receiver.requests) == sorted(d for d, _ in created)
     assert len(created) == 2
+
+
+async def test_taking_in_a_batch_settles_the_outbox_of_its_terminal_generations_and_no_other(
+    h: Lanes, store: Store, clock: ManualClock
+) -> None:
+    """The orchestrator's outbox is owed each terminal status event until the notifier has recorded its
+    deliveries: then, and only for those events, both outbox fields go (a processing event owes nothing)."""
+    receiver = await h.receiver(always(OK))
+    dispatcher = await h.dispatcher()
+    await h.webhook(receiver.url(), events=[COMPLETED])
+    completed, processing, other = (
+        status_envelope(s, clock.now()) for s in ("completed", "processing", "failed")
+    )
+    for envelope in (completed, processing, other):
+        await insert_generation(
+            store,
+            clock.now(),
+            account_id=ACCOUNT,
+            generation_id=envelope.generation_id,
+            status=envelope.generation["status"],
+            outbox_pending=True,
+            outbox_at=clock.now(),
+        )
+
+    created = await take_in(store, dispatcher, clock, [completed, processing])
+    await dispatcher.wait_idle()
+
+    assert [w for _, w in created] and await store.deliveries.count_documents({}) == 1
+    settled = await stored_generation(store, completed.generation_id)
+    assert "outbox_pending" not in settled and "outbox_at" not in settled
+    for untouched in (processing, other):  # not terminal; not in the batch
+        doc = await stored_generation(store, untouched.generation_id)
+        assert doc["outbox_pending"] is True and doc["outbox_at"] == clock.now()
 
 
 # --- created claimed ----------------------------------------------------------------------------------------

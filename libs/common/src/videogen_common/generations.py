@@ -38,6 +38,11 @@ def canceled_error() -> Doc:
     }
 
 
+# When the pending status event was last put on Kafka (set by the terminal transition, moved on by each
+# republish): the reconciler republishes what has waited longer than its grace.
+OUTBOX_AT = "outbox_at"
+
+
 class TransitionError(ValueError):
     """A transition the state machine forbids (e.g. out of a terminal state)."""
 
@@ -114,7 +119,10 @@ async def transition(
     if spent is not None:
         increments[f"state_seconds.{current.value}"] = spent
     if target.terminal:
+        # The status event is owed to the notifier until it has recorded the event's deliveries (it clears
+        # both fields then): a broker that loses the event after acknowledging it cannot lose the webhooks.
         update["outbox_pending"] = True
+        update[OUTBOX_AT] = now
         update["lease_owner"] = None
         update["lease_expires_at"] = None
     query: Doc = {
@@ -138,6 +146,15 @@ def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     if since is None or (since.tzinfo is None) != (now.tzinfo is None):
         return None
     return max(0.0, (now - since).total_seconds())
+
+
+async def settle_outbox(collection: AsyncCollection[Doc], generation_ids: list[str]) -> None:
+    """The notifier recorded these terminal generations' deliveries: their status events are owed no more."""
+    if generation_ids:
+        await collection.update_many(
+            {"_id": {"$in": generation_ids}, OUTBOX_AT: {"$exists": True}},
+            {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
+        )
 
 
 def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Envelope:

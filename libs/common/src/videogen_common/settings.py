@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from videogen_common.domain import Provider
+from videogen_common.store import Durability
 
 ENV_PREFIX = "VIDEOGEN_"
 # Settings named like a credential, whose values are never echoed (``*_api_key``, ``s3_access_key_id``,
@@ -32,6 +33,9 @@ class CommonSettings(BaseSettings):
     kafka_bootstrap: str = "127.0.0.1:9092"
     mongo_url: str = "mongodb://127.0.0.1:27017/"
     mongo_db: str = "videogen"
+    # The write concern of every write (videogen_common.store.Durability). Anything but the default gives up
+    # guarantee 1 when the store crashes: docs/guarantees.md.
+    mongo_write_concern: Durability = Durability.MAJORITY_JOURNALED
     topic_prefix: str = "videogen."
     topic_partitions: int = Field(default=4, ge=1)
     # 1 suits a single broker (the dev stack); a production cluster wants 3.

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, IndexModel
+from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, IndexModel, WriteConcern
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -45,8 +47,44 @@ class Store:
         return self.db["rate_limits"]
 
 
-def connect(url: str, database: str, *, app_name: str) -> tuple[AsyncMongoClient[Doc], Store]:
-    client: AsyncMongoClient[Doc] = AsyncMongoClient(url, appname=app_name, tz_aware=True)
+class Durability(StrEnum):
+    """How durable a write must be before the store acknowledges it (``VIDEOGEN_MONGO_WRITE_CONCERN``).
+
+    Every write goes through the client ``connect`` makes, so this one choice covers creation (before the
+    ``202``), state transitions (before their status event is published), delivery records and attempts
+    (before an event's offset is committed), webhooks, keys, leases and account slots."""
+
+    # On a majority of the replica set *and* in its journal: survives the crash of any process, the store's
+    # included. The default, and the only choice under which docs/guarantees.md holds.
+    MAJORITY_JOURNALED = "majority-journaled"
+    # On a majority, journal left to the server (MongoDB journals majority writes unless
+    # writeConcernMajorityJournalDefault was turned off; the embedded SecantusDB does not).
+    MAJORITY = "majority"
+    # The primary's memory only: loses acknowledged writes when the store crashes. For measuring what
+    # durability costs, never for a deployment.
+    PRIMARY_MEMORY = "primary-memory"
+
+
+WRITE_CONCERNS: dict[Durability, WriteConcern] = {
+    Durability.MAJORITY_JOURNALED: WriteConcern(w="majority", j=True),
+    Durability.MAJORITY: WriteConcern(w="majority"),
+    Durability.PRIMARY_MEMORY: WriteConcern(w=1, j=False),
+}
+
+
+def connect(
+    url: str, database: str, *, app_name: str, durability: Durability = Durability.MAJORITY_JOURNALED
+) -> tuple[AsyncMongoClient[Doc], Store]:
+    """A client whose every write carries ``durability``'s write concern and whose reads see only what a
+    majority acknowledged (so a decision is never taken on a write that a crash could still take back).
+    Both are given here, explicitly, so they win over the server's defaults and over options in ``url``."""
+    concern = WRITE_CONCERNS[durability].document
+    options: dict[str, Any] = {"w": concern["w"]}
+    if "j" in concern:
+        options["journal"] = concern["j"]
+    client: AsyncMongoClient[Doc] = AsyncMongoClient(
+        url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
+    )
     return client, Store(client[database])
 
 
@@ -58,8 +96,9 @@ INDEXES: dict[str, list[IndexModel]] = {
         ),
         # The reconciler: unfinished generations whose lease expired (or was never taken).
         IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
-        # Terminal transitions whose status event is not yet known to be on Kafka (transactional outbox).
-        IndexModel([("outbox_pending", ASCENDING), ("updated_at", ASCENDING)], name="by_outbox", sparse=True),
+        # Terminal generations whose status event the notifier has not taken in yet (transactional outbox),
+        # by when it was last put on Kafka. Sparse: a settled generation leaves it.
+        IndexModel([("outbox_at", ASCENDING)], name="by_outbox_at", sparse=True),
         # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
         # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
         IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
@@ -103,12 +142,20 @@ RETIRED_INDEXES: dict[str, list[str]] = {
     # Replaced by deliveries' derived ids. Deliveries made before keep their random ids: a status event
     # redelivered across the upgrade may be delivered once more (at-least-once allows it).
     "deliveries": ["one_per_event_endpoint"],
+    # Replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement, began settling
+    # the outbox.
+    "generations": ["by_outbox"],
 }
 
 
 async def ensure_indexes(store: Store) -> None:
     for collection, models in INDEXES.items():
         await store.db[collection].create_indexes(models)
+    # Generations left pending by a version without outbox_at are owed their event as of now (before the
+    # retired by_outbox index goes, so MongoDB finds them through it).
+    await store.generations.update_many(
+        {"outbox_pending": True, "outbox_at": {"$exists": False}}, {"$set": {"outbox_at": datetime.now(UTC)}}
+    )
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:

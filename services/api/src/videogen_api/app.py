@@ -77,7 +77,12 @@ def create_app(
 
 async def _store(app: web.Application) -> AsyncIterator[None]:
     settings = app[state.SETTINGS]
-    client, store = connect(settings.mongo_url, settings.mongo_db, app_name="videogen-api")
+    client, store = connect(
+        settings.mongo_url,
+        settings.mongo_db,
+        app_name="videogen-api",
+        durability=settings.mongo_write_concern,
+    )
     app[state.STORE] = store
     app[state.KEYS] = KeyCache(store, settings.api_key_cache_seconds)
     app[state.INSERTS] = InsertBatcher(store.generations)

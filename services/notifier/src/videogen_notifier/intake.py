@@ -15,8 +15,9 @@ from typing import TypeVar
 from pymongo.errors import PyMongoError
 
 from videogen_common.clock import Clock
-from videogen_common.domain import Status
+from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
+from videogen_common.generations import settle_outbox
 from videogen_common.store import Store
 from videogen_notifier.deliveries import new_deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
@@ -52,15 +53,20 @@ async def take_in(
     """Create the deliveries these status events call for and queue them on their lanes; returns (delivery
     id, webhook id) of those created. A store error is retried until the records are written, so the
     events' offsets, committed once this returns, never run ahead of their records."""
+    terminal = [e.generation_id for e in envelopes if TERMINAL_EVENT.get(Status(e.generation["status"]))]
     while True:
         try:
-            return await dispatcher.create(await new_deliveries_for(store, envelopes, clock.now()))
+            created = await dispatcher.create(await new_deliveries_for(store, envelopes, clock.now()))
+            # Recorded: the orchestrator's outbox owes these events no more (after the records, never before).
+            await settle_outbox(store.generations, terminal)
         except PyMongoError as exc:
             log.warning(
                 "could not record deliveries; trying again",
                 extra={"error": f"{exc.__class__.__name__}: {exc}", "events": len(envelopes)},
             )
             await asyncio.sleep(retry_seconds)
+        else:
+            return created
 
 
 async def uninterrupted(work: Awaitable[T], timeout: float) -> T:

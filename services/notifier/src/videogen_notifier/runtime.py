@@ -60,7 +60,10 @@ class NotifierRuntime(Service):
         settings = self.settings
         await self.probes.start()  # first, so /healthz answers (and a taken port fails) at once
         self._client, self.store = connect(
-            settings.mongo_url, settings.mongo_db, app_name="videogen-notifier"
+            settings.mongo_url,
+            settings.mongo_db,
+            app_name="videogen-notifier",
+            durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
         self._session = guarded_session(settings)

@@ -360,7 +360,7 @@ class GenerationActor:
             "generation finished",
             extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "status": final["status"]},
         )
-        await publish_status(self._store, self._sink, final, now)
+        await publish_status(self._sink, final, now)
         return final
 
     async def _store_media(self, generation_id: str, video: bytes, thumbnail: bytes | None) -> Doc:

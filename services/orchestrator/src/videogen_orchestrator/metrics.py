@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.domain import TERMINAL, Status
+from videogen_common.generations import OUTBOX_AT
 from videogen_common.logs import log_context
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
 from videogen_common.store import Store
@@ -89,7 +91,7 @@ class OrchestratorMetrics:
         )
         self.outbox_pending = Gauge(
             "videogen_generations_outbox_pending",
-            "Finished generations whose status event is not yet confirmed on Kafka, in the whole store.",
+            "Finished generations whose status event the notifier has not taken in yet, in the whole store.",
             registry=registry,
         )
 
@@ -117,7 +119,9 @@ class OrchestratorMetrics:
         for status in UNFINISHED:
             count = await store.generations.count_documents({"status": status.value})
             self.unfinished.labels(status.value).set(count)
-        self.outbox_pending.set(await store.generations.count_documents({"outbox_pending": True}))
+        self.outbox_pending.set(
+            await store.generations.count_documents({OUTBOX_AT: {"$gte": datetime.min.replace(tzinfo=UTC)}})
+        )
 
 
 class MeasuredActor(GenerationActor):

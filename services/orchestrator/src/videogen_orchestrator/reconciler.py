@@ -4,7 +4,8 @@
   leased (its request message was lost) is claimed and driven on.
 - An account slot still held by a finished generation (its instance died before giving it back) is reclaimed,
   and an account with a free slot and generations waiting for one gets them started, oldest first.
-- A terminal generation whose status event is not known to be on Kafka has it republished."""
+- A terminal generation whose status event the notifier has not taken in within the grace has it republished
+  (and waits another grace before the next republish)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from datetime import timedelta
 
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
+from videogen_common.generations import OUTBOX_AT
 from videogen_common.store import Store
 from videogen_orchestrator.runner import ACTIVE, Runner
 from videogen_orchestrator.status_events import EventSink, publish_status
@@ -91,13 +93,18 @@ class Reconciler:
 
     async def _flush_outbox(self) -> int:
         now = self._clock.now()
-        pending = self._store.generations.find(
-            {"outbox_pending": True, "updated_at": {"$lt": now - self._grace}}
-        ).limit(self._batch)
+        pending = (
+            self._store.generations.find({OUTBOX_AT: {"$lt": now - self._grace}})
+            .sort(OUTBOX_AT, 1)
+            .limit(self._batch)
+        )
         published = 0
         async for doc in pending:
-            if await publish_status(self._store, self._sink, doc, now):
+            if await publish_status(self._sink, doc, now):
                 published += 1
+                await self._store.generations.update_one(
+                    {"_id": doc["_id"], OUTBOX_AT: {"$exists": True}}, {"$set": {OUTBOX_AT: now}}
+                )
         if published:
             log.info("republished status events", extra={"count": published})
         return published

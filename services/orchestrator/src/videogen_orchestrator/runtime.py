@@ -93,7 +93,10 @@ class OrchestratorRuntime(Service):
         settings = self.settings
         await self.probes.start()  # first, so /healthz answers (and a taken port fails) at once
         self._client, self.store = connect(
-            settings.mongo_url, settings.mongo_db, app_name="videogen-orchestrator"
+            settings.mongo_url,
+            settings.mongo_db,
+            app_name="videogen-orchestrator",
+            durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
         actor = MeasuredActor(

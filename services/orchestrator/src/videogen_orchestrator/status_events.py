@@ -1,8 +1,9 @@
 """Status events: what the orchestrator tells the rest of the system after each state change.
 
-A terminal transition sets ``outbox_pending`` in the same write; it is cleared only after the event is on
-Kafka, and the reconciler republishes any left pending. Event ids are deterministic, so a republished event is
-recognisably the same one downstream."""
+A terminal transition sets ``outbox_pending`` (and ``outbox_at``) in the same write; the notifier clears them
+once it has recorded the event's deliveries, so an event lost anywhere on the way — never sent, or lost by the
+broker after it was acknowledged — is republished by the reconciler. Event ids are deterministic, so a
+republished event is recognisably the same one downstream."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any, Protocol
 
 from videogen_common.events import Envelope
 from videogen_common.generations import status_envelope
-from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,9 @@ class EventSink(Protocol):
         ...
 
 
-async def publish_status(store: Store, sink: EventSink, doc: dict[str, Any], now: datetime) -> bool:
+async def publish_status(sink: EventSink, doc: dict[str, Any], now: datetime) -> bool:
+    """Put ``doc``'s status event on Kafka; False (logged) if the broker did not take it. Nothing is cleared
+    here: the notifier settles the outbox when it takes the event in."""
     try:
         await sink.send(status_envelope(doc, now))
     except Exception as exc:
@@ -32,8 +34,4 @@ async def publish_status(store: Store, sink: EventSink, doc: dict[str, Any], now
             extra={"generation_id": doc["_id"], "error": repr(exc)},
         )
         return False
-    if doc.get("outbox_pending"):
-        await store.generations.update_one(
-            {"_id": doc["_id"], "version": doc["version"]}, {"$unset": {"outbox_pending": ""}}
-        )
     return True

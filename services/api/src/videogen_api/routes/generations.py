@@ -179,11 +179,9 @@ async def cancel_generation(request: web.Request) -> web.Response:
         # Someone moved it between our read and our write: read again, and stop if it has finished.
     else:
         raise generation_busy(generation_id)
-    # Announce it like the orchestrator does. The transition set outbox_pending; it is cleared only once the
-    # event is on Kafka, and otherwise the orchestrator's reconciler republishes the same event (same id).
+    # Announce it like the orchestrator does. The transition set outbox_pending; the notifier clears it once
+    # it has recorded the event's deliveries, and until then the orchestrator's reconciler republishes the
+    # same event (same id) after its grace.
     envelope = status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY])
-    if await app[state.PUBLISHER].publish(envelope):
-        await generations.update_one(
-            {"_id": canceled["_id"], "version": canceled["version"]}, {"$unset": {"outbox_pending": ""}}
-        )
+    await app[state.PUBLISHER].publish(envelope)
     return json_response(public_view(canceled))
