@@ -5,70 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from tests.support.devstack import DevStack
 from tests.support.pipeline import Receiver, call, verify
 from tests.support.procs import processes_using
 from tests.support.stack import generate, subscribe
-from videogen.engines import free_port
 
 pytestmark = pytest.mark.e2e
-
-
-class DevStack:
-    def __init__(self, data_dir: Path, *, fixed_key: bool = True) -> None:
-        self.data_dir = data_dir
-        self.api_port = free_port()
-        # Without a fixed key the stack reuses the one it kept in the data folder.
-        self.key: str | None = "vg_test_" + secrets.token_hex(16) if fixed_key else None
-        self.proc: asyncio.subprocess.Process | None = None
-        self.log = data_dir.parent / "dev-stack.log"
-
-    async def start(self) -> None:
-        env = {
-            **os.environ,
-            "VIDEOGEN_DATA_DIR": str(self.data_dir),
-            "VIDEOGEN_API_PORT": str(self.api_port),
-            "VIDEOGEN_DEV_KAFKA_PORT": str(free_port()),
-            "VIDEOGEN_DEV_MONGO_PORT": str(free_port()),
-            "VIDEOGEN_ORCHESTRATOR_PORT": str(free_port()),
-            "VIDEOGEN_NOTIFIER_PORT": str(free_port()),
-            **({"VIDEOGEN_DEV_API_KEY": self.key} if self.key else {}),
-        }
-        errors = await asyncio.to_thread(self.log.open, "ab")
-        try:
-            self.proc = await asyncio.create_subprocess_exec(
-                str(Path(sys.executable).parent / "videogen"),
-                "dev",
-                env=env,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=errors,
-                stdin=asyncio.subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        finally:
-            await asyncio.to_thread(errors.close)
-        assert self.proc.stdout is not None
-        banner = ""
-        while "Ctrl-C stops everything" not in banner:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), 120)
-            if not line:
-                raise AssertionError(f"videogen dev exited early:\n{banner}\n{self.log.read_text()}")
-            banner += line.decode()
-        self.banner = banner
-
-    async def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return await asyncio.wait_for(self.proc.wait(), 60)
 
 
 @pytest.fixture
