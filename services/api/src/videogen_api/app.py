@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 from prometheus_client import CollectorRegistry
 
 from videogen_api import openapi, state
@@ -128,20 +130,55 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
         linger_ms=5,
         request_timeout_ms=int(settings.publish_timeout_seconds * 1000) + 1000,
     )
-    await producer.start()
     publisher = EventPublisher(
-        producer, Topics(settings.topic_prefix), settings.publish_timeout_seconds, app[METRICS]
+        producer,
+        Topics(settings.topic_prefix),
+        settings.publish_timeout_seconds,
+        app[METRICS],
+        started=False,
     )
     app[state.PUBLISHER] = publisher
     publisher.start()
+    # The api serves without a broker (creation is durable in the store, and the reconciler dispatches): one
+    # started while the broker is unreachable keeps trying in the background instead of failing to start.
+    connecting = asyncio.create_task(_start_producer(producer, publisher), name="producer-start")
     try:
         yield
     finally:
+        connecting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await connecting
         await publisher.close()  # into the producer's buffer, what creation handed over and is not sent yet
-        # Requests have finished by now (cleanup runs after them); send whatever is still buffered. Bounded:
-        # the documents are already stored, and the reconciler dispatches any request that never arrived.
+        await _stop_producer(producer, publisher, settings.publish_timeout_seconds)
+
+
+PRODUCER_RETRY_SECONDS = 2.0
+
+
+async def _start_producer(producer: AIOKafkaProducer, publisher: EventPublisher) -> None:
+    while True:
         try:
-            await asyncio.wait_for(producer.flush(), settings.publish_timeout_seconds)
-        except TimeoutError:
-            log.warning("producer flush timed out at shutdown; left to the reconciler")
-        await producer.stop()
+            await producer.start()
+        except KafkaError as exc:
+            log.warning(
+                "broker unreachable; serving anyway and trying again",
+                extra={"error": repr(exc), "retry_seconds": PRODUCER_RETRY_SECONDS},
+            )
+            await asyncio.sleep(PRODUCER_RETRY_SECONDS)
+        else:
+            publisher.producer_started()
+            return
+
+
+async def _stop_producer(producer: AIOKafkaProducer, publisher: EventPublisher, timeout: float) -> None:
+    if not publisher.started:  # it never reached the broker: nothing to flush
+        with contextlib.suppress(KafkaError):
+            await producer.stop()
+        return
+    # Requests have finished by now (cleanup runs after them); send whatever is still buffered. Bounded: the
+    # documents are already stored, and the reconciler dispatches any request that never arrived.
+    try:
+        await asyncio.wait_for(producer.flush(), timeout)
+    except TimeoutError:
+        log.warning("producer flush timed out at shutdown; left to the reconciler")
+    await producer.stop()

@@ -35,8 +35,14 @@ class EventPublisher:
         metrics: ApiMetrics | None = None,
         *,
         queue_limit: int = 10_000,
+        started: bool = True,
     ) -> None:
         self._producer = producer
+        # Set once the producer has started (reached the broker); until then nothing is sent, a publish fails
+        # at once, and what publish_soon hands over waits in the queue (the api serves without a broker).
+        self._started = asyncio.Event()
+        if started:
+            self._started.set()
         self._metrics = metrics
         self._topics = {REQUESTED: topics.requested, STATUS: topics.status}
         self._timeout = timeout_seconds
@@ -49,12 +55,24 @@ class EventPublisher:
         self._unanswered: set[asyncio.Future[object]] = set()
 
     def connected(self) -> bool:
-        """False after a publish failed, until one succeeds again (reported, not gated on, by ``/readyz``)."""
-        return self._healthy
+        """False before the producer started, and after a publish failed until one succeeds again (reported,
+        not gated on, by ``/readyz``)."""
+        return self._healthy and self._started.is_set()
+
+    @property
+    def started(self) -> bool:
+        """Whether the producer has reached the broker (``producer_started``)."""
+        return self._started.is_set()
+
+    def producer_started(self) -> None:
+        self._started.set()
 
     async def publish(self, envelope: Envelope) -> bool:
         """Put the envelope on its topic, keyed by generation id; True once the broker acknowledged it."""
         topic = self._topic(envelope)
+        if not self._started.is_set():
+            self._failed(envelope, "not connected to the broker yet")
+            return False
         try:
             await asyncio.wait_for(
                 self._producer.send_and_wait(
@@ -104,6 +122,7 @@ class EventPublisher:
         self._worker = None
 
     async def _send_queued(self) -> None:
+        await self._started.wait()
         while True:
             envelope = await self._queue.get()
             handed_over = asyncio.get_running_loop().time()

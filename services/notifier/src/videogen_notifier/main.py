@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sys
 
-import faust
-
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
+from videogen_common.workers import BoundedWorker
 from videogen_notifier.app import create_notifier
 from videogen_notifier.settings import NotifierSettings
 
@@ -19,8 +18,14 @@ def main() -> None:
         sys.exit(f"videogen-notifier: {exc}")
     configure_logging("notifier", settings.log_level, settings.log_format)
     app, runtime = create_notifier(settings)
-    worker = faust.Worker(
-        app, runtime, quiet=True, override_logging=False, loglevel=settings.log_level, redirect_stdouts=False
+    worker = BoundedWorker(
+        app,
+        runtime,
+        stop_within=settings.shutdown_timeout_seconds,
+        quiet=True,
+        override_logging=False,
+        loglevel=settings.log_level,
+        redirect_stdouts=False,
     )
     worker.execute_from_commandline()
 

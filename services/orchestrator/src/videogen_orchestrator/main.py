@@ -6,8 +6,8 @@ import sys
 
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
+from videogen_common.workers import BoundedWorker
 from videogen_orchestrator.app import create_orchestrator
-from videogen_orchestrator.runtime import OrchestratorWorker
 from videogen_orchestrator.settings import OrchestratorSettings
 
 
@@ -18,7 +18,7 @@ def main() -> None:
         sys.exit(f"videogen-orchestrator: {exc}")
     configure_logging("orchestrator", settings.log_level, settings.log_format)
     app, runtime = create_orchestrator(settings)
-    worker = OrchestratorWorker(
+    worker = BoundedWorker(
         app,
         runtime,
         stop_within=settings.shutdown_timeout_seconds,

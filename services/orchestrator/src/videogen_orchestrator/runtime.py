@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import threading
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
@@ -160,28 +158,3 @@ class OrchestratorRuntime(Service):
         finally:
             await self.probes.stop()
         log.info("orchestrator stopped")
-
-
-class OrchestratorWorker(faust.Worker):
-    """The faust worker with a bound on a stop: once one begins (SIGTERM), the process ends within
-    ``stop_within`` seconds, even if a broker or store call hangs (then with exit code 70)."""
-
-    def __init__(self, *services: Any, stop_within: float, **kwargs: Any) -> None:
-        super().__init__(*services, **kwargs)
-        self._stop_within = stop_within
-
-    async def on_stop(self) -> None:
-        # The worker's own on_stop runs before its services (the app, the runtime) are stopped.
-        _exit_after(self._stop_within)
-        await super().on_stop()
-
-
-def _exit_after(seconds: float) -> None:
-    def overran() -> None:
-        log.error("shutdown overran its bound; exiting now", extra={"seconds": seconds})
-        os._exit(70)
-
-    # A thread, not the event loop: what overruns may be the loop itself.
-    timer = threading.Timer(seconds, overran)
-    timer.daemon = True
-    timer.start()
