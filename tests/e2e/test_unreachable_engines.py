@@ -1,7 +1,7 @@
 """Every service started with its broker or its store unreachable still stops on SIGTERM within its
 shutdown bound: nothing it waits for (a server selection, a bootstrap, a batch being recorded) can hold the
-process past the bound, so Kubernetes never has to kill it. The api serves without a broker (creation is durable in the
-store; the reconciler dispatches), so it is up, and stops cleanly."""
+process past the bound, so Kubernetes never has to kill it. The api serves without a broker (creation is
+durable in the store; the reconciler dispatches), so it is up, and stops cleanly."""
 
 from __future__ import annotations
 
