@@ -1,14 +1,17 @@
 """POST /v1/generate throughput and latency on this machine, with the real broker and store, beside two
 ceilings measured in the same run: the store's raw insert rate and a bare aiohttp JSON endpoint.
 
-    .venv/bin/python -m bench.api_create [--requests N] [--concurrency C] [--rounds R] [--profile FILE]
+    .venv/bin/python -m bench.api_create [--requests N] [--concurrency C] [--rounds R] [--write-concerns A,B]
+        [--profile FILE]
 
-A fourth phase, for reference only, inserts the same documents into a collection with the generations'
-indexes: what one generation's ``insert_one`` would cost the store. The phases run one after the other,
-``--rounds`` times (3 by default), every process staying up: each round's ratios compare figures taken moments
-apart, and the median over rounds is less at the mercy of whatever else the machine is doing. Each phase also
-reports the CPU time its processes spent per request (the load generator, the server, the store), read from
-/proc, which says where the time goes when the rates alone cannot.
+The store's raw insert and creation are measured for each write concern of ``--write-concerns`` (all three
+by default, the durable default first): each ceiling uses the same write concern as the creation it is
+compared with, and the last concern's creation rate is the baseline the others' cost is stated against.
+The phases run one after the other, ``--rounds`` times (3 by default), every process staying up: each
+round's ratios compare figures taken moments apart, and the median over rounds is less at the mercy of
+whatever else the machine is doing. Each phase also reports the CPU time its processes spent per request (the
+load generator, the server, the store), read from /proc, which says where the time goes when the rates alone
+cannot.
 
 With ``--profile``, the api process runs under cProfile and writes its statistics to FILE when it stops (read
 them with ``python -m pstats FILE``); the figures of such a run are not comparable with the others.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import secrets
 import statistics
 import tempfile
@@ -35,10 +39,9 @@ from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
-from videogen_common.store import INDEXES
+from videogen_common.store import Durability, Store, connect
 
 INSERT, BARE, CREATE = "store: raw insert_one", "aiohttp: bare JSON endpoint", "videogen: POST /v1/generate"
-INDEXED = "store: insert_one, indexed"
 BODY = orjson.dumps(
     {"prompt": "a red fox running through fresh snow at dawn, cinematic", "provider": "mock", "duration": 5}
 )
@@ -88,20 +91,22 @@ def poster(
     return op
 
 
-async def run(total: int, concurrency: int, rounds: int, profile: Path | None = None) -> list[list[Phase]]:
-    """``rounds`` rounds of the three phases, one after the other, so that each round's figures share the
-    machine's conditions of the moment; every process stays up for the whole run."""
+async def run(
+    total: int, concurrency: int, rounds: int, concerns: list[Durability], profile: Path | None = None
+) -> list[dict[str, Phase]]:
+    """``rounds`` rounds of the phases, one after the other, so that each round's figures share the machine's
+    conditions of the moment; every process stays up for the whole run. The store's raw insert and creation
+    are measured once per write concern in ``concerns``: each concern's api and store client use that concern,
+    so each ceiling is measured as durably as the creation it is compared with."""
     with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
         workdir = Path(tmp)
-        async with engines(workdir) as urls:
+        async with engines(workdir) as urls, contextlib.AsyncExitStack() as stack:
             client, store = await migrated_store(urls, workdir, "bench")
             key = await create_key(store, "bench")
+            await client.close()
             clock = SystemClock()
 
-            # For reference, not a ceiling: the same insert into a collection with the generations' indexes.
-            await store.db["indexed_inserts"].create_indexes(INDEXES["generations"])
-
-            def inserter(collection: str) -> Callable[[], Awaitable[None]]:
+            def inserter(store: Store, collection: str) -> Callable[[], Awaitable[None]]:
                 async def insert() -> None:
                     now = clock.now()
                     await store.db[collection].insert_one(
@@ -117,40 +122,53 @@ async def run(total: int, concurrency: int, rounds: int, profile: Path | None = 
 
                 return insert
 
-            insert, indexed = inserter("raw_inserts"), inserter("indexed_inserts")
-
-            bare_port, api_port = free_port(), free_port()
-            env = {
-                "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
-                "VIDEOGEN_MONGO_URL": urls.mongo,
-                "VIDEOGEN_MONGO_DB": "bench",
-                "VIDEOGEN_API_PORT": str(api_port),
-                "VIDEOGEN_DATA_DIR": str(workdir / "data"),
-                "VIDEOGEN_LOG_LEVEL": "WARNING",
-                # One account sends everything here: its rate limits are set beyond what the run sends, so
-                # the limiter does all its work (counting, headers, syncs with the store) and refuses nothing.
-                "VIDEOGEN_RATE_LIMIT_GENERATE_QUOTA": str(1_000_000),
-            }
-            api = ["-m", "videogen_api.main"]
-            if profile is not None:
-                api = ["-m", "cProfile", "-o", str(profile), *api]
-            bare_app = ["-m", "bench.bare_app", str(bare_port)]
-            async with (
-                python_process(bare_app, {}, workdir / "bare.log") as bare,
-                python_process(api, env, workdir / "api.log") as api_proc,
-                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as bare_session,
-                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as api_session,
-            ):
-                await wait_for_http(f"http://127.0.0.1:{bare_port}/healthz")
-                await wait_for_http(f"http://127.0.0.1:{api_port}/healthz")
-                bare_post = poster(
-                    bare_session,
-                    BARE,
-                    f"http://127.0.0.1:{bare_port}/v1/generate",
-                    {"Content-Type": "application/json"},
+            bare_port = free_port()
+            bare = await stack.enter_async_context(
+                python_process(["-m", "bench.bare_app", str(bare_port)], {}, workdir / "bare.log")
+            )
+            session = await stack.enter_async_context(
+                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency))
+            )
+            await wait_for_http(f"http://127.0.0.1:{bare_port}/healthz")
+            bare_post = poster(
+                session,
+                BARE,
+                f"http://127.0.0.1:{bare_port}/v1/generate",
+                {"Content-Type": "application/json"},
+            )
+            store_pid = {"store": urls.store_pid}
+            # Per write concern: its store client (the ceiling), its api process, and the two operations.
+            measured: dict[
+                Durability, tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]], int]
+            ]
+            measured = {}
+            for concern in concerns:
+                concern_client, concern_store = connect(
+                    urls.mongo, "bench", app_name="bench", durability=concern
                 )
+                stack.push_async_callback(concern_client.close)
+                api_port = free_port()
+                env = {
+                    "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
+                    "VIDEOGEN_MONGO_URL": urls.mongo,
+                    "VIDEOGEN_MONGO_DB": "bench",
+                    "VIDEOGEN_MONGO_WRITE_CONCERN": concern.value,
+                    "VIDEOGEN_API_PORT": str(api_port),
+                    "VIDEOGEN_DATA_DIR": str(workdir / "data"),
+                    "VIDEOGEN_LOG_LEVEL": "WARNING",
+                    # One account sends everything here: its rate limits are set beyond what the run sends,
+                    # so the limiter does all its work (counting, headers, store syncs) and refuses nothing.
+                    "VIDEOGEN_RATE_LIMIT_GENERATE_QUOTA": str(1_000_000),
+                }
+                api = ["-m", "videogen_api.main"]
+                if profile is not None:
+                    api = ["-m", "cProfile", "-o", str(profile), *api]
+                api_proc = await stack.enter_async_context(
+                    python_process(api, env, workdir / f"api-{concern.value}.log")
+                )
+                await wait_for_http(f"http://127.0.0.1:{api_port}/healthz")
                 create = poster(
-                    api_session,
+                    session,
                     CREATE,
                     f"http://127.0.0.1:{api_port}/v1/generate",
                     {
@@ -159,28 +177,28 @@ async def run(total: int, concurrency: int, rounds: int, profile: Path | None = 
                         "X-Request-Id": "bench-" + secrets.token_hex(4),
                     },
                 )
-                store_pid = {"store": urls.store_pid}
-                runs = []
-                for n in range(rounds):
-                    first = n == 0
-                    runs.append(
-                        [
-                            await timed(INSERT, insert, total, concurrency, store_pid, warm_up=first),
-                            await timed(
-                                BARE, bare_post, total, concurrency, {"server": bare.pid}, warm_up=first
-                            ),
-                            await timed(
-                                CREATE,
-                                create,
-                                total,
-                                concurrency,
-                                {"api": api_proc.pid, **store_pid},
-                                warm_up=first,
-                            ),
-                            await timed(INDEXED, indexed, total, concurrency, store_pid, warm_up=first),
-                        ]
+                measured[concern] = (inserter(concern_store, "raw_inserts"), create, api_proc.pid)
+            runs = []
+            for n in range(rounds):
+                first = n == 0
+                phases = {
+                    BARE: await timed(
+                        BARE, bare_post, total, concurrency, {"server": bare.pid}, warm_up=first
                     )
-            await client.close()
+                }
+                for concern, (insert, create, api_pid) in measured.items():
+                    phases[f"{INSERT} [{concern.value}]"] = await timed(
+                        f"{INSERT} [{concern.value}]", insert, total, concurrency, store_pid, warm_up=first
+                    )
+                    phases[f"{CREATE} [{concern.value}]"] = await timed(
+                        f"{CREATE} [{concern.value}]",
+                        create,
+                        total,
+                        concurrency,
+                        {"api": api_pid, **store_pid},
+                        warm_up=first,
+                    )
+                runs.append(phases)
     return runs
 
 
@@ -189,28 +207,44 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--write-concerns",
+        default=",".join(c.value for c in Durability),
+        help="comma-separated VIDEOGEN_MONGO_WRITE_CONCERN values to measure side by side",
+    )
     parser.add_argument("--profile", type=Path, help="profile the api process with cProfile into this file")
     args = parser.parse_args()
     profile = args.profile.resolve() if args.profile else None
-    runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, profile))
-    ratios = []
+    concerns = [Durability(name.strip()) for name in args.write_concerns.split(",") if name.strip()]
+    runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, concerns, profile))
+    ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
+    costs: dict[Durability, list[float]] = {c: [] for c in concerns}
     for n, phases in enumerate(runs, 1):
         print(f"round {n}")
-        for phase in phases:
+        for phase in phases.values():
             print("  " + phase.result.line())
-        for phase in phases:
+        for phase in phases.values():
             print("  " + phase.cpu_line())
-        insert, bare, create, _ = (phase.result for phase in phases)
-        ratio = create.rate / min(insert.rate, bare.rate)
-        ratios.append(ratio)
+        bare = phases[BARE].result
+        for concern in concerns:
+            insert = phases[f"{INSERT} [{concern.value}]"].result
+            create = phases[f"{CREATE} [{concern.value}]"].result
+            ratio = create.rate / min(insert.rate, bare.rate)
+            ratios[concern].append(ratio)
+            costs[concern].append(create.rate / phases[f"{CREATE} [{concerns[-1].value}]"].result.rate)
+            print(
+                f"  [{concern.value}] create / store insert = {create.rate / insert.rate:.2f}, create / bare "
+                f"aiohttp = {create.rate / bare.rate:.2f}, create / slower ceiling = {ratio:.2f}"
+            )
+        print()
+    for concern in concerns:
         print(
-            f"  create / store insert = {create.rate / insert.rate:.2f}, create / bare aiohttp = "
-            f"{create.rate / bare.rate:.2f}, create / slower ceiling = {ratio:.2f}\n"
+            f"[{concern.value}] create / slower ceiling, by round: "
+            f"{', '.join(f'{r:.2f}' for r in ratios[concern])}; "
+            f"median {statistics.median(ratios[concern]):.2f}"
+            f"  (target >= 0.80); create rate / [{concerns[-1].value}]'s, median "
+            f"{statistics.median(costs[concern]):.2f}"
         )
-    print(
-        f"create / slower ceiling, by round: {', '.join(f'{r:.2f}' for r in ratios)}; "
-        f"median {statistics.median(ratios):.2f}  (target >= 0.80)"
-    )
 
 
 if __name__ == "__main__":
