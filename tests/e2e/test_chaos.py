@@ -215,7 +215,7 @@ async def test_no_acknowledged_generation_or_delivery_is_lost_while_every_proces
 
     # Every generation answered 202 exists and completed.
     assert len(docs) == len(ids), f"{len(ids) - len(docs)} acknowledged generations are missing"
-    statuses = defaultdict(int)
+    statuses: defaultdict[str, int] = defaultdict(int)
     for doc in docs.values():
         statuses[doc["status"]] += 1
     assert statuses == {"completed": len(ids)}, dict(statuses)
