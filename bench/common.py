@@ -27,7 +27,7 @@ from videogen.engines import (
 )
 from videogen.migrate import migrate
 from videogen_common.settings import CommonSettings
-from videogen_common.store import Store, connect
+from videogen_common.store import Durability, Store, connect
 
 
 @dataclass(frozen=True)
@@ -105,9 +105,15 @@ async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
 
 
 async def migrated_store(
-    urls: EngineUrls, workdir: Path, db: str, topic_prefix: str = "videogen."
+    urls: EngineUrls,
+    workdir: Path,
+    db: str,
+    topic_prefix: str = "videogen.",
+    *,
+    durability: Durability = Durability.MAJORITY_JOURNALED,
 ) -> tuple[AsyncMongoClient[dict[str, Any]], Store]:
-    """Run the migration for a benchmark's own database and topic prefix, and connect to that database."""
+    """Run the migration for a benchmark's own database and topic prefix, and connect to that database with
+    ``durability``'s write concern."""
     await migrate(
         CommonSettings(
             kafka_bootstrap=urls.kafka,
@@ -117,7 +123,7 @@ async def migrated_store(
             data_dir=workdir / "data",
         )
     )
-    return connect(urls.mongo, db, app_name="bench")
+    return connect(urls.mongo, db, app_name="bench", durability=durability)
 
 
 @contextlib.asynccontextmanager

@@ -8,9 +8,12 @@ store whatever its endpoints do; the black holes cost the healthy endpoints noth
 figure is at least the third.
 
     .venv/bin/python -m bench.notifier_isolation [--events N] [--rounds N] [--no-control]
+        [--write-concerns A,B]
 
 The machine is shared and noisy, so the figure is the median ratio of ``--rounds`` pairs of runs, each pair
-measured back to back.
+measured back to back. With more than one of ``--write-concerns`` (default: the durable one alone), each round
+measures its pair once per write concern (the notifier and the benchmark's own client both use it), so the
+cost of the durable path is stated beside a faster one measured in the same run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
@@ -33,7 +37,7 @@ from videogen_common.events import Envelope
 from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
 from videogen_common.signing import new_webhook_secret
-from videogen_common.store import Store
+from videogen_common.store import Durability, Store
 from videogen_common.topics import Topics
 
 HEALTHY, NEIGHBOURS = 10, 10
@@ -79,12 +83,19 @@ def completed_event(account: str) -> Envelope:
     return status_envelope(doc, now)
 
 
-async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | None, run_no: int) -> float:
+async def measure(
+    urls: EngineUrls,
+    workdir: Path,
+    events: int,
+    beside: str | None,
+    run_no: int,
+    concern: Durability = Durability.MAJORITY_JOURNALED,
+) -> float:
     """Deliveries/s to the healthy endpoints, from the first measured event published (once a warm-up event
     has been delivered) to the last healthy delivery; ``beside``: the other account's endpoints, if any."""
     db = f"bench_{beside or 'alone'}_{run_no}"
     prefix = f"b{int(time.time())}{beside or 'alone'}{run_no}."
-    client, store = await migrated_store(urls, workdir, db, prefix)
+    client, store = await migrated_store(urls, workdir, db, prefix, durability=concern)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     async with python_process(
@@ -104,6 +115,7 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
             "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
             "VIDEOGEN_NOTIFIER_PORT": "0",  # its probes and metrics server, on any free port
             "VIDEOGEN_LOG_LEVEL": "WARNING",
+            "VIDEOGEN_MONGO_WRITE_CONCERN": concern.value,
         }
         async with (
             python_process(["-m", "videogen_notifier.main"], env, workdir / f"notifier-{db}.log") as notifier,
@@ -151,35 +163,52 @@ async def measure(urls: EngineUrls, workdir: Path, events: int, beside: str | No
             await producer.stop()
     await client.close()  # the store's files go with the temporary directory
     rate = target / elapsed
-    print(f"{LABELS[beside]}: {rate:.0f} deliveries/s ({target} in {elapsed:.1f} s)", flush=True)
+    print(
+        f"{LABELS[beside]} [{concern.value}]: {rate:.0f} deliveries/s ({target} in {elapsed:.1f} s)",
+        flush=True,
+    )
     # CPU each process used while the clock ran, per healthy delivery: where the time went.
     shares = ", ".join(f"{name} {seconds / target * 1000:.2f}" for name, seconds in cpu.items())
     print(f"  CPU ms per healthy delivery: {shares}", flush=True)
     return rate
 
 
-async def run(events: int, rounds: int, control: bool) -> tuple[list[float], list[float], float | None]:
-    """``rounds`` pairs of runs (alone, beside black holes), the pair's order alternating so that a drift in
-    the machine's speed favours neither; then the control, once. Returns the ratio of each pair, the rates
-    beside black holes, and the control's rate."""
-    ratios: list[float] = []
-    beside_holes: list[float] = []
+@dataclass
+class Figures:
+    """One write concern's runs: the ratio of each pair, and the rates alone and beside the black holes."""
+
+    ratios: list[float] = field(default_factory=list)
+    alone: list[float] = field(default_factory=list)
+    beside_holes: list[float] = field(default_factory=list)
+
+
+async def run(
+    events: int, rounds: int, control: bool, concerns: list[Durability]
+) -> tuple[dict[Durability, Figures], float | None]:
+    """``rounds`` pairs of runs (alone, beside black holes) per write concern, the pair's order alternating so
+    that a drift in the machine's speed favours neither; then the control, once, with the first concern.
+    Returns each concern's figures and the control's rate."""
+    figures = {concern: Figures() for concern in concerns}
     for n in range(rounds):
-        # Fresh engines each round: a run right after a black-hole run on the same store stalled for a
-        # minute or more now and then (store and notifier idle meanwhile), which no other pairing did.
-        with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
-            async with engines(Path(tmp)) as urls:
-                order = (ALONE, HOLES) if n % 2 == 0 else (HOLES, ALONE)
-                rates = {beside: await measure(urls, Path(tmp), events, beside, n) for beside in order}
-        ratios.append(rates[HOLES] / rates[ALONE])
-        beside_holes.append(rates[HOLES])
-        print(f"round {n + 1}: ratio {ratios[-1]:.2f}", flush=True)
+        for concern in concerns if n % 2 == 0 else concerns[::-1]:
+            # Fresh engines for each pair: one run's data does not weigh on the next's store.
+            with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
+                async with engines(Path(tmp)) as urls:
+                    order = (ALONE, HOLES) if n % 2 == 0 else (HOLES, ALONE)
+                    rates = {
+                        beside: await measure(urls, Path(tmp), events, beside, n, concern) for beside in order
+                    }
+            fig = figures[concern]
+            fig.ratios.append(rates[HOLES] / rates[ALONE])
+            fig.alone.append(rates[ALONE])
+            fig.beside_holes.append(rates[HOLES])
+            print(f"round {n + 1} [{concern.value}]: ratio {fig.ratios[-1]:.2f}", flush=True)
     twins = None
     if control:
         with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
             async with engines(Path(tmp)) as urls:
-                twins = await measure(urls, Path(tmp), events, TWINS, rounds)
-    return ratios, beside_holes, twins
+                twins = await measure(urls, Path(tmp), events, TWINS, rounds, concerns[0])
+    return figures, twins
 
 
 def main() -> None:
@@ -198,12 +227,30 @@ def main() -> None:
         help="pairs of runs (alone, beside black holes); the figure is the median of their ratios",
     )
     parser.add_argument("--no-control", action="store_true", help="skip the control run")
+    parser.add_argument(
+        "--write-concerns",
+        default=Durability.MAJORITY_JOURNALED.value,
+        help="comma-separated write concerns to measure in turn, the first one the figure "
+        f"(choices: {', '.join(c.value for c in Durability)})",
+    )
     args = parser.parse_args()
-    ratios, beside_holes, twins = asyncio.run(run(args.events, args.rounds, not args.no_control))
-    listed = ", ".join(f"{r:.2f}" for r in ratios)
-    print(f"ratio: {statistics.median(ratios):.2f} (median of {listed}; target >= 0.90)")
+    concerns = [Durability(name.strip()) for name in args.write_concerns.split(",") if name.strip()]
+    figures, twins = asyncio.run(run(args.events, args.rounds, not args.no_control, concerns))
+    for concern, fig in figures.items():
+        listed = ", ".join(f"{r:.2f}" for r in fig.ratios)
+        print(
+            f"[{concern.value}] ratio: {statistics.median(fig.ratios):.2f} "
+            f"(median of {listed}; target >= 0.90); "
+            f"alone {statistics.median(fig.alone):.0f}/s, beside black holes "
+            f"{statistics.median(fig.beside_holes):.0f}/s (medians)"
+        )
+    first = figures[concerns[0]]
+    for concern in concerns[1:]:
+        cost = statistics.median(first.alone) / statistics.median(figures[concern].alone)
+        print(f"alone, {concerns[0].value} / {concern.value}: {cost:.2f}")
     if twins is not None:
-        print(f"beside black holes / beside healthy (control): {statistics.median(beside_holes) / twins:.2f}")
+        control = statistics.median(first.beside_holes) / twins
+        print(f"beside black holes / beside healthy (control): {control:.2f}")
 
 
 if __name__ == "__main__":

@@ -248,7 +248,8 @@ async def api_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: in
 async def orchestrator_round_trips(store: Store, generation_id: str, owner: str) -> None:
     """The store round trips the orchestrator makes for one mock generation, in its order and shapes (the
     runner's claim and read-back, the account slot, the actor's task id, ownership check and terminal write,
-    the outbox flag, the slot's release and the look for a waiting generation)."""
+    the outbox flag, the slot's release and the look for a waiting generation). The outbox is settled by the
+    notifier, not here."""
     generations, slots = store.generations, store.account_slots
     now = SystemClock().now()
     await generations.update_one(
@@ -287,13 +288,13 @@ async def orchestrator_round_trips(store: Store, generation_id: str, owner: str)
                 "video_url": "x",
                 "thumbnail_url": "y",
                 "outbox_pending": True,
+                "outbox_at": now,
                 "lease_owner": None,
                 "lease_expires_at": None,
             },
             "$inc": {"version": 1},
         },
     )
-    await generations.update_one({"_id": generation_id, "version": 3}, {"$unset": {"outbox_pending": ""}})
     await slots.update_one({"_id": "bench", "holders": generation_id}, {"$pull": {"holders": generation_id}})
     await generations.find_one(
         {"slot_wait": {"$gt": "bench\n", "$lt": "bench\x0b"}},
