@@ -1,13 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.support.api import api_client
+from tests.support.engines import EngineProcess
 from tests.support.env import settings_for
+from videogen.engines import free_port, secantus_spec
 from videogen.keys import create_key
 from videogen_api.settings import ApiSettings
 from videogen_common.store import Store
@@ -35,3 +38,14 @@ async def key(store: Store) -> str:
 @pytest.fixture
 async def other_key(store: Store) -> str:
     return await create_key(store, "globex")
+
+
+@pytest.fixture
+def own_store(tmp_path: Path) -> Iterator[EngineProcess]:
+    """A store process of the test's own, which it may kill and restart: never the session's."""
+    process = EngineProcess(secantus_spec(free_port(), tmp_path / "store"), tmp_path / "store.log")
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()

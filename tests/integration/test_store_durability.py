@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import pytest
 from pymongo.errors import PyMongoError
 
-from tests.support.engines import EngineProcess
+from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.webhooks import insert_webhook
-from videogen.engines import free_port, mongo_url, secantus_spec
 from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_generation, status_envelope, transition
@@ -38,22 +35,6 @@ PREPARED = 4000  # generations waiting for a transition; more than the writers g
 
 def durability_under_test() -> Durability:
     return Durability(os.environ.get("VIDEOGEN_TEST_STORE_DURABILITY", Durability.MAJORITY_JOURNALED))
-
-
-@pytest.fixture
-def own_store(tmp_path: Path) -> Iterator[EngineProcess]:
-    """A store process this test may kill: never the session's."""
-    process = EngineProcess(secantus_spec(free_port(), tmp_path / "store"), tmp_path / "store.log")
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
-
-
-def _url(process: EngineProcess) -> str:
-    # Writers waiting for a store that is gone give up in 2 s instead of the driver's 30.
-    return mongo_url(process.spec.port) + "&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
 
 
 def _generation(now: datetime) -> Doc:
@@ -80,7 +61,9 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
     own_store: EngineProcess,
 ) -> None:
     durability = durability_under_test()
-    client, store = connect(_url(own_store), "durability", app_name="tests", durability=durability)
+    client, store = connect(
+        impatient_mongo_url(own_store), "durability", app_name="tests", durability=durability
+    )
     now = datetime.now(UTC)
     await ensure_indexes(store)
     for n in range(2):
@@ -127,7 +110,7 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
     await client.close()
 
     await asyncio.to_thread(own_store.start)
-    client, store = connect(_url(own_store), "durability", app_name="tests")
+    client, store = connect(impatient_mongo_url(own_store), "durability", app_name="tests")
     try:
         found_created = {d["_id"] async for d in store.generations.find({"_id": {"$in": list(created)}})}
         done = store.generations.find({"_id": {"$in": list(transitioned)}, "status": Status.COMPLETED.value})

@@ -66,6 +66,11 @@ class EngineProcess:
             self.proc.wait()
 
 
+def impatient_mongo_url(store: EngineProcess) -> str:
+    """The store's URL for a client that gives up on a store that is gone in 2 s, not the driver's 30."""
+    return mongo_url(store.spec.port) + "&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
+
+
 def docker_available() -> bool:
     if not shutil.which("docker"):
         return False

@@ -48,6 +48,8 @@ from videogen_notifier.settings import NotifierSettings
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
+# How long a lane waits before trying again an attempt the store failed (it keeps the delivery meanwhile).
+STORE_RETRY_SECONDS = 1.0
 
 
 class Dispatcher:
@@ -78,8 +80,10 @@ class Dispatcher:
         self._endpoint_ttl = timedelta(seconds=settings.endpoint_cache_seconds)
         self._cooldown = timedelta(seconds=settings.breaker_cooldown_seconds)
         self._disable_after = timedelta(seconds=settings.webhook_disable_after_seconds)
-        # The claim token of the deliveries this instance creates already claimed.
+        # The claim token of this instance: on the deliveries it creates already claimed, and on its claims.
         self._owner = secrets.token_hex(8)
+        # Deliveries of a ``create`` that failed, which the store may have written all the same.
+        self._unsure: set[str] = set()
 
     @property
     def in_flight(self) -> int:
@@ -155,14 +159,32 @@ class Dispatcher:
         try:
             created = await insert_new(self._store, docs)
         except BaseException:
+            # The batch may have been stored although the store's answer never came: the agent tries it
+            # again, and those of its deliveries found stored then, claimed by this instance, are queued.
+            self._unsure.update(reserved)
             self._release(reserved)
             raise
         for doc in created:
             held_by = reserved.pop(doc["_id"], None)
             if held_by is not None:
                 self._queue(held_by, Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
-        self._release(reserved)  # not stored: the event was seen before
+        try:
+            if self._unsure:
+                await self._queue_stored_by_failed_try(reserved)
+        finally:
+            self._release(reserved)  # not stored by this call: the event was seen before
         return [(doc["_id"], doc["webhook_id"]) for doc in created]
+
+    async def _queue_stored_by_failed_try(self, reserved: dict[str, Lane]) -> None:
+        """Queue the deliveries an earlier ``create`` of this instance stored claimed although it failed
+        (found already stored now); without this they would wait in the store for their claim to end. Read
+        back one by id each: it happens only after a store failure."""
+        for delivery_id in [i for i in reserved if i in self._unsure]:
+            stored = await self._store.deliveries.find_one({"_id": delivery_id})
+            if stored is not None and stored["status"] == PENDING and stored.get("claim") == self._owner:
+                lane = reserved.pop(delivery_id)
+                self._queue(lane, Job(delivery_id, stored, claimed_until=stored["next_attempt_at"]))
+        self._unsure.clear()
 
     def _release(self, reserved: dict[str, Lane]) -> None:
         for delivery_id, lane in reserved.items():
@@ -199,13 +221,23 @@ class Dispatcher:
             try:
                 await self._attempt(lane, job)
             except asyncio.CancelledError:
+                self._let_go(lane, job.delivery_id)
                 raise
+            except PyMongoError as exc:
+                # The store did not answer: the delivery keeps its place and its claim, and is tried again
+                # once the store answers, rather than waiting in the store for its claim to end.
+                log.warning(
+                    "store unavailable during a delivery attempt; trying it again",
+                    extra={"delivery_id": job.delivery_id, "error": exc.__class__.__name__},
+                )
+                lane.queue.appendleft(job)
+                await asyncio.sleep(STORE_RETRY_SECONDS)
+                continue
             except Exception:
                 log.exception(
                     "delivery attempt crashed; it stays due", extra={"delivery_id": job.delivery_id}
                 )
-            finally:
-                self._let_go(lane, job.delivery_id)
+            self._let_go(lane, job.delivery_id)
 
     async def sweep(self) -> int:
         """Submit the deliveries that are due (retries, and anything a crash left behind), oldest first, up
@@ -312,9 +344,14 @@ class Dispatcher:
         await self._record(delivery, endpoint, result, lane)
 
     async def _claimed(self, job: Job) -> Doc | None:
-        """The delivery, claimed by this instance for long enough to attempt it, or None."""
+        """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
+        is kept on the job, so an attempt tried again (the store failed it) goes on under the same claim."""
         if job.claimed_until is None or job.doc is None:
-            return await self._claim(job.delivery_id, job.doc)
+            claimed_until = self._clock.now() + self._claim_for
+            delivery = await self._claim(job.delivery_id, job.doc, claimed_until)
+            if delivery is not None:
+                job.doc, job.claimed_until = delivery, claimed_until
+            return delivery
         now = self._clock.now()
         if job.claimed_until - now >= self._claim_margin:
             return job.doc  # created claimed, and the claim outlasts this attempt
@@ -325,26 +362,26 @@ class Dispatcher:
         )
         return job.doc if renewed.modified_count == 1 else None
 
-    async def _claim(self, delivery_id: str, known: Doc | None) -> Doc | None:
-        """Push the delivery's next attempt past this attempt's deadline, if it is still due (a conditional
-        update, rather than findAndModify, which the embedded store serves with a collection scan). With the
-        document already known, the update also requires its attempts to be the ones known, so the known
-        document is the one claimed; a unique token tells us the document read back by id (when it is not
-        known, or known without its body) is the one we claimed."""
-        now = self._clock.now()
-        token = secrets.token_hex(8)
-        query: Doc = {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}}
+    async def _claim(self, delivery_id: str, known: Doc | None, until: datetime) -> Doc | None:
+        """Push the delivery's next attempt to ``until`` (past this attempt's deadline), if it is still due
+        (a conditional update, rather than findAndModify, which the embedded store serves with a collection
+        scan). With the document already known, the update also requires its attempts to be the ones known,
+        so the known document is the one claimed; the claim's end, with this instance's token, tells us the
+        document read back by id (when it is not known, or known without its body) is the one we claimed."""
+        query: Doc = {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}}
         if known is not None:
             query["attempts"] = {"$size": len(known["attempts"])}
         claimed = await self._store.deliveries.update_one(
-            query, {"$set": {"next_attempt_at": now + self._claim_for, "claim": token}}
+            query, {"$set": {"next_attempt_at": until, "claim": self._owner}}
         )
         if claimed.modified_count != 1:
             return None
         if known is not None and "body" in known:
             return known
         delivery = await self._store.deliveries.find_one({"_id": delivery_id})
-        return delivery if delivery is not None and delivery.get("claim") == token else None
+        if delivery is None or delivery.get("claim") != self._owner or delivery["next_attempt_at"] != until:
+            return None
+        return delivery
 
     async def _endpoint(self, lane: Lane) -> Doc | None:
         """The lane's endpoint, read at most once per ``endpoint_cache_seconds`` (None: deleted)."""
