@@ -3,7 +3,8 @@ dead endpoint only ever delays itself. A delivery is claimed in MongoDB before e
 time is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a
 crash mid-attempt only delays it. A delivery this instance creates from a status event is stored already
 claimed by it when its lane has room (for ``delivery_hold_seconds``, extended if it waits longer), so its
-first attempt needs no claim of its own; after a crash, such a delivery is sent once that claim ends.
+first attempt needs no claim of its own; after a crash, such a delivery is sent once that claim ends. A store
+failure is not a crash: the lane keeps what it holds and tries it again once the store answers.
 
 The store is the shared resource every endpoint's deliveries pass through, so each attempt costs as few
 round trips as it can: the claim (none for a delivery created claimed), the HTTP request, and one update
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from pymongo.errors import PyMongoError
+from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock, isoformat
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 Doc = dict[str, Any]
 # How long a lane waits before trying again an attempt the store failed (it keeps the delivery meanwhile).
 STORE_RETRY_SECONDS = 1.0
+# The store failures that pass: unreachable, timed out, failing over, or short of its write concern. Any other
+# error (a refused write) would fail again, so the attempt ends and the delivery stays due in the store.
+STORE_UNAVAILABLE = (ConnectionFailure, WriteConcernError)
 
 
 class Dispatcher:
@@ -223,7 +227,7 @@ class Dispatcher:
             except asyncio.CancelledError:
                 self._let_go(lane, job.delivery_id)
                 raise
-            except PyMongoError as exc:
+            except STORE_UNAVAILABLE as exc:
                 # The store did not answer: the delivery keeps its place and its claim, and is tried again
                 # once the store answers, rather than waiting in the store for its claim to end.
                 log.warning(
