@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 UV_VERSION := 0.13.8
-LOCAL_PACKAGES := -e libs/common -e services/api -e services/orchestrator -e services/notifier -e .
+LOCAL_PACKAGES := -e libs/common -e clients/python -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
 
 .PHONY: dev test lint unit install lock clean
@@ -20,7 +20,7 @@ unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs/common/src services/api/src services/orchestrator/src services/notifier/src src tests bench
+	$(BIN)/mypy libs/common/src clients/python/src services/api/src services/orchestrator/src services/notifier/src src tests bench
 	$(BIN)/lint-imports
 
 install: $(STAMP)
@@ -29,7 +29,7 @@ $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-$(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.toml services/*/pyproject.toml
+$(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.toml clients/python/pyproject.toml services/*/pyproject.toml
 	$(BIN)/uv pip sync --python $(BIN)/python requirements/dev.txt
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --no-build-isolation $(LOCAL_PACKAGES)
 	touch $(STAMP)

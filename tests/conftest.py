@@ -29,7 +29,14 @@ from videogen_common.topics import Topics, ensure_topics
 def blockbuster() -> Iterator[BlockBuster]:
     """Any blocking call (file, socket, sleep…) made on the event loop by our code fails the test."""
     with blockbuster_ctx(
-        ["videogen_common", "videogen_api", "videogen_orchestrator", "videogen_notifier", "videogen"]
+        [
+            "videogen_common",
+            "videogen_api",
+            "videogen_orchestrator",
+            "videogen_notifier",
+            "videogen",
+            "videogen_client",
+        ]
     ) as guard:
         # Known one-off calls at client construction, not on a request path: PyMongo looks for /.dockerenv.
         guard.functions["os.stat"].can_block_in("pymongo/pool_options.py", "get_container_env_info")

@@ -201,7 +201,9 @@ class DevStack:
             f"  data:         {self.config.data_dir}\n"
             f"  try: curl -s -X POST {base}/generate -H 'Authorization: Bearer {key}' "
             '-H \'Content-Type: application/json\' -d \'{"prompt":"a red fox","provider":"mock",'
-            '"duration":3}\'\nCtrl-C stops everything.\n',
+            '"duration":3}\'\n'
+            f"  SDK:          export VIDEOGEN_BASE_URL={base} VIDEOGEN_API_KEY={key}\n"
+            "Ctrl-C stops everything.\n",
             flush=True,
         )
 

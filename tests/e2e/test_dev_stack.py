@@ -42,6 +42,7 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
     base = f"http://127.0.0.1:{dev.api_port}"
     assert f"API base URL: {base}/v1" in dev.banner
     assert f"API key:      {key}" in dev.banner
+    assert f"export VIDEOGEN_BASE_URL={base}/v1 VIDEOGEN_API_KEY={key}" in dev.banner  # for the SDK
     receiver = Receiver()
     await receiver.start()
     try:

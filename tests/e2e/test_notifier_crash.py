@@ -21,7 +21,7 @@ from tests.support.services import ServiceProcess, wait_http_ok
 from videogen.engines import free_port
 from videogen.keys import create_key
 from videogen.migrate import migrate
-from videogen.webhooks import verify
+from videogen_client.webhooks import verify
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 

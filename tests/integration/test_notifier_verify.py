@@ -1,5 +1,5 @@
-"""The customer's verify helper (videogen.webhooks.verify) against what a real Dispatcher sends to a real
-receiver on 127.0.0.1: an ordinary delivery, a retry, a replay, and a secret rotation."""
+"""The customer's verify helper (the SDK's videogen_client.webhooks.verify) against what a real Dispatcher
+sends to a real receiver on 127.0.0.1: an ordinary delivery, a retry, a replay, and a secret rotation."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from tests.integration.test_notifier_breaker import Harness
 from tests.support.fakes import ManualClock
 from tests.support.receivers import OK, Received, Reply, always, replies
-from videogen.webhooks import WebhookVerificationError, verify
+from videogen_client.webhooks import WebhookVerificationError, verify
 from videogen_common.signing import new_webhook_secret
 from videogen_common.store import Store
 

@@ -1,5 +1,6 @@
-"""videogen.webhooks.verify, the customer's check of a delivery: Standard Webhooks' published vector, every
-way a delivery can fail verification, and that the module stands alone (stdlib and orjson only)."""
+"""The SDK's videogen_client.webhooks.verify, the customer's check of a delivery: Standard Webhooks' published
+vector, every way a delivery can fail verification, and that the module stands alone (the standard library and
+the SDK's models only); unwrap's typed event."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 from multidict import CIMultiDict
 
-import videogen.webhooks
-from videogen.webhooks import WebhookVerificationError, verify
+import videogen_client.webhooks
+from videogen_client.webhooks import WebhookVerificationError, unwrap, verify
 
 # Standard Webhooks' published test vector.
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -160,8 +161,8 @@ def test_the_error_is_a_value_error_so_generic_handlers_catch_it() -> None:
     assert issubclass(WebhookVerificationError, ValueError)
 
 
-def test_the_module_imports_only_the_standard_library_and_orjson() -> None:
-    tree = ast.parse(Path(videogen.webhooks.__file__).read_text())
+def test_the_module_imports_only_the_standard_library_and_the_sdks_models() -> None:
+    tree = ast.parse(Path(videogen_client.webhooks.__file__).read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
@@ -172,6 +173,31 @@ def test_the_module_imports_only_the_standard_library_and_orjson() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.level == 0
     }
-    assert imported - {"__future__", "orjson"} <= set(sys.stdlib_module_names)
-    assert "orjson" in imported
+    assert imported - {"__future__", "videogen_client"} <= set(sys.stdlib_module_names)
+    assert "videogen_client" in imported
     assert not any(isinstance(node, ast.ImportFrom) and node.level > 0 for node in ast.walk(tree))
+
+
+def test_unwrap_returns_the_verified_event_typed_with_its_generation() -> None:
+    body = (
+        b'{"event": "video.completed", "timestamp": "2026-11-24T10:00:00.000Z", "data": {"id": "gen_1",'
+        b' "status": "completed", "prompt": "a fox", "provider": "mock", "duration": 3,'
+        b' "video_url": "http://127.0.0.1/v/1.mp4", "thumbnail_url": null, "error": null,'
+        b' "created_at": "2026-11-24T09:59:00.000Z", "updated_at": "2026-11-24T10:00:00.000Z"}}'
+    )
+    event = unwrap(SECRET, sign(SECRET, MSG_ID, TIMESTAMP, body), body, now=TIMESTAMP)
+    assert event.event == "video.completed"
+    generation = event.generation
+    assert generation is not None
+    assert (generation.id, generation.status, generation.duration) == ("gen_1", "completed", 3)
+
+
+def test_unwrap_refuses_a_genuine_body_that_is_not_an_event() -> None:
+    with pytest.raises(WebhookVerificationError, match="not a videogen event"):
+        unwrap(SECRET, sign(SECRET, MSG_ID, TIMESTAMP, BODY), BODY, now=TIMESTAMP)
+
+
+def test_unwrap_checks_the_signatures_first() -> None:
+    headers = sign("whsec_" + "A" * 32, MSG_ID, TIMESTAMP, BODY)
+    with pytest.raises(WebhookVerificationError, match="webhook-signature"):
+        unwrap(SECRET, headers, BODY, now=TIMESTAMP)

@@ -1,9 +1,9 @@
-"""Verifying a videogen webhook delivery, for customers: copy this module, or import it.
+"""Verifying a videogen webhook delivery: ``unwrap`` for a typed event, ``verify`` for the plain payload.
 
-    from videogen.webhooks import WebhookVerificationError, verify
+    from videogen_client.webhooks import WebhookVerificationError, unwrap
 
     try:
-        payload = verify(secret, request.headers, await request.read())
+        event = unwrap(secret, request.headers, await request.read())
     except WebhookVerificationError:
         return 400
     # drop duplicates by request.headers["webhook-id"]: a delivery may arrive more than once
@@ -19,7 +19,7 @@
 While a secret is being rotated both headers carry one signature per live secret, space-separated; a delivery
 is genuine if any of them matches the secret you hold. Comparisons are constant-time.
 
-Only the standard library and orjson: nothing here depends on the rest of videogen."""
+Only the standard library (and the SDK's models for ``unwrap``): copy ``verify`` anywhere."""
 
 from __future__ import annotations
 
@@ -27,14 +27,15 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import orjson
+from videogen_client.models import WebhookEvent
 
-__all__ = ["DEFAULT_TOLERANCE_SECONDS", "WebhookVerificationError", "verify"]
+__all__ = ["DEFAULT_TOLERANCE_SECONDS", "WebhookEvent", "WebhookVerificationError", "unwrap", "verify"]
 
 DEFAULT_TOLERANCE_SECONDS = 300
 SECRET_PREFIX = "whsec_"  # noqa: S105 — a prefix, not a secret
@@ -89,12 +90,28 @@ def verify(
         raise WebhookVerificationError("no X-Service-Signature matches this secret")
 
     try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise WebhookVerificationError(f"the body is not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise WebhookVerificationError("the body is not a JSON object")
     return payload
+
+
+def unwrap(
+    secret: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS,
+    now: float | datetime | None = None,
+) -> WebhookEvent:
+    """``verify``, then the payload as a typed event (``event.generation`` for a ``video.*`` event)."""
+    payload = verify(secret, headers, body, tolerance_seconds=tolerance_seconds, now=now)
+    try:
+        return WebhookEvent.model_validate(payload)
+    except ValueError as exc:
+        raise WebhookVerificationError(f"the payload is not a videogen event: {exc}") from None
 
 
 def _header(headers: Mapping[str, str], name: str) -> str:

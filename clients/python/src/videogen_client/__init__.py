@@ -1,0 +1,51 @@
+"""The Python SDK for the videogen API.
+
+from videogen_client import Client
+
+with Client() as client:  # VIDEOGEN_API_KEY, VIDEOGEN_BASE_URL
+    video = client.generations.create_and_wait(prompt="a red fox in snow", provider="mock", duration=5)
+    client.generations.download(video.id, "fox.mp4")
+"""
+
+from videogen_client._client import AsyncClient, Client
+from videogen_client.errors import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    ConflictError,
+    GenerationFailedError,
+    InternalServerError,
+    NotFoundError,
+    RateLimitError,
+    ValidationError,
+    VideogenError,
+    WaitTimeoutError,
+)
+from videogen_client.models import Delivery, Generation, Webhook, WebhookCreated, WebhookEvent
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "APIConnectionError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AsyncClient",
+    "AuthenticationError",
+    "BadRequestError",
+    "Client",
+    "ConflictError",
+    "Delivery",
+    "Generation",
+    "GenerationFailedError",
+    "InternalServerError",
+    "NotFoundError",
+    "RateLimitError",
+    "ValidationError",
+    "VideogenError",
+    "WaitTimeoutError",
+    "Webhook",
+    "WebhookCreated",
+    "WebhookEvent",
+]

@@ -1,0 +1,111 @@
+"""``AsyncClient`` and ``Client``: the same resources and methods, awaited or called."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from videogen_client._portal import Portal
+from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
+from videogen_client.errors import VideogenError
+from videogen_client.resources.generations import AsyncGenerations
+from videogen_client.resources.sync import Deliveries, Generations, Webhooks
+from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+API_KEY_ENV = "VIDEOGEN_API_KEY"
+BASE_URL_ENV = "VIDEOGEN_BASE_URL"
+
+
+class AsyncClient:
+    """The videogen API, awaited.
+
+    ``api_key`` and ``base_url`` default to ``VIDEOGEN_API_KEY`` and ``VIDEOGEN_BASE_URL`` (the base URL ends
+    in ``/v1``, as ``make dev`` prints it). Calls that fail to connect, are rate limited (429) or find the
+    API unavailable (503) are retried up to ``max_retries`` times with exponential backoff and jitter,
+    honouring ``Retry-After``; read timeouts and 502/504 only where repeating is safe. ``http_client``: an
+    ``httpx.AsyncClient`` of your own (proxies, transports, limits); it is not closed with this client.
+    ``sleep`` waits between retries and polls (for tests)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        key = api_key or os.environ.get(API_KEY_ENV)
+        if not key:
+            raise VideogenError(f"no API key: pass api_key= or set {API_KEY_ENV}")
+        base = httpx.URL((base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/") + "/")
+        self.base_url = str(base)
+        self._owns_http = http_client is None
+        http = http_client or httpx.AsyncClient(timeout=timeout)
+        self._transport = Transport(
+            http, base, ApiKeyAuth(key, base), RetryPolicy(max_retries=max_retries), sleep=sleep
+        )
+        self.generations = AsyncGenerations(self._transport, sleep)
+        self.webhooks = AsyncWebhooks(self._transport)
+        self.deliveries = AsyncDeliveries(self._transport)
+
+    async def close(self) -> None:
+        if self._owns_http:
+            await self._transport.http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+class Client:
+    """The videogen API, called: the same arguments, resources and methods as ``AsyncClient`` (which it runs
+    on an event loop of its own, in a background thread; progress callbacks are called from that thread).
+    ``http_client``, if given, is an ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._async = AsyncClient(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+            sleep=sleep,
+        )
+        self.base_url = self._async.base_url
+        self._portal = Portal()
+        self.generations = Generations(self._portal, self._async.generations)
+        self.webhooks = Webhooks(self._portal, self._async.webhooks)
+        self.deliveries = Deliveries(self._portal, self._async.deliveries)
+
+    def close(self) -> None:
+        self._portal.run(self._async.close())
+        self._portal.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

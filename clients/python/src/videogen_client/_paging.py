@@ -1,0 +1,43 @@
+"""Walking a cursor-paged listing, one page per request, as the caller iterates."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+T_co = TypeVar("T_co", covariant=True)
+T = TypeVar("T")
+
+
+class Page(Protocol[T_co]):
+    @property
+    def data(self) -> Sequence[T_co]: ...
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+async def walk(fetch: Callable[[str | None], Awaitable[Page[T]]]) -> AsyncIterator[T]:
+    """Every item of every page: ``fetch(cursor)`` reads the page at ``cursor`` (None: the first)."""
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        for item in page.data:
+            yield item
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def walk_blocking(
+    run: Callable[[Coroutine[Any, Any, Page[T]]], Page[T]],
+    fetch: Callable[[str | None], Coroutine[Any, Any, Page[T]]],
+) -> Iterator[T]:
+    """``walk`` for the sync client: ``run`` runs one page's coroutine to its end."""
+    cursor: str | None = None
+    while True:
+        page = run(fetch(cursor))
+        yield from page.data
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor

@@ -1,0 +1,188 @@
+"""One HTTP call with the SDK's retry policy: exponential backoff with jitter, ``Retry-After`` honoured, and
+only what is safe to repeat repeated."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from videogen_client.errors import APIConnectionError, APITimeoutError, status_error
+from videogen_client.models import Problem
+
+REQUEST_ID = "X-Request-Id"
+IDEMPOTENCY_KEY = "Idempotency-Key"
+# Methods the API treats as idempotent: a repeat changes nothing more than the first did.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"})
+MAX_RETRY_AFTER_S = 60.0
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``max_retries`` tries after the first; the n-th waits ``base * 2**n`` seconds (at most ``cap``), less
+    up to a quarter at random, unless the API said how long in ``Retry-After``."""
+
+    max_retries: int = 3
+    base: float = 0.5
+    cap: float = 8.0
+
+    def delay(self, retry: int, retry_after: float | None, rand: float) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), MAX_RETRY_AFTER_S)
+        return float(min(self.cap, self.base * 2.0**retry)) * (1 - 0.25 * rand)
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date; None if absent or unreadable."""
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return moment.timestamp() - (time.time() if now is None else now)
+
+
+def _problem(response: httpx.Response) -> Problem:
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict):
+        return Problem.model_validate(body)
+    return Problem(
+        title=response.reason_phrase, status=response.status_code, detail=response.text[:500] or None
+    )
+
+
+class ApiKeyAuth(httpx.Auth):
+    """The API key as a bearer token, on requests to the API's own origin only: a media link elsewhere (a
+    signed object-store URL) gets no credentials it did not ask for."""
+
+    def __init__(self, api_key: str, base_url: httpx.URL) -> None:
+        self._header = f"Bearer {api_key}"
+        self._origin = _origin(base_url)
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if _origin(request.url) == self._origin:
+            request.headers["Authorization"] = self._header
+        yield request
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+class Transport:
+    """Calls to the API at ``base_url`` (ending in ``/v1/``) through ``http``."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        base_url: httpx.URL,
+        auth: httpx.Auth,
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.http = http
+        self.base_url = base_url
+        self.auth = auth
+        self.policy = policy
+        self._sleep = sleep
+        self._rand = rand
+
+    def stream(self, url: str) -> AbstractAsyncContextManager[httpx.Response]:
+        """A streamed GET of ``url`` (absolute, or relative to the API), with credentials only for the API."""
+        return self.http.stream("GET", self.base_url.join(url), auth=self.auth)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """The answer to the call, retried where safe; raises the SDK's errors for error statuses."""
+        sent_headers = dict(headers or {})
+        # Repeating it changes nothing: an idempotent method, or a call the API deduplicates by its key.
+        repeatable = method in IDEMPOTENT_METHODS or IDEMPOTENCY_KEY in sent_headers
+        retry = 0
+        while True:
+            try:
+                response = await self.http.request(
+                    method,
+                    self.base_url.join(path),
+                    json=json_body,
+                    params=_query(params),
+                    headers=sent_headers,
+                    auth=self.auth,
+                )
+            except httpx.TimeoutException as exc:
+                # A connect timeout never reached the API; a read timeout may have been acted on.
+                if retry < self.policy.max_retries and (repeatable or isinstance(exc, httpx.ConnectTimeout)):
+                    await self._wait(retry, None)
+                    retry += 1
+                    continue
+                raise APITimeoutError(f"{method} {path}: no answer in time") from exc
+            except httpx.TransportError as exc:
+                if retry < self.policy.max_retries and (repeatable or isinstance(exc, httpx.ConnectError)):
+                    await self._wait(retry, None)
+                    retry += 1
+                    continue
+                raise APIConnectionError(f"{method} {path}: {exc.__class__.__name__}: {exc}") from exc
+            status = response.status_code
+            if status < 400:
+                return response
+            retry_after = retry_after_seconds(response.headers)
+            # 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream.
+            retriable = status in (429, 503) or (status in (502, 504) and repeatable)
+            if retriable and retry < self.policy.max_retries:
+                await response.aread()
+                await self._wait(retry, retry_after)
+                retry += 1
+                continue
+            await response.aread()
+            raise status_error(status, _problem(response), response.headers.get(REQUEST_ID), retry_after)
+
+    async def _wait(self, retry: int, retry_after: float | None) -> None:
+        await self._sleep(self.policy.delay(retry, retry_after, self._rand()))
+
+
+def _query(params: Mapping[str, Any] | None) -> httpx.QueryParams | None:
+    """Query parameters without the unset ones; lists become repeated parameters."""
+    if params is None:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for name, value in params.items():
+        if value is None:
+            continue
+        values = value if isinstance(value, list | tuple) else [value]
+        pairs += [(name, _text(v)) for v in values]
+    return httpx.QueryParams(tuple(pairs))
+
+
+def _text(value: Any) -> str:
+    if hasattr(value, "isoformat"):
+        return str(value.isoformat())
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

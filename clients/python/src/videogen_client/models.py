@@ -1,0 +1,133 @@
+"""The API's requests and answers as typed models, field for field with the served OpenAPI document (a test
+keeps them in step). Unknown fields are kept, not refused, so an SDK older than the server still reads it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Status = Literal["queued", "processing", "completed", "failed"]
+Provider = Literal["mock", "runway", "luma", "pika"]
+EventType = Literal["video.completed", "video.failed", "webhook.disabled"]
+DeliveryStatus = Literal["pending", "succeeded", "failed"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed"})
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class GenerationError(Model):
+    code: str
+    message: str
+    provider_code: str | None = None
+    retriable: bool
+
+
+class Generation(Model):
+    id: str
+    status: Status
+    prompt: str
+    provider: Provider
+    duration: int
+    video_url: str | None = None
+    thumbnail_url: str | None = None
+    error: GenerationError | None = None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+class GenerationList(Model):
+    data: list[Generation]
+    next_cursor: str | None = None
+
+
+class Webhook(Model):
+    id: str
+    url: str
+    events: list[EventType]
+    active: bool
+    disabled_reason: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class WebhookCreated(Webhook):
+    secret: str
+
+
+class WebhookList(Model):
+    data: list[Webhook]
+
+
+class RotatedSecret(Model):
+    id: str
+    secret: str
+
+
+class DeliveryAttempt(Model):
+    at: datetime
+    status_code: int | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+class Delivery(Model):
+    id: str
+    webhook_id: str
+    event_id: str
+    event_type: str
+    generation_id: str | None = None
+    status: DeliveryStatus
+    failure_reason: str | None = None
+    attempts: list[DeliveryAttempt]
+    next_attempt_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class DeliveryList(Model):
+    data: list[Delivery]
+    next_cursor: str | None = None
+
+
+class Recovered(Model):
+    requeued: int
+
+
+class FieldError(Model):
+    field: str
+    message: str
+    code: str
+
+
+class Problem(Model):
+    """An ``application/problem+json`` answer (RFC 9457)."""
+
+    type: str = "about:blank"
+    title: str = ""
+    status: int = 0
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[FieldError] = []
+
+
+class WebhookEvent(Model):
+    """A verified delivery's body: ``{"event", "timestamp", "data"}``."""
+
+    event: str
+    timestamp: datetime
+    data: dict[str, Any]
+
+    @property
+    def generation(self) -> Generation | None:
+        """The generation a ``video.*`` event is about (None for other events)."""
+        if not self.event.startswith("video."):
+            return None
+        return Generation.model_validate(self.data)

@@ -1,0 +1,188 @@
+"""``client.generations``: create, read, list, cancel, wait for and download generations."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from videogen_client._paging import walk
+from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
+from videogen_client.errors import GenerationFailedError, VideogenError, WaitTimeoutError
+from videogen_client.models import Generation, GenerationList, Provider, Status
+
+ProgressCallback = Callable[[Generation], None]
+# Bytes written so far, and the total if the server said (Content-Length).
+DownloadProgress = Callable[[int, int | None], None]
+DEFAULT_WAIT_TIMEOUT_S = 600.0
+CHUNK = 64 * 1024
+
+
+class AsyncGenerations:
+    def __init__(self, transport: Transport, sleep: Sleep, monotonic: Callable[[], float] = time.monotonic):
+        self._t = transport
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    async def create(
+        self, *, prompt: str, provider: Provider, duration: int, idempotency_key: str | None = None
+    ) -> Generation:
+        """Submit a generation; it is durably stored when this returns. The call carries an
+        ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
+        makes a second generation."""
+        key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
+        response = await self._t.request(
+            "POST",
+            "generate",
+            json_body={"prompt": prompt, "provider": provider, "duration": duration},
+            headers={IDEMPOTENCY_KEY: key},
+        )
+        return Generation.model_validate_json(response.content)
+
+    async def get(self, generation_id: str) -> Generation:
+        response = await self._t.request("GET", f"generations/{generation_id}")
+        return Generation.model_validate_json(response.content)
+
+    async def list_page(
+        self,
+        *,
+        status: Status | list[Status] | None = None,
+        provider: Provider | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> GenerationList:
+        """One page of the account's generations, newest first; ``next_cursor`` leads to the next."""
+        params = {
+            "status": status,
+            "provider": provider,
+            "created_after": created_after,
+            "created_before": created_before,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        response = await self._t.request("GET", "generations", params=params)
+        return GenerationList.model_validate_json(response.content)
+
+    def list(
+        self,
+        *,
+        status: Status | list[Status] | None = None,
+        provider: Provider | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[Generation]:
+        """Every generation that matches, newest first, fetching page after page as it is iterated."""
+        return walk(
+            lambda cursor: self.list_page(
+                status=status,
+                provider=provider,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            )
+        )
+
+    async def cancel(self, generation_id: str) -> Generation:
+        response = await self._t.request("POST", f"generations/{generation_id}/cancel")
+        return Generation.model_validate_json(response.content)
+
+    async def wait(
+        self,
+        generation_id: str,
+        *,
+        timeout: float = DEFAULT_WAIT_TIMEOUT_S,
+        on_progress: ProgressCallback | None = None,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+    ) -> Generation:
+        """Follow the generation until it is finished and return it ``completed``. ``on_progress`` is told
+        each change seen. Raises ``GenerationFailedError`` if it failed (or was cancelled) and
+        ``WaitTimeoutError`` after ``timeout`` seconds. Polls, backing off from ``poll_interval`` to
+        ``max_poll_interval``."""
+        deadline = self._monotonic() + timeout
+        interval = poll_interval
+        seen: Generation | None = None
+        while True:
+            generation = await self.get(generation_id)
+            if on_progress is not None and (seen is None or generation.updated_at != seen.updated_at):
+                on_progress(generation)
+            seen = generation
+            if generation.status == "completed":
+                return generation
+            if generation.status == "failed":
+                raise GenerationFailedError(generation)
+            left = deadline - self._monotonic()
+            if left <= 0:
+                raise WaitTimeoutError(generation, timeout)
+            await self._sleep(min(interval, left))
+            interval = min(interval * 1.5, max_poll_interval)
+
+    async def create_and_wait(
+        self,
+        *,
+        prompt: str,
+        provider: Provider,
+        duration: int,
+        idempotency_key: str | None = None,
+        timeout: float = DEFAULT_WAIT_TIMEOUT_S,
+        on_progress: ProgressCallback | None = None,
+    ) -> Generation:
+        """``create``, then ``wait``: the generation, completed."""
+        generation = await self.create(
+            prompt=prompt, provider=provider, duration=duration, idempotency_key=idempotency_key
+        )
+        if on_progress is not None:
+            on_progress(generation)
+        return await self.wait(generation.id, timeout=timeout, on_progress=on_progress)
+
+    async def iter_video(self, generation_id: str) -> AsyncIterator[bytes]:
+        """The completed generation's video, chunk by chunk."""
+        async for chunk, _ in self._video_chunks(generation_id):
+            yield chunk
+
+    async def download(
+        self,
+        generation_id: str,
+        destination: str | Path | IO[bytes],
+        *,
+        on_progress: DownloadProgress | None = None,
+    ) -> int:
+        """Write the completed generation's video to a path or an open binary file; returns the bytes
+        written. ``on_progress(done, total)`` is told after each chunk."""
+        done = 0
+        if isinstance(destination, str | Path):
+            # File calls off the event loop, so a large download never stalls the caller's other tasks.
+            out = await asyncio.to_thread(Path(destination).open, "wb")
+            try:
+                return await self.download(generation_id, out, on_progress=on_progress)
+            finally:
+                await asyncio.to_thread(out.close)
+        async for chunk, total in self._video_chunks(generation_id):
+            await asyncio.to_thread(destination.write, chunk)
+            done += len(chunk)
+            if on_progress is not None:
+                on_progress(done, total)
+        return done
+
+    async def _video_chunks(self, generation_id: str) -> AsyncIterator[tuple[bytes, int | None]]:
+        generation = await self.get(generation_id)
+        if generation.video_url is None:
+            raise VideogenError(f"generation {generation_id} has no video (status {generation.status})")
+        async with self._t.stream(generation.video_url) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise VideogenError(
+                    f"downloading {generation_id}: {response.status_code} {response.text[:200]}"
+                )
+            length = response.headers.get("content-length")
+            total = int(length) if length is not None and length.isdigit() else None
+            async for chunk in response.aiter_bytes(CHUNK):
+                yield chunk, total

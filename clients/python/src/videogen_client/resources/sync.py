@@ -1,0 +1,244 @@
+"""The sync client's resources: each method runs its async twin to the end on the client's event loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from videogen_client._paging import walk_blocking
+from videogen_client._portal import Portal
+from videogen_client.models import (
+    Delivery,
+    DeliveryList,
+    DeliveryStatus,
+    EventType,
+    Generation,
+    GenerationList,
+    Provider,
+    RotatedSecret,
+    Status,
+    Webhook,
+    WebhookCreated,
+)
+from videogen_client.resources.generations import (
+    DEFAULT_WAIT_TIMEOUT_S,
+    AsyncGenerations,
+    DownloadProgress,
+    ProgressCallback,
+)
+from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
+
+
+class Generations:
+    __doc__ = AsyncGenerations.__doc__
+
+    def __init__(self, portal: Portal, generations: AsyncGenerations) -> None:
+        self._run = portal.run
+        self._a = generations
+
+    def create(
+        self, *, prompt: str, provider: Provider, duration: int, idempotency_key: str | None = None
+    ) -> Generation:
+        return self._run(
+            self._a.create(
+                prompt=prompt, provider=provider, duration=duration, idempotency_key=idempotency_key
+            )
+        )
+
+    def get(self, generation_id: str) -> Generation:
+        return self._run(self._a.get(generation_id))
+
+    def list_page(
+        self,
+        *,
+        status: Status | list[Status] | None = None,
+        provider: Provider | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> GenerationList:
+        return self._run(
+            self._a.list_page(
+                status=status,
+                provider=provider,
+                created_after=created_after,
+                created_before=created_before,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    def list(
+        self,
+        *,
+        status: Status | list[Status] | None = None,
+        provider: Provider | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Generation]:
+        return walk_blocking(
+            self._run,
+            lambda cursor: self._a.list_page(
+                status=status,
+                provider=provider,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            ),
+        )
+
+    def cancel(self, generation_id: str) -> Generation:
+        return self._run(self._a.cancel(generation_id))
+
+    def wait(
+        self,
+        generation_id: str,
+        *,
+        timeout: float = DEFAULT_WAIT_TIMEOUT_S,
+        on_progress: ProgressCallback | None = None,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+    ) -> Generation:
+        return self._run(
+            self._a.wait(
+                generation_id,
+                timeout=timeout,
+                on_progress=on_progress,
+                poll_interval=poll_interval,
+                max_poll_interval=max_poll_interval,
+            )
+        )
+
+    def create_and_wait(
+        self,
+        *,
+        prompt: str,
+        provider: Provider,
+        duration: int,
+        idempotency_key: str | None = None,
+        timeout: float = DEFAULT_WAIT_TIMEOUT_S,
+        on_progress: ProgressCallback | None = None,
+    ) -> Generation:
+        return self._run(
+            self._a.create_and_wait(
+                prompt=prompt,
+                provider=provider,
+                duration=duration,
+                idempotency_key=idempotency_key,
+                timeout=timeout,
+                on_progress=on_progress,
+            )
+        )
+
+    def download(
+        self,
+        generation_id: str,
+        destination: str | Path | IO[bytes],
+        *,
+        on_progress: DownloadProgress | None = None,
+    ) -> int:
+        return self._run(self._a.download(generation_id, destination, on_progress=on_progress))
+
+
+class Webhooks:
+    __doc__ = AsyncWebhooks.__doc__
+
+    def __init__(self, portal: Portal, webhooks: AsyncWebhooks) -> None:
+        self._run = portal.run
+        self._a = webhooks
+
+    def create(self, *, url: str, events: Sequence[EventType]) -> WebhookCreated:
+        return self._run(self._a.create(url=url, events=events))
+
+    def list(self) -> list[Webhook]:
+        return self._run(self._a.list())
+
+    def get(self, webhook_id: str) -> Webhook:
+        return self._run(self._a.get(webhook_id))
+
+    def update(
+        self,
+        webhook_id: str,
+        *,
+        url: str | None = None,
+        events: Sequence[EventType] | None = None,
+        active: bool | None = None,
+    ) -> Webhook:
+        return self._run(self._a.update(webhook_id, url=url, events=events, active=active))
+
+    def delete(self, webhook_id: str) -> None:
+        self._run(self._a.delete(webhook_id))
+
+    def rotate_secret(self, webhook_id: str) -> RotatedSecret:
+        return self._run(self._a.rotate_secret(webhook_id))
+
+    def send_test(self, webhook_id: str) -> Delivery:
+        return self._run(self._a.send_test(webhook_id))
+
+    def recover(self, webhook_id: str, *, since: datetime) -> int:
+        return self._run(self._a.recover(webhook_id, since=since))
+
+    def deliveries_page(
+        self,
+        webhook_id: str,
+        *,
+        status: DeliveryStatus | None = None,
+        event_type: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> DeliveryList:
+        return self._run(
+            self._a.deliveries_page(
+                webhook_id,
+                status=status,
+                event_type=event_type,
+                created_after=created_after,
+                created_before=created_before,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    def deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: DeliveryStatus | None = None,
+        event_type: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Delivery]:
+        return walk_blocking(
+            self._run,
+            lambda cursor: self._a.deliveries_page(
+                webhook_id,
+                status=status,
+                event_type=event_type,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            ),
+        )
+
+
+class Deliveries:
+    __doc__ = AsyncDeliveries.__doc__
+
+    def __init__(self, portal: Portal, deliveries: AsyncDeliveries) -> None:
+        self._run = portal.run
+        self._a = deliveries
+
+    def get(self, delivery_id: str) -> Delivery:
+        return self._run(self._a.get(delivery_id))
+
+    def retry(self, delivery_id: str) -> Delivery:
+        return self._run(self._a.retry(delivery_id))

@@ -1,0 +1,145 @@
+"""The SDK against the real stack (api, orchestrator and notifier as processes, the real broker and store, the
+mock provider): what a tenant does with it, from code."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import av
+import pytest
+
+from tests.support.receivers import receiving
+from tests.support.stack import Stack, running_stack
+from videogen_client import (
+    AsyncClient,
+    AuthenticationError,
+    Client,
+    Generation,
+    GenerationFailedError,
+    NotFoundError,
+    ValidationError,
+)
+from videogen_client.webhooks import unwrap
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store
+
+pytestmark = pytest.mark.e2e
+WAIT_S = 120.0
+
+
+@pytest.fixture
+async def stack(
+    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
+        yield stack
+
+
+def video_seconds(data: bytes) -> float:
+    with av.open(io.BytesIO(data)) as container:
+        assert isinstance(container, av.container.InputContainer)
+        assert container.streams.video[0].codec_context.name == "h264"
+        assert next(container.decode(video=0)) is not None  # a frame decodes
+        assert container.duration is not None
+        return container.duration / 1_000_000
+
+
+async def test_create_and_wait_completes_and_the_download_is_a_video_that_decodes(
+    stack: Stack, tmp_path: Path
+) -> None:
+    seen: list[Generation] = []
+    progress: list[tuple[int, int | None]] = []
+    async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+        generation = await client.generations.create_and_wait(
+            prompt="a red fox in snow", provider="mock", duration=4, on_progress=seen.append, timeout=WAIT_S
+        )
+        assert generation.status == "completed" and generation.video_url is not None
+        assert seen[0].status == "processing" and seen[-1].status == "completed"
+
+        path = tmp_path / "fox.mp4"
+        written = await client.generations.download(
+            generation.id, path, on_progress=lambda done, total: progress.append((done, total))
+        )
+        data = await asyncio.to_thread(path.read_bytes)
+        assert written == len(data) > 0
+        assert progress[-1] == (written, written)
+        assert await asyncio.to_thread(video_seconds, data) == pytest.approx(4.0)
+
+        streamed = b"".join([chunk async for chunk in client.generations.iter_video(generation.id)])
+        assert streamed == data
+
+
+async def test_a_failed_generation_raises_with_its_error(stack: Stack) -> None:
+    async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+        with pytest.raises(GenerationFailedError) as caught:
+            await client.generations.create_and_wait(
+                prompt="a storm #fail", provider="mock", duration=3, timeout=WAIT_S
+            )
+    failed = caught.value.generation
+    assert failed.status == "failed" and failed.error is not None
+
+
+async def test_the_listing_walks_every_page_and_filters(stack: Stack) -> None:
+    async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+        made = [
+            (await client.generations.create(prompt=f"clip {n}", provider="mock", duration=3)).id
+            for n in range(5)
+        ]
+        walked = [g.id async for g in client.generations.list(page_size=2)]  # three pages
+        assert walked == made[::-1]  # newest first, none skipped or repeated
+        page = await client.generations.list_page(limit=2)
+        assert len(page.data) == 2 and page.next_cursor is not None
+        later = [
+            g.id async for g in client.generations.list(created_after=datetime.now(UTC) + timedelta(days=1))
+        ]
+        assert later == []
+
+        with pytest.raises(NotFoundError) as missing:
+            await client.generations.get("gen_does_not_exist")
+        assert missing.value.request_id
+        with pytest.raises(ValidationError) as invalid:
+            await client.generations.create(prompt="too long", provider="mock", duration=30)
+        assert [e.field for e in invalid.value.errors] == ["duration"]
+    async with AsyncClient(api_key="vg_not_a_key", base_url=f"{stack.base}/v1") as stranger:
+        with pytest.raises(AuthenticationError):
+            await stranger.generations.get(made[0])
+
+
+async def test_the_sync_client_manages_webhooks_and_its_test_delivery_verifies(stack: Stack) -> None:
+    # A sync caller: each call in a thread, off the test's event loop.
+    client = await asyncio.to_thread(Client, api_key=stack.key, base_url=f"{stack.base}/v1")
+    try:
+        async with receiving() as receiver:
+            hook = await asyncio.to_thread(
+                client.webhooks.create, url=receiver.url(), events=["video.completed"]
+            )
+            assert hook.secret.startswith("whsec_")
+            assert [w.id for w in await asyncio.to_thread(client.webhooks.list)] == [hook.id]
+            updated = await asyncio.to_thread(
+                client.webhooks.update, hook.id, events=["video.completed", "video.failed"]
+            )
+            assert updated.events == ["video.completed", "video.failed"]
+
+            delivery = await asyncio.to_thread(client.webhooks.send_test, hook.id)
+            arrived = await receiver.request_where(
+                lambda r: r.headers.get("webhook-id") == delivery.id, timeout=30
+            )
+            event = unwrap(hook.secret, arrived.headers, arrived.body)
+            assert event.event == "webhook.test" and event.generation is None
+            assert (await asyncio.to_thread(client.deliveries.get, delivery.id)).id == delivery.id
+            listed = await asyncio.to_thread(lambda: [d.id for d in client.webhooks.deliveries(hook.id)])
+            assert listed == [delivery.id]
+
+            rotated = await asyncio.to_thread(client.webhooks.rotate_secret, hook.id)
+            assert rotated.secret != hook.secret
+            since = datetime.now(UTC) - timedelta(hours=1)
+            assert await asyncio.to_thread(client.webhooks.recover, hook.id, since=since) == 0
+            await asyncio.to_thread(client.webhooks.delete, hook.id)
+            with pytest.raises(NotFoundError):
+                await asyncio.to_thread(client.webhooks.get, hook.id)
+    finally:
+        await asyncio.to_thread(client.close)
