@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
+from pymongo.errors import ServerSelectionTimeoutError
+
+from videogen.dev_engines import running_engines
 from videogen.keys import create_key, revoke_key
 from videogen.migrate import migrate
 from videogen_common.settings import CommonSettings, SettingsError, load_settings
 from videogen_common.store import connect
+
+ENV_MONGO_URL = "VIDEOGEN_MONGO_URL"
+ENV_DATA_DIR = "VIDEOGEN_DATA_DIR"
+# How long `videogen keys` waits for the store before saying it found none.
+STORE_WAIT_MS = 5000
 
 
 def _settings() -> CommonSettings:
@@ -19,13 +31,39 @@ def _settings() -> CommonSettings:
         sys.exit(f"videogen: {exc}")
 
 
+def _key_store_settings() -> CommonSettings:
+    """The store's settings from the environment; with no VIDEOGEN_MONGO_URL there, those of the
+    `videogen dev` running with this data folder (``make dev`` beside it), if one is."""
+    engines = (
+        {} if ENV_MONGO_URL in os.environ else running_engines(Path(os.environ.get(ENV_DATA_DIR, "var")))
+    )
+    with _environment(engines):
+        return _settings()
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` added to the environment for the duration (settings read them from there)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 async def _keys(args: argparse.Namespace) -> int:
-    settings = _settings()
+    settings = _key_store_settings()
     client, store = connect(
         settings.mongo_url,
         settings.mongo_db,
         app_name="videogen-cli",
         durability=settings.mongo_write_concern,
+        server_selection_timeout_ms=STORE_WAIT_MS,
     )
     try:
         if args.keys_command == "create":
@@ -34,6 +72,13 @@ async def _keys(args: argparse.Namespace) -> int:
         revoked = await revoke_key(store, args.key)
         print("revoked" if revoked else "no such active key")  # noqa: T201
         return 0 if revoked else 1
+    except ServerSelectionTimeoutError:
+        print(  # noqa: T201
+            f"videogen keys: no store answers at {settings.mongo_url}; set {ENV_MONGO_URL} (and "
+            f"VIDEOGEN_MONGO_DB), or run it beside `make dev` from the same folder",
+            file=sys.stderr,
+        )
+        return 1
     finally:
         await client.close()
 

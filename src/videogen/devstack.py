@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from videogen.dev_engines import ENGINES_FILE, write_engines_file
 from videogen.engines import (
     EngineSpec,
     kafka_bootstrap,
@@ -150,6 +151,7 @@ class DevStack:
                 Child("store", secantus_spec(cfg.mongo_port, cfg.data_dir / "store"), logs / "store.log")
             )
             await migrate(self.settings())
+            await asyncio.to_thread(write_engines_file, cfg.data_dir, self.settings())
             key = await self._dev_key()
             for name, module in SERVICE_MODULES.items():
                 port = cfg.api_port if name == "api" else 0
@@ -256,6 +258,7 @@ class DevStack:
             child = self.children.get(name)
             if child and child.proc:
                 await stop(child.proc, 10)
+        (self.config.data_dir / ENGINES_FILE).unlink(missing_ok=True)
         print("videogen stopped; every process it started has exited.", flush=True)  # noqa: T201
 
 

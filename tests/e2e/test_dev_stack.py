@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +19,24 @@ from tests.support.procs import processes_using
 from tests.support.stack import generate, subscribe
 
 pytestmark = pytest.mark.e2e
+
+
+async def videogen_beside(dev: DevStack, *args: str) -> tuple[int, str]:
+    """Run ``videogen *args`` as a user would beside `make dev`: from the folder holding its data folder, with
+    no VIDEOGEN_* settings; returns its exit code and output."""
+    assert dev.data_dir.name == "var"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("VIDEOGEN_")}
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "videogen"),
+        *args,
+        cwd=dev.data_dir.parent,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode()
 
 
 @pytest.fixture
@@ -53,6 +72,12 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
             headers, body = await asyncio.wait_for(receiver.expect(first["id"]), 90)
             verify(hook["secret"], headers, body)
 
+            # An operator's key, made beside the running stack from the same folder with no settings.
+            code, out = await videogen_beside(dev, "keys", "create", "--account", "globex")
+            assert code == 0, out
+            status, _ = await call(session, "GET", f"{base}/v1/generations", out.strip())
+            assert status == 200
+
             # Kill -9 the orchestrator: the supervisor restarts it and the next generation still completes.
             orchestrators = [
                 pid for pid, cmd in processes_using(dev.data_dir).items() if "videogen_orchestrator" in cmd
@@ -72,6 +97,9 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
     assert await dev.stop() == 0
     assert processes_using(dev.data_dir) == {}
     assert "orchestrator exited with code -9" in dev.log.read_text()
+    # With no stack running, the same command says in one line what to set.
+    code, out = await videogen_beside(dev, "keys", "create", "--account", "globex")
+    assert code == 1 and "VIDEOGEN_MONGO_URL" in out and "Traceback" not in out, out
 
     # Started again on the same data folder: the key and the generations are still there.
     again = DevStack(dev.data_dir, fixed_key=False)

@@ -73,7 +73,12 @@ WRITE_CONCERNS: dict[Durability, WriteConcern] = {
 
 
 def connect(
-    url: str, database: str, *, app_name: str, durability: Durability = Durability.MAJORITY_JOURNALED
+    url: str,
+    database: str,
+    *,
+    app_name: str,
+    durability: Durability = Durability.MAJORITY_JOURNALED,
+    server_selection_timeout_ms: int | None = None,
 ) -> tuple[AsyncMongoClient[Doc], Store]:
     """A client whose every write carries ``durability``'s write concern and whose reads see only what a
     majority acknowledged (so a decision is never taken on a write that a crash could still take back).
@@ -82,6 +87,8 @@ def connect(
     options: dict[str, Any] = {"w": concern["w"]}
     if "j" in concern:
         options["journal"] = concern["j"]
+    if server_selection_timeout_ms is not None:  # how long a call waits for a store to answer (30 s)
+        options["serverSelectionTimeoutMS"] = server_selection_timeout_ms
     client: AsyncMongoClient[Doc] = AsyncMongoClient(
         url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
     )
