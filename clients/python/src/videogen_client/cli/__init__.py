@@ -1,0 +1,292 @@
+"""vg: the videogen API from a terminal.
+
+Exit codes: 0 done; 1 the generation failed; 2 bad usage or no API key; 3 the API refused the request;
+4 the API could not be reached; 5 a wait ran out of time; 130 interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import NoReturn
+
+from videogen_client._client import Client
+from videogen_client.cli import output, settings
+from videogen_client.cli.listen import listen
+from videogen_client.errors import (
+    APIConnectionError,
+    APIStatusError,
+    GenerationFailedError,
+    WaitTimeoutError,
+)
+from videogen_client.models import Generation
+
+OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
+WEBHOOK_COLUMNS = ("id", "url", "events", "active", "disabled_reason")
+DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at", "failure_reason")
+EVENTS = ("video.completed", "video.failed", "webhook.disabled")
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    args = _parser().parse_args(argv)
+    try:
+        code = args.run(args)
+    except KeyboardInterrupt:
+        code = INTERRUPTED
+    except GenerationFailedError as exc:
+        _show(args, exc.generation)
+        print(f"vg: {exc}", file=sys.stderr)
+        code = FAILED
+    except WaitTimeoutError as exc:
+        print(f"vg: {exc}", file=sys.stderr)
+        code = TIMED_OUT
+    except APIStatusError as exc:
+        print(f"vg: {exc}", file=sys.stderr)
+        for error in getattr(exc, "errors", []):
+            print(f"  {error.field}: {error.message}", file=sys.stderr)
+        code = REFUSED
+    except APIConnectionError as exc:
+        print(f"vg: {exc}", file=sys.stderr)
+        code = UNREACHABLE
+    sys.exit(code)
+
+
+def _client(args: argparse.Namespace) -> Client:
+    found = settings.resolve(args.api_key, args.base_url)
+    if not found.api_key:
+        print(
+            "vg: no API key: pass --api-key, set VIDEOGEN_API_KEY, or run `vg login --api-key KEY`",
+            file=sys.stderr,
+        )
+        sys.exit(USAGE)
+    return Client(api_key=found.api_key, base_url=found.base_url)
+
+
+def _show(args: argparse.Namespace, model: Generation | object) -> None:
+    from pydantic import BaseModel  # noqa: PLC0415 — a type check only
+
+    if isinstance(model, BaseModel):
+        print(output.as_json(model) if args.json else output.fields(model))
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+
+def _login(args: argparse.Namespace) -> int:
+    if not args.api_key:
+        print("vg login: --api-key KEY is required", file=sys.stderr)
+        return USAGE
+    base_url = args.base_url or settings.resolve(None, None).base_url
+    with Client(api_key=args.api_key, base_url=base_url) as client:
+        client.generations.list_page(limit=1)  # the key works here, or this raises
+    path = settings.save(args.api_key, base_url)
+    print(f"saved to {path} (readable by you only); vg now uses this key for {base_url}")
+    return OK
+
+
+def _generate(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        generation = client.generations.create(
+            prompt=args.prompt,
+            provider=args.provider,
+            duration=args.duration,
+            idempotency_key=args.idempotency_key,
+        )
+        if not (args.wait or args.download):
+            _show(args, generation)
+            return OK
+        generation = _wait(client, generation.id, args.timeout, first=generation)
+        if args.download:
+            _download(client, generation.id, args.download)
+        _show(args, generation)
+    return OK
+
+
+def _wait(client: Client, generation_id: str, timeout: float, first: Generation | None = None) -> Generation:
+    progress = output.Progress()
+    if first is not None:
+        progress.generation(first)
+    try:
+        done = client.generations.wait(generation_id, timeout=timeout, on_progress=progress.generation)
+    except GenerationFailedError as exc:
+        progress.finish(f"{generation_id}  failed")
+        raise exc from None
+    progress.finish(f"{generation_id}  completed")
+    return done
+
+
+def _download(client: Client, generation_id: str, path: Path) -> None:
+    progress = output.Progress()
+    written = client.generations.download(generation_id, path, on_progress=progress.download)
+    progress.finish(f"saved {written:,} bytes to {path}")
+
+
+def _generations(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        command = args.generations_command
+        if command == "list":
+            found = client.generations.list(status=args.status or None, provider=args.provider)
+            rows = [g for _, g in zip(range(args.limit), found, strict=False)]
+            print(output.as_json(rows) if args.json else output.table(rows, GENERATION_COLUMNS))
+        elif command == "get":
+            _show(args, client.generations.get(args.id))
+        elif command == "wait":
+            _show(args, _wait(client, args.id, args.timeout))
+        elif command == "cancel":
+            _show(args, client.generations.cancel(args.id))
+        else:
+            _download(client, args.id, args.path)
+    return OK
+
+
+def _webhooks(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        command = args.webhooks_command
+        if command == "create":
+            _show(args, client.webhooks.create(url=args.url, events=args.events))
+        elif command == "list":
+            hooks = client.webhooks.list()
+            print(output.as_json(hooks) if args.json else output.table(hooks, WEBHOOK_COLUMNS))
+        elif command == "get":
+            _show(args, client.webhooks.get(args.id))
+        elif command == "delete":
+            client.webhooks.delete(args.id)
+            print(output.as_json({"deleted": args.id}) if args.json else f"deleted {args.id}")
+        elif command == "rotate":
+            _show(args, client.webhooks.rotate_secret(args.id))
+        elif command == "test":
+            _show(args, client.webhooks.send_test(args.id))
+        elif command == "deliveries":
+            found = client.webhooks.deliveries(args.id, status=args.status)
+            rows = [d for _, d in zip(range(args.limit), found, strict=False)]
+            print(output.as_json(rows) if args.json else output.table(rows, DELIVERY_COLUMNS))
+        elif command == "retry":
+            _show(args, client.deliveries.retry(args.delivery_id))
+        else:
+            requeued = client.webhooks.recover(args.id, since=args.since)
+            print(output.as_json({"requeued": requeued}) if args.json else f"requeued {requeued}")
+    return OK
+
+
+def _listen(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return listen(
+            client,
+            events=args.events,
+            port=args.port,
+            public_url=args.public_url,
+            forward_to=args.forward_to,
+            as_json=args.json,
+        )
+
+
+# --- arguments ------------------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vg", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    _global_options(parser, None)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    _command(
+        sub, "login", "check an API key (--api-key, and --base-url) and save it for later commands", _login
+    )
+
+    generate = _command(sub, "generate", "submit a generation", _generate)
+    generate.add_argument("prompt")
+    generate.add_argument("--provider", default="mock", choices=["mock", "runway", "luma", "pika"])
+    generate.add_argument("--duration", type=int, default=5, help="seconds, 3-10")
+    generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
+    generate.add_argument(
+        "--download", type=Path, metavar="PATH", help="then save the video there (implies --wait)"
+    )
+    generate.add_argument("--timeout", type=float, default=600.0, help="seconds to wait at most")
+    generate.add_argument("--idempotency-key", help="make repeating this command safe")
+
+    _generation_commands(
+        sub.add_parser("generations", help="list, read, wait for, cancel and download generations")
+    )
+    _webhook_commands(sub.add_parser("webhooks", help="manage webhook endpoints and their deliveries"))
+
+    slisten = _command(sub, "listen", "receive the account's events here, verified, until Ctrl-C", _listen)
+    slisten.add_argument("--events", nargs="+", choices=EVENTS, default=list(EVENTS))
+    slisten.add_argument("--port", type=int, default=0, help="local port (default: any free one)")
+    slisten.add_argument("--forward-to", metavar="URL", help="also POST each delivery, as received, there")
+    slisten.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the URL the API should deliver to, if not this machine's (a tunnel)",
+    )
+    return parser
+
+
+def _generation_commands(parser: argparse.ArgumentParser) -> None:
+    gsub = parser.add_subparsers(dest="generations_command", required=True)
+    glist = _command(gsub, "list", "the account's generations, newest first", _generations)
+    glist.add_argument("--status", action="append", choices=["queued", "processing", "completed", "failed"])
+    glist.add_argument("--provider", choices=["mock", "runway", "luma", "pika"])
+    glist.add_argument(
+        "--limit", type=int, default=20, help="at most this many (pages are fetched as needed)"
+    )
+    _command(gsub, "get", "one generation", _generations).add_argument("id")
+    gwait = _command(gsub, "wait", "follow a generation until it is finished", _generations)
+    gwait.add_argument("id")
+    gwait.add_argument("--timeout", type=float, default=600.0)
+    _command(gsub, "cancel", "cancel an unfinished generation", _generations).add_argument("id")
+    gdownload = _command(gsub, "download", "save a completed generation's video", _generations)
+    gdownload.add_argument("id")
+    gdownload.add_argument("path", type=Path)
+
+
+def _webhook_commands(parser: argparse.ArgumentParser) -> None:
+    wsub = parser.add_subparsers(dest="webhooks_command", required=True)
+    wcreate = _command(wsub, "create", "register an endpoint; prints its secret once", _webhooks)
+    wcreate.add_argument("url")
+    wcreate.add_argument("--events", nargs="+", choices=EVENTS, default=["video.completed", "video.failed"])
+    _command(wsub, "list", "the account's endpoints", _webhooks)
+    _command(wsub, "get", "one endpoint", _webhooks).add_argument("id")
+    _command(wsub, "delete", "remove an endpoint", _webhooks).add_argument("id")
+    _command(wsub, "rotate", "a new signing secret; both sign during the overlap", _webhooks).add_argument(
+        "id"
+    )
+    _command(wsub, "test", "send the endpoint a test event now", _webhooks).add_argument("id")
+    wdeliveries = _command(wsub, "deliveries", "an endpoint's delivery log, newest first", _webhooks)
+    wdeliveries.add_argument("id")
+    wdeliveries.add_argument("--status", choices=["pending", "succeeded", "failed"])
+    wdeliveries.add_argument("--limit", type=int, default=20)
+    _command(wsub, "retry", "send a failed delivery again now", _webhooks).add_argument("delivery_id")
+    wrecover = _command(wsub, "recover", "queue again the failed deliveries since a moment", _webhooks)
+    wrecover.add_argument("id")
+    wrecover.add_argument(
+        "--since", type=datetime.fromisoformat, required=True, help="ISO 8601, with a time zone"
+    )
+
+
+def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """The options every command takes, before or after its name."""
+    parser.add_argument(
+        "--api-key", default=default, help="default: $VIDEOGEN_API_KEY, then the key `vg login` saved"
+    )
+    parser.add_argument(
+        "--base-url", default=default, help="the API's base URL, ending in /v1 (default: $VIDEOGEN_BASE_URL)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=False if default is None else default, help="print JSON"
+    )
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_text, description=help_text)
+    _global_options(parser, argparse.SUPPRESS)  # not given after the name: what came before it stands
+    parser.set_defaults(run=run)
+    return parser

@@ -1,0 +1,187 @@
+"""``vg`` run as a user runs it, against the real stack: through a pseudo-terminal for the live progress
+display, with ``--json`` for scripts, its exit codes, ``vg login``'s private config, and ``vg listen``
+receiving and verifying a real delivery."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import pty
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import av
+import pytest
+
+from tests.support.receivers import Receiver
+from tests.support.stack import Stack, running_stack
+from videogen_client import AsyncClient
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store
+
+pytestmark = pytest.mark.e2e
+VG = str(Path(sys.executable).parent / "vg")
+
+
+@pytest.fixture
+async def stack(
+    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
+        yield stack
+
+
+async def stack_receiver() -> Receiver:
+    """The user's own local app that ``vg listen --forward-to`` hands deliveries on to."""
+    receiver = Receiver()
+    await receiver.start()
+    return receiver
+
+
+def user_env(stack: Stack, tmp_path: Path, *, with_key: bool = True) -> dict[str, str]:
+    """A user's environment: no VIDEOGEN_* settings of the tests', a config file of their own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIDEOGEN_")}
+    env["VIDEOGEN_CONFIG"] = str(tmp_path / "vg" / "config.json")
+    if with_key:
+        env.update(VIDEOGEN_API_KEY=stack.key, VIDEOGEN_BASE_URL=f"{stack.base}/v1")
+    return env
+
+
+async def vg(env: dict[str, str], *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        VG, *args, env=env, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def on_a_terminal(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str]:
+    """Run vg with its output on a pseudo-terminal, as in a shell; everything it wrote, and its exit code."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [VG, *args], env=env, cwd=cwd, stdout=follower, stderr=follower, close_fds=True
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: vg has exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return process.wait(timeout=60), seen.decode(errors="replace")
+
+
+def decodes(path: Path) -> bool:
+    with av.open(io.BytesIO(path.read_bytes())) as container:
+        assert isinstance(container, av.container.InputContainer)
+        return next(container.decode(video=0)) is not None
+
+
+async def test_generate_wait_download_shows_live_progress_on_a_terminal(stack: Stack, tmp_path: Path) -> None:
+    env = user_env(stack, tmp_path)
+    code, seen = await asyncio.to_thread(
+        on_a_terminal,
+        env,
+        tmp_path,
+        "generate",
+        "a red fox in snow",
+        "--provider",
+        "mock",
+        "--duration",
+        "3",
+        "--wait",
+        "--download",
+        "fox.mp4",
+    )
+    assert code == 0, seen
+    assert "\r\x1b[K" in seen  # the progress line is redrawn in place
+    assert "completed" in seen and "saved" in seen
+    assert await asyncio.to_thread(decodes, tmp_path / "fox.mp4")
+
+
+async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
+    env = user_env(stack, tmp_path)
+    code, out, err = await vg(env, "--json", "generate", "a quiet lake", "--duration", "3", "--wait")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["status"] == "completed" and made["video_url"]
+    assert "completed" in err and "\r" not in err  # plain progress lines when not on a terminal
+
+    code, out, _ = await vg(env, "--json", "generations", "list", "--status", "completed")
+    assert code == 0 and made["id"] in [g["id"] for g in json.loads(out)]
+    code, out, _ = await vg(env, "generations", "list")
+    assert code == 0 and out.splitlines()[0].split()[:2] == ["ID", "STATUS"] and made["id"] in out
+
+    code, out, err = await vg(env, "--json", "generate", "a storm #fail", "--duration", "3", "--wait")
+    assert code == 1 and json.loads(out)["status"] == "failed" and "failed" in err
+    code, _, err = await vg(env, "generations", "get", "gen_nothing_here")
+    assert code == 3 and "404" in err
+    code, _, err = await vg(env, "generate", "too long", "--duration", "30")
+    assert code == 3 and "duration" in err
+    code, _, err = await vg(user_env(stack, tmp_path, with_key=False), "generations", "list")
+    assert code == 2 and "vg login" in err
+    code, _, err = await vg({**env, "VIDEOGEN_BASE_URL": "http://127.0.0.1:9/v1"}, "generations", "list")
+    assert code == 4
+
+
+async def test_login_saves_a_private_config_that_later_commands_use(stack: Stack, tmp_path: Path) -> None:
+    env = user_env(stack, tmp_path, with_key=False)
+    code, _, err = await vg(env, "login", "--api-key", "vg_wrong", "--base-url", f"{stack.base}/v1")
+    assert code == 3 and not Path(env["VIDEOGEN_CONFIG"]).exists()  # a key the API refuses is not saved
+
+    code, out, err = await vg(env, "login", "--api-key", stack.key, "--base-url", f"{stack.base}/v1")
+    assert code == 0, err
+    config = Path(env["VIDEOGEN_CONFIG"])
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    code, out, err = await vg(env, "--json", "webhooks", "list")
+    assert code == 0 and json.loads(out) == [], err
+
+
+async def test_listen_receives_verifies_and_prints_a_real_delivery_then_removes_its_endpoint(
+    stack: Stack, tmp_path: Path
+) -> None:
+    env = user_env(stack, tmp_path)
+    app = await stack_receiver()
+    listener = await asyncio.create_subprocess_exec(
+        VG,
+        "--json",
+        "listen",
+        "--events",
+        "video.completed",
+        "--forward-to",
+        app.url("/local"),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert listener.stdout is not None
+    try:
+        ready = json.loads(await asyncio.wait_for(listener.stdout.readline(), 30))
+        endpoint = ready["endpoint"]
+        async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+            assert [w.id for w in await client.webhooks.list()] == [endpoint]
+            made = await client.generations.create(prompt="a heron", provider="mock", duration=3)
+            printed = json.loads(await asyncio.wait_for(listener.stdout.readline(), 120))
+            assert printed["verified"] is True and printed["event"] == "video.completed"
+            assert printed["data"]["id"] == made.id and printed["data"]["status"] == "completed"
+            forwarded = await app.request(1)  # the local app got the delivery as sent, signatures and all
+            assert printed["forwarded"] == 200 and forwarded.headers["webhook-id"] == printed["webhook_id"]
+            assert json.loads(forwarded.body)["data"]["id"] == made.id
+            listener.send_signal(signal.SIGINT)
+            assert await asyncio.wait_for(listener.wait(), 30) == 0
+            assert await client.webhooks.list() == []  # the endpoint went with it
+    finally:
+        if listener.returncode is None:
+            listener.kill()
+            await listener.wait()
+        await app.stop()
