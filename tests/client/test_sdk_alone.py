@@ -7,15 +7,12 @@ from __future__ import annotations
 import asyncio
 import io
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import av
 import pytest
 
-from tests.support.stack import Stack, running_stack
-from videogen_common.settings import CommonSettings
-from videogen_common.store import Store
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +28,11 @@ assert not present, f"server libraries in the SDK's environment: {present}"
 with Client() as client:
     video = client.generations.create_and_wait(prompt="a fox", provider="mock", duration=3, timeout=120)
     written = client.generations.download(video.id, sys.argv[1])
+    other = client.generations.create(prompt="a second fox", provider="mock", duration=3)
+    walked = [g.id for g in client.generations.list(page_size=1)]  # a page a generation
+    assert walked == [other.id, video.id], walked
+    streamed = b"".join(client.generations.iter_video(video.id))
+    assert len(streamed) == written
     print(video.status, written)
 """
 
@@ -42,14 +44,6 @@ async def run(*argv: str | Path, env: dict[str, str] | None = None) -> str:
     out, _ = await asyncio.wait_for(process.communicate(), 300)
     assert process.returncode == 0, out.decode()
     return out.decode()
-
-
-@pytest.fixture
-async def stack(
-    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
-        yield stack
 
 
 @pytest.fixture

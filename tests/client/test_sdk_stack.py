@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import av
 import pytest
 
 from tests.support.receivers import receiving
-from tests.support.stack import Stack, running_stack
+from tests.support.stack import Stack
 from videogen_client import (
     AsyncClient,
     AuthenticationError,
@@ -24,19 +23,9 @@ from videogen_client import (
     ValidationError,
 )
 from videogen_client.webhooks import unwrap
-from videogen_common.settings import CommonSettings
-from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
 WAIT_S = 120.0
-
-
-@pytest.fixture
-async def stack(
-    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
-        yield stack
 
 
 def video_seconds(data: bytes) -> float:

@@ -13,35 +13,17 @@ import signal
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import av
 import pytest
 
-from tests.support.receivers import Receiver
-from tests.support.stack import Stack, running_stack
+from tests.support.receivers import receiving
+from tests.support.stack import Stack
 from videogen_client import AsyncClient
-from videogen_common.settings import CommonSettings
-from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
 VG = str(Path(sys.executable).parent / "vg")
-
-
-@pytest.fixture
-async def stack(
-    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    async with running_stack(base_env, common_settings, store, tmp_path / "logs") as stack:
-        yield stack
-
-
-async def stack_receiver() -> Receiver:
-    """The user's own local app that ``vg listen --forward-to`` hands deliveries on to."""
-    receiver = Receiver()
-    await receiver.start()
-    return receiver
 
 
 def user_env(stack: Stack, tmp_path: Path, *, with_key: bool = True) -> dict[str, str]:
@@ -151,37 +133,37 @@ async def test_login_saves_a_private_config_that_later_commands_use(stack: Stack
 async def test_listen_receives_verifies_and_prints_a_real_delivery_then_removes_its_endpoint(
     stack: Stack, tmp_path: Path
 ) -> None:
-    env = user_env(stack, tmp_path)
-    app = await stack_receiver()
-    listener = await asyncio.create_subprocess_exec(
-        VG,
-        "--json",
-        "listen",
-        "--events",
-        "video.completed",
-        "--forward-to",
-        app.url("/local"),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert listener.stdout is not None
-    try:
-        ready = json.loads(await asyncio.wait_for(listener.stdout.readline(), 30))
-        endpoint = ready["endpoint"]
-        async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
-            assert [w.id for w in await client.webhooks.list()] == [endpoint]
-            made = await client.generations.create(prompt="a heron", provider="mock", duration=3)
-            printed = json.loads(await asyncio.wait_for(listener.stdout.readline(), 120))
-            assert printed["verified"] is True and printed["event"] == "video.completed"
-            assert printed["data"]["id"] == made.id and printed["data"]["status"] == "completed"
-            forwarded = await app.request(1)  # the local app got the delivery as sent, signatures and all
-            assert printed["forwarded"] == 200 and forwarded.headers["webhook-id"] == printed["webhook_id"]
-            assert json.loads(forwarded.body)["data"]["id"] == made.id
-            listener.send_signal(signal.SIGINT)
-            assert await asyncio.wait_for(listener.wait(), 30) == 0
-            assert await client.webhooks.list() == []  # the endpoint went with it
-    finally:
-        if listener.returncode is None:
-            listener.kill()
-            await listener.wait()
-        await app.stop()
+    async with receiving() as app:  # the user's own local app, which vg listen forwards to
+        listener = await asyncio.create_subprocess_exec(
+            VG,
+            "--json",
+            "listen",
+            "--events",
+            "video.completed",
+            "--forward-to",
+            app.url("/local"),
+            env=user_env(stack, tmp_path),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert listener.stdout is not None
+        try:
+            ready = json.loads(await asyncio.wait_for(listener.stdout.readline(), 30))
+            async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+                assert [w.id for w in await client.webhooks.list()] == [ready["endpoint"]]
+                made = await client.generations.create(prompt="a heron", provider="mock", duration=3)
+                printed = json.loads(await asyncio.wait_for(listener.stdout.readline(), 120))
+                assert printed["verified"] is True and printed["event"] == "video.completed"
+                assert printed["data"]["id"] == made.id and printed["data"]["status"] == "completed"
+                forwarded = await app.request(1)  # as sent, signatures and all
+                assert (
+                    printed["forwarded"] == 200 and forwarded.headers["webhook-id"] == printed["webhook_id"]
+                )
+                assert json.loads(forwarded.body)["data"]["id"] == made.id
+
+                listener.send_signal(signal.SIGINT)
+                assert await asyncio.wait_for(listener.wait(), 30) == 0
+                assert await client.webhooks.list() == []  # the endpoint went with it
+        finally:
+            if listener.returncode is None:
+                listener.kill()
+                await listener.wait()

@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
 
+from pydantic import BaseModel
+
 from videogen_client._client import Client
 from videogen_client.cli import output, settings
 from videogen_client.cli.listen import listen
@@ -65,11 +67,8 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(api_key=found.api_key, base_url=found.base_url)
 
 
-def _show(args: argparse.Namespace, model: Generation | object) -> None:
-    from pydantic import BaseModel  # noqa: PLC0415 — a type check only
-
-    if isinstance(model, BaseModel):
-        print(output.as_json(model) if args.json else output.fields(model))
+def _show(args: argparse.Namespace, model: BaseModel) -> None:
+    print(output.as_json(model) if args.json else output.fields(model))
 
 
 # --- commands -------------------------------------------------------------------------------------------

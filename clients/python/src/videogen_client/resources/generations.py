@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -23,7 +23,9 @@ CHUNK = 64 * 1024
 
 
 class AsyncGenerations:
-    def __init__(self, transport: Transport, sleep: Sleep, monotonic: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, transport: Transport, sleep: Sleep, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
         self._t = transport
         self._sleep = sleep
         self._monotonic = monotonic
@@ -143,7 +145,7 @@ class AsyncGenerations:
             on_progress(generation)
         return await self.wait(generation.id, timeout=timeout, on_progress=on_progress)
 
-    async def iter_video(self, generation_id: str) -> AsyncIterator[bytes]:
+    async def iter_video(self, generation_id: str) -> AsyncGenerator[bytes, None]:
         """The completed generation's video, chunk by chunk."""
         async for chunk, _ in self._video_chunks(generation_id):
             yield chunk

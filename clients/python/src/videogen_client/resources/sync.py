@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -29,6 +29,10 @@ from videogen_client.resources.generations import (
     ProgressCallback,
 )
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
+
+
+async def _next(chunks: AsyncGenerator[bytes, None]) -> bytes:
+    return await anext(chunks)
 
 
 class Generations:
@@ -134,6 +138,18 @@ class Generations:
                 on_progress=on_progress,
             )
         )
+
+    def iter_video(self, generation_id: str) -> Iterator[bytes]:
+        """The completed generation's video, chunk by chunk."""
+        chunks = self._a.iter_video(generation_id)
+        try:
+            while True:
+                try:
+                    yield self._run(_next(chunks))
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._run(chunks.aclose())
 
     def download(
         self,
