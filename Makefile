@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 LOCAL_PACKAGES := -e libs/common -e clients/python -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint unit install lock clean
+.PHONY: dev test lint unit install lock clean promtool
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
@@ -32,7 +32,16 @@ $(BIN)/uv:
 $(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.toml clients/python/pyproject.toml services/*/pyproject.toml
 	$(BIN)/uv pip sync --python $(BIN)/python requirements/dev.txt
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --no-build-isolation $(LOCAL_PACKAGES)
+	@command -v promtool >/dev/null || $(MAKE) --no-print-directory promtool
 	touch $(STAMP)
+
+# Prometheus's promtool, which the alert-rule tests run: Debian's prometheus package (installed, not started).
+promtool:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
+	else \
+		echo "promtool is missing: install Debian's prometheus package as root (the alert tests need it)" >&2; \
+	fi
 
 # Re-pin after editing requirements/*.in. The output records no registry address (see docs/development.md).
 lock: $(BIN)/uv

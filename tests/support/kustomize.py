@@ -39,6 +39,7 @@ MERGE_KEYS = {
 NAMESPACED_KINDS = {
     "ConfigMap", "Secret", "ServiceAccount", "Service", "Deployment", "Job", "PodDisruptionBudget",
     "HorizontalPodAutoscaler", "NetworkPolicy", "PersistentVolumeClaim", "ScaledObject", "ServiceMonitor",
+    "PrometheusRule",
     "Kafka", "KafkaNodePool", "KafkaTopic", "MongoDBCommunity",
 }  # fmt: skip
 CLUSTER_KINDS = {"Namespace"}

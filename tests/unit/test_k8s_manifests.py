@@ -137,6 +137,14 @@ def _check_service_monitor(obj: Resource) -> None:
         _require(endpoint, "port", "path")
 
 
+def _check_prometheus_rule(obj: Resource) -> None:
+    _require(obj, "spec.groups")
+    for group in obj["spec"]["groups"]:
+        _require(group, "name", "rules")
+        for rule in group["rules"]:
+            _require(rule, "expr")
+
+
 # Kinds kubernetes-validate has no schema for (custom resources): the fields their operators require.
 CUSTOM_RESOURCES = {
     ("keda.sh/v1alpha1", "ScaledObject"): _check_scaled_object,
@@ -145,6 +153,7 @@ CUSTOM_RESOURCES = {
     ("kafka.strimzi.io/v1", "KafkaTopic"): _check_strimzi,
     ("mongodbcommunity.mongodb.com/v1", "MongoDBCommunity"): _check_mongodb,
     ("monitoring.coreos.com/v1", "ServiceMonitor"): _check_service_monitor,
+    ("monitoring.coreos.com/v1", "PrometheusRule"): _check_prometheus_rule,
 }
 
 
