@@ -35,7 +35,7 @@ $(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.to
 	@command -v promtool >/dev/null || $(MAKE) --no-print-directory promtool
 	touch $(STAMP)
 
-# Prometheus's promtool, which the alert-rule tests run: Debian's prometheus package (installed, not started).
+# Prometheus and its promtool, which the alert tests run: Debian's prometheus package (installed, not started).
 promtool:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \

@@ -136,6 +136,8 @@ async def test_orchestrator_metrics_after_generations_finish(
     finished = "videogen_generations_finished_total"
     assert 'videogen_generations_finished_total{outcome="completed",provider="mock"} 1.0' in text
     assert sample(text, finished, provider="mock", outcome="failed") == 1
+    # Every provider and outcome is exported from zero, so rate() sees the first one (alerts depend on it).
+    assert sample(text, finished, provider="luma", outcome="failed") == 0
     assert sample(text, "videogen_generation_failures_total", provider="mock", code="provider_rejected") == 1
     duration = "videogen_generation_duration_seconds_count"
     assert sample(text, duration, provider="mock", outcome="completed") == 1
@@ -253,7 +255,7 @@ async def test_notifier_metrics_after_deliveries(notifier: NotifierRuntime, stor
     assert sample(text, "videogen_delivery_attempts_total", outcome="5xx") == 1
     assert sample(text, "videogen_delivery_attempt_duration_seconds_count", outcome="2xx") == 1
     assert sample(text, "videogen_deliveries_finished_total", outcome="succeeded") == 1
-    assert sample(text, "videogen_deliveries_finished_total", outcome="failed") is None  # it will retry
+    assert sample(text, "videogen_deliveries_finished_total", outcome="failed") == 0  # it will retry; shown from 0
     assert sample(text, "videogen_delivery_retry_backlog") == 1
     assert sample(text, "videogen_deliveries_overdue") == 0
     assert sample(text, "videogen_webhook_endpoints", state="failing") == 1

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from videogen_common.deliveries import PENDING, RETRY_AT
+from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
 from videogen_common.metrics import LATENCY_BUCKETS
 from videogen_common.store import Store
 from videogen_notifier.sender import AttemptResult
@@ -50,6 +50,8 @@ class NotifierMetrics:
             ["outcome"],
             registry=registry,
         )
+        for outcome in (SUCCEEDED, FAILED):  # from zero, so the first of each is a rise rate() sees
+            self.finished.labels(outcome)
         self.in_flight = Gauge(
             "videogen_delivery_attempts_in_flight",
             "Deliveries queued in or being sent by this instance's endpoint lanes.",

@@ -11,7 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from videogen_common.domain import TERMINAL, Status
+from videogen_common.domain import TERMINAL, Provider, Status
 from videogen_common.generations import OUTBOX_AT
 from videogen_common.logs import log_context
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
@@ -33,6 +33,11 @@ class OrchestratorMetrics:
             ["provider", "outcome"],
             registry=registry,
         )
+        # Every (provider, outcome) from zero, so the first failure of a run is a rise that rate() sees (a
+        # series born at 1 reads as no change, and an alert on it would never fire).
+        for provider in Provider:
+            for outcome in (Status.COMPLETED, Status.FAILED):
+                self.finished.labels(provider.value, outcome.value)
         self.failures = Counter(
             "videogen_generation_failures",
             "Failed generations by provider and error code (provider_unavailable, provider_error, ...).",
