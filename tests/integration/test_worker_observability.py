@@ -255,7 +255,7 @@ async def test_notifier_metrics_after_deliveries(notifier: NotifierRuntime, stor
     assert sample(text, "videogen_delivery_attempts_total", outcome="5xx") == 1
     assert sample(text, "videogen_delivery_attempt_duration_seconds_count", outcome="2xx") == 1
     assert sample(text, "videogen_deliveries_finished_total", outcome="succeeded") == 1
-    assert sample(text, "videogen_deliveries_finished_total", outcome="failed") == 0  # it will retry; shown from 0
+    assert sample(text, "videogen_deliveries_finished_total", outcome="failed") == 0  # it will retry
     assert sample(text, "videogen_delivery_retry_backlog") == 1
     assert sample(text, "videogen_deliveries_overdue") == 0
     assert sample(text, "videogen_webhook_endpoints", state="failing") == 1
