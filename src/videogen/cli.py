@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from pymongo.errors import ServerSelectionTimeoutError
@@ -24,9 +22,9 @@ ENV_DATA_DIR = "VIDEOGEN_DATA_DIR"
 STORE_WAIT_MS = 5000
 
 
-def _settings() -> CommonSettings:
+def _settings(**overrides: str) -> CommonSettings:
     try:
-        return load_settings(CommonSettings)
+        return load_settings(CommonSettings, **overrides)
     except SettingsError as exc:
         sys.exit(f"videogen: {exc}")
 
@@ -34,26 +32,9 @@ def _settings() -> CommonSettings:
 def _key_store_settings() -> CommonSettings:
     """The store's settings from the environment; with no VIDEOGEN_MONGO_URL there, those of the
     `videogen dev` running with this data folder (``make dev`` beside it), if one is."""
-    engines = (
-        {} if ENV_MONGO_URL in os.environ else running_engines(Path(os.environ.get(ENV_DATA_DIR, "var")))
-    )
-    with _environment(engines):
+    if ENV_MONGO_URL in os.environ:
         return _settings()
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """``values`` added to the environment for the duration (settings read them from there)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return _settings(**running_engines(Path(os.environ.get(ENV_DATA_DIR, "var"))))
 
 
 async def _keys(args: argparse.Namespace) -> int:

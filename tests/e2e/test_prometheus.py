@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.receivers import Reply, always, receiving
 from tests.support.stack import Stack, running_stack
-from videogen.engines import free_port
+from videogen.engines import free_port, wait_for_http
 from videogen_client import AsyncClient
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
@@ -68,15 +68,8 @@ async def prometheus(stack: Stack, tmp_path: Path) -> AsyncIterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
+        await wait_for_http(f"{base}/-/ready", exited=lambda: process.returncode)
         async with aiohttp.ClientSession() as session, asyncio.timeout(30):
-            while True:
-                try:
-                    async with session.get(f"{base}/-/ready") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    pass
-                await asyncio.sleep(0.1)
             # Every target scraped once before the test acts, so counters are seen before they rise.
             while len(await query(session, base, "up == 1")) < len(jobs):
                 await asyncio.sleep(0.2)

@@ -27,6 +27,7 @@ from pymongo.write_concern import WriteConcern
 from tests.integration.test_notifier_deliveries import status_envelope
 from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.env import settings_for
+from tests.support.notifier import NotifierHarness
 from tests.support.receivers import Reply, always, receiving
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import SystemClock
@@ -34,7 +35,6 @@ from videogen_common.deliveries import PENDING, SUCCEEDED
 from videogen_common.store import Store, connect, ensure_indexes
 from videogen_notifier.deliveries import new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
-from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
 ACCOUNT = "acme"
@@ -80,16 +80,9 @@ def dispatcher(stack: AsyncExitStack, base_env: dict[str, str], store: Store, **
         endpoint_cache_seconds="60",  # the attempts need no endpoint read while the store is gone
         **overrides,
     )
-    session = aiohttp.ClientSession()
-    stack.push_async_callback(session.close)
-    made = Dispatcher(
-        settings=settings,
-        store=store,
-        sender=Sender(session, settings.delivery_timeout_seconds),
-        clock=SystemClock(),
+    return NotifierHarness(base_env, store, SystemClock(), stack).dispatcher_with(
+        settings, aiohttp.ClientSession()
     )
-    stack.push_async_callback(made.stop, 0.5)
-    return made
 
 
 async def test_deliveries_in_flight_when_the_store_dies_are_sent_and_recorded_once_it_is_back(

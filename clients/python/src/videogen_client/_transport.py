@@ -136,18 +136,15 @@ class Transport:
                     headers=sent_headers,
                     auth=self.auth,
                 )
-            except httpx.TimeoutException as exc:
-                # A connect timeout never reached the API; a read timeout may have been acted on.
-                if retry < self.policy.max_retries and (repeatable or isinstance(exc, httpx.ConnectTimeout)):
-                    await self._wait(retry, None)
-                    retry += 1
-                    continue
-                raise APITimeoutError(f"{method} {path}: no answer in time") from exc
             except httpx.TransportError as exc:
-                if retry < self.policy.max_retries and (repeatable or isinstance(exc, httpx.ConnectError)):
+                # A request that never connected never reached the API; any other may have been acted on.
+                never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                if retry < self.policy.max_retries and (repeatable or never_sent):
                     await self._wait(retry, None)
                     retry += 1
                     continue
+                if isinstance(exc, httpx.TimeoutException):
+                    raise APITimeoutError(f"{method} {path}: no answer in time") from exc
                 raise APIConnectionError(f"{method} {path}: {exc.__class__.__name__}: {exc}") from exc
             status = response.status_code
             if status < 400:
