@@ -2,7 +2,7 @@
 ceilings measured in the same run: the store's raw insert rate and a bare aiohttp JSON endpoint.
 
     .venv/bin/python -m bench.api_create [--requests N] [--concurrency C] [--rounds R] [--write-concerns A,B]
-        [--profile FILE]
+        [--profile FILE] [--traces]
 
 The store's raw insert and creation are measured for each write concern of ``--write-concerns`` (all three
 by default, the durable default first): each ceiling uses the same write concern as the creation it is
@@ -12,6 +12,9 @@ round's ratios compare figures taken moments apart, and the median over rounds i
 whatever else the machine is doing. Each phase also reports the CPU time its processes spent per request (the
 load generator, the server, the store), read from /proc, which says where the time goes when the rates alone
 cannot.
+
+With ``--traces``, the api exports OpenTelemetry traces to a sink on 127.0.0.1 (``bench.otlp_sink``), so a run
+with it beside one without states what traces cost creation.
 
 With ``--profile``, the api process runs under cProfile and writes its statistics to FILE when it stops (read
 them with ``python -m pstats FILE``); the figures of such a run are not comparable with the others.
@@ -92,7 +95,12 @@ def poster(
 
 
 async def run(
-    total: int, concurrency: int, rounds: int, concerns: list[Durability], profile: Path | None = None
+    total: int,
+    concurrency: int,
+    rounds: int,
+    concerns: list[Durability],
+    profile: Path | None = None,
+    traces: bool = False,
 ) -> list[dict[str, Phase]]:
     """``rounds`` rounds of the phases, one after the other, so that each round's figures share the machine's
     conditions of the moment; every process stays up for the whole run. The store's raw insert and creation
@@ -137,6 +145,14 @@ async def run(
                 {"Content-Type": "application/json"},
             )
             store_pid = {"store": urls.store_pid}
+            traced: dict[str, str] = {}
+            if traces:
+                sink_port = free_port()
+                await stack.enter_async_context(
+                    python_process(["-m", "bench.otlp_sink", str(sink_port)], {}, workdir / "sink.log")
+                )
+                await wait_for_http(f"http://127.0.0.1:{sink_port}/count")
+                traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink_port}"}
             # Per write concern: its store client (the ceiling), its api process, and the two operations.
             measured: dict[
                 Durability, tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]], int]
@@ -159,6 +175,7 @@ async def run(
                     # One account sends everything here: its rate limits are set beyond what the run sends,
                     # so the limiter does all its work (counting, headers, store syncs) and refuses nothing.
                     "VIDEOGEN_RATE_LIMIT_GENERATE_QUOTA": str(1_000_000),
+                    **traced,
                 }
                 api = ["-m", "videogen_api.main"]
                 if profile is not None:
@@ -213,10 +230,13 @@ def main() -> None:
         help="comma-separated VIDEOGEN_MONGO_WRITE_CONCERN values to measure side by side",
     )
     parser.add_argument("--profile", type=Path, help="profile the api process with cProfile into this file")
+    parser.add_argument(
+        "--traces", action="store_true", help="the api exports its traces (to a sink on 127.0.0.1)"
+    )
     args = parser.parse_args()
     profile = args.profile.resolve() if args.profile else None
     concerns = [Durability(name.strip()) for name in args.write_concerns.split(",") if name.strip()]
-    runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, concerns, profile))
+    runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, concerns, profile, args.traces))
     ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
     costs: dict[Durability, list[float]] = {c: [] for c in concerns}
     for n, phases in enumerate(runs, 1):

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import orjson
 import pytest
-from aiokafka import AIOKafkaConsumer
 
+from tests.support.observe import Entry, headers_of, log_entry
 from tests.support.pipeline import Receiver, verify
 from tests.support.prometheus import sample
 from tests.support.stack import Stack, running_stack, subscribe
@@ -25,27 +24,6 @@ from videogen_common.store import Store
 from videogen_common.topics import Topics
 
 pytestmark = pytest.mark.e2e
-
-Entry = dict[str, Any]
-
-
-async def log_entry(
-    stack: Stack, service: str, match: Callable[[Entry], bool], timeout: float = 30.0
-) -> Entry:
-    """The first JSON line of the service's log that ``match`` accepts; waits for it to be written (a log file
-    offers no event to await)."""
-    process = stack.services[service]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        for line in (await process.output()).splitlines():
-            start = line.find("{")  # after any terminal control codes the worker printed
-            if start >= 0:
-                entry: Entry = orjson.loads(line[start:])
-                if match(entry):
-                    return entry
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"no such line in the {service} log:\n{await process.output()}")
-        await asyncio.sleep(0.1)
 
 
 @pytest.fixture
@@ -60,19 +38,6 @@ async def stack(
 async def get(url: str) -> tuple[int, str]:
     async with aiohttp.ClientSession() as session, session.get(url) as response:
         return response.status, await response.text()
-
-
-async def headers_of(bootstrap: str, topic: str, key: bytes) -> list[dict[str, bytes]]:
-    """The headers of every record on ``topic`` keyed ``key``, read from the start."""
-    consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
-    )
-    await consumer.start()
-    try:
-        batches = await consumer.getmany(timeout_ms=3000)
-        return [dict(r.headers) for records in batches.values() for r in records if r.key == key]
-    finally:
-        await consumer.stop()
 
 
 async def test_worker_probes_and_metrics_answer_on_their_side_ports(stack: Stack) -> None:

@@ -18,10 +18,11 @@ GENERATION: dict[str, Any] = {
     "error": {"code": "x", "retriable": False},
 }
 
-FIELDS = ("event_id", "type", "occurred_at", "account_id", "generation", "trace_id")
+FIELDS = ("event_id", "type", "occurred_at", "account_id", "generation", "trace_id", "traceparent")
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
-def _envelope(trace_id: str | None = "req_1") -> Envelope:
+def _envelope(trace_id: str | None = "req_1", traceparent: str | None = None) -> Envelope:
     return Envelope(
         event_id="evt_1",
         type=STATUS,
@@ -29,6 +30,7 @@ def _envelope(trace_id: str | None = "req_1") -> Envelope:
         account_id="acc_1",
         generation=GENERATION,
         trace_id=trace_id,
+        traceparent=traceparent,
     )
 
 
@@ -36,9 +38,9 @@ def _valid() -> dict[str, Any]:
     return orjson.loads(_envelope().to_json())  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("trace_id", ["req_1", None])
-def test_round_trip(trace_id: str | None) -> None:
-    envelope = _envelope(trace_id)
+@pytest.mark.parametrize(("trace_id", "traceparent"), [("req_1", TRACEPARENT), ("req_1", None), (None, None)])
+def test_round_trip(trace_id: str | None, traceparent: str | None) -> None:
+    envelope = _envelope(trace_id, traceparent)
     assert Envelope.from_json(envelope.to_json()) == envelope
 
 
@@ -57,11 +59,11 @@ def test_generation_id() -> None:
     assert _envelope().generation_id == "gen_01"
 
 
-def test_trace_id_is_optional_on_the_wire() -> None:
+def test_trace_id_and_traceparent_are_optional_on_the_wire() -> None:
     data = _valid()
-    del data["trace_id"]
+    del data["trace_id"], data["traceparent"]
     envelope = Envelope.from_json(orjson.dumps(data))
-    assert envelope.trace_id is None
+    assert (envelope.trace_id, envelope.traceparent) == (None, None)
 
 
 @pytest.mark.parametrize(
@@ -74,6 +76,13 @@ def test_trace_id_is_optional_on_the_wire() -> None:
 )
 def test_kafka_headers(trace_id: str | None, headers: list[tuple[str, bytes]]) -> None:
     assert _envelope(trace_id).kafka_headers() == headers
+
+
+def test_the_w3c_trace_context_travels_in_the_kafka_headers() -> None:
+    assert _envelope("req_1", TRACEPARENT).kafka_headers() == [
+        ("x-request-id", b"req_1"),
+        ("traceparent", TRACEPARENT.encode()),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -111,6 +120,7 @@ def test_envelope_error_is_a_value_error() -> None:
     [
         ("event_id", None),
         ("trace_id", 5),
+        ("traceparent", ["00"]),
         ("generation", {"status": "completed"}),
     ],
 )

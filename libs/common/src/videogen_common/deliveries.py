@@ -62,6 +62,7 @@ def new_delivery(
     now: datetime,
     generation_id: str | None = None,
     trace_id: str | None = None,
+    traceparent: str | None = None,
 ) -> Doc:
     """A pending delivery, due now, with the id ``delivery_id`` derives from its (event, endpoint) pair."""
     return {
@@ -78,4 +79,5 @@ def new_delivery(
         "created_at": now,
         "updated_at": now,
         "trace_id": trace_id,
+        "traceparent": traceparent,
     }

@@ -12,6 +12,7 @@ import orjson
 REQUESTED = "generation.requested"
 STATUS = "generation.status"
 TRACE_HEADER = "x-request-id"
+TRACEPARENT = "traceparent"  # W3C trace context, also carried in the envelope (faust's batches give values)
 
 
 class EnvelopeError(ValueError):
@@ -26,6 +27,8 @@ class Envelope:
     account_id: str
     generation: dict[str, Any]
     trace_id: str | None = None
+    # The W3C trace context of the work that made the event (see videogen_common.tracing); None untraced.
+    traceparent: str | None = None
 
     @property
     def generation_id(self) -> str:
@@ -40,11 +43,15 @@ class Envelope:
                 "account_id": self.account_id,
                 "generation": self.generation,
                 "trace_id": self.trace_id,
+                "traceparent": self.traceparent,
             }
         )
 
     def kafka_headers(self) -> list[tuple[str, bytes]]:
-        return [(TRACE_HEADER, self.trace_id.encode())] if self.trace_id else []
+        headers = [(TRACE_HEADER, self.trace_id.encode())] if self.trace_id else []
+        if self.traceparent:
+            headers.append((TRACEPARENT, self.traceparent.encode()))
+        return headers
 
     @classmethod
     def from_json(cls, raw: bytes) -> Envelope:
@@ -60,9 +67,12 @@ class Envelope:
         if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
             bad.append("generation")
             generation = {}
-        trace_id = data.get("trace_id")
-        if trace_id is not None and not isinstance(trace_id, str):
-            bad.append("trace_id")
+        trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
+        bad += [
+            name
+            for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
+            if value is not None and not isinstance(value, str)
+        ]
         if bad:
             raise EnvelopeError(f"not an envelope: bad or missing {', '.join(bad)}")
         return cls(
@@ -72,6 +82,7 @@ class Envelope:
             account_id=data["account_id"],
             generation=generation,
             trace_id=trace_id,
+            traceparent=traceparent,
         )
 
 

@@ -11,6 +11,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from videogen_common.clock import isoformat
 from videogen_common.domain import Provider, Status, can_transition
 from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.tracing import current_traceparent
 
 Doc = dict[str, Any]
 
@@ -167,4 +168,5 @@ def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Env
         account_id=doc["account_id"],
         generation=public_view(doc),
         trace_id=trace_id or doc.get("trace_id"),
+        traceparent=current_traceparent() or doc.get("traceparent"),
     )

@@ -1,6 +1,6 @@
 """Structured logs: one JSON object per line, with the context of the work it is about (account, generation,
-delivery, request id): fields bound with ``log_context`` / ``bind_log_context`` for a request or a task, plus
-whatever the caller passes in ``extra`` (which wins)."""
+delivery, request id): fields bound with ``log_context`` / ``bind_log_context`` for a request or a task, the
+trace and span ids when traces are on, plus whatever the caller passes in ``extra`` (which wins)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from contextvars import ContextVar, Token
 from typing import Any
 
 import orjson
+
+from videogen_common.tracing import log_fields
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 _CONTEXT: ContextVar[Mapping[str, Any] | None] = ContextVar("videogen_log_context", default=None)
@@ -70,6 +72,7 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
         }
         entry.update(current_log_context())
+        entry.update(log_fields())
         entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)

@@ -10,6 +10,7 @@ from videogen_api.server import serve
 from videogen_api.settings import ApiSettings
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
+from videogen_common.tracing import configure_tracing
 
 
 def main() -> None:
@@ -18,6 +19,7 @@ def main() -> None:
     except SettingsError as exc:
         sys.exit(f"videogen-api: {exc}")
     configure_logging("api", settings.log_level, settings.log_format)
+    configure_tracing("api", http_server=True)
     asyncio.run(serve(create_app(settings)))
 
 

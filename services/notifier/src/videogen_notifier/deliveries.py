@@ -53,6 +53,7 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
                 now=now,
                 generation_id=envelope.generation_id,
                 trace_id=envelope.trace_id,
+                traceparent=envelope.traceparent,
             )
             for endpoint in endpoints[envelope.account_id]
             if event_type in endpoint.get("events", ())

@@ -32,11 +32,13 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from opentelemetry import trace
 from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock, isoformat
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
 from videogen_common.store import Store
+from videogen_common.tracing import annotate, span_in
 from videogen_notifier.deliveries import insert_new
 from videogen_notifier.health import Health, record_failure, record_success
 from videogen_notifier.lanes import Job, Lane
@@ -344,8 +346,18 @@ class Dispatcher:
         ]
         body = delivery["body"].encode()
         headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
-        result = await self._sender.post(endpoint["url"], body, headers)
-        await self._record(delivery, endpoint, result, lane)
+        span = span_in(
+            "webhook.attempt",
+            delivery.get("traceparent"),
+            delivery_id=delivery["_id"],
+            webhook_id=endpoint["_id"],
+            event_type=delivery.get("event_type"),
+            attempt=len(delivery["attempts"]) + 1,
+        )
+        with trace.use_span(span, end_on_exit=True):
+            result = await self._sender.post(endpoint["url"], body, headers)
+            annotate(status_code=result.status_code, error=result.error, succeeded=result.ok)
+            await self._record(delivery, endpoint, result, lane)
 
     async def _claimed(self, job: Job) -> Doc | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here

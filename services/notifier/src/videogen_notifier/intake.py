@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
+from opentelemetry.trace import SpanKind
 from pymongo.errors import PyMongoError
 
 from videogen_common.clock import Clock
@@ -19,6 +20,7 @@ from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
 from videogen_common.generations import settle_outbox
 from videogen_common.store import Store
+from videogen_common.tracing import span_in
 from videogen_notifier.deliveries import new_deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
 
@@ -53,6 +55,32 @@ async def take_in(
     """Create the deliveries these status events call for and queue them on their lanes; returns (delivery
     id, webhook id) of those created. A store error is retried until the records are written, so the
     events' offsets, committed once this returns, never run ahead of their records."""
+    # Each event's intake is a span of its generation's trace (one batch serves many traces).
+    spans = [
+        span_in(
+            "status.intake",
+            envelope.traceparent,
+            kind=SpanKind.CONSUMER,
+            event_id=envelope.event_id,
+            generation_id=envelope.generation_id,
+        )
+        for envelope in envelopes
+        if envelope.traceparent
+    ]
+    try:
+        return await _record(store, dispatcher, clock, envelopes, retry_seconds)
+    finally:
+        for span in spans:
+            span.end()
+
+
+async def _record(
+    store: Store,
+    dispatcher: Dispatcher,
+    clock: Clock,
+    envelopes: Sequence[Envelope],
+    retry_seconds: float,
+) -> list[tuple[str, str]]:
     terminal = [e.generation_id for e in envelopes if TERMINAL_EVENT.get(Status(e.generation["status"]))]
     while True:
         try:

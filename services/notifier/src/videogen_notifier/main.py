@@ -6,6 +6,7 @@ import sys
 
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
+from videogen_common.tracing import configure_tracing
 from videogen_common.workers import BoundedWorker
 from videogen_notifier.app import create_notifier
 from videogen_notifier.settings import NotifierSettings
@@ -17,6 +18,7 @@ def main() -> None:
     except SettingsError as exc:
         sys.exit(f"videogen-notifier: {exc}")
     configure_logging("notifier", settings.log_level, settings.log_format)
+    configure_tracing("notifier")
     app, runtime = create_notifier(settings)
     worker = BoundedWorker(
         app,

@@ -22,11 +22,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from opentelemetry.trace import SpanKind
+
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
 from videogen_common.generations import transition
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
+from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.providers.base import (
     Cancellable,
     ErrorCode,
@@ -125,10 +128,13 @@ class GenerationActor:
                         await self._cancel_task(adapter, task_id, doc["_id"], reason="deadline")
                     return final
                 try:
-                    state = await adapter.poll(task_id, job)
+                    with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
+                        state = await adapter.poll(task_id, job)
+                        annotate(provider=adapter.name, task_status=state.status.value)
                     await self._ensure_owned(doc)
                     if state.status is TaskStatus.SUCCEEDED and state.output is not None:
-                        video, thumbnail = await self._fetch_media(state.output)
+                        with tracer.start_as_current_span("media.fetch"):
+                            video, thumbnail = await self._fetch_media(state.output)
                         return await self._finish(doc, state=state, video=video, thumbnail=thumbnail)
                     if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                         return await self._finish(doc, state=state)
@@ -169,7 +175,9 @@ class GenerationActor:
         self, doc: Doc, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
     ) -> tuple[Doc, GenerationError | None]:
         try:
-            task_id = await adapter.submit(job)
+            with tracer.start_as_current_span("provider.submit", kind=SpanKind.CLIENT):
+                annotate(provider=adapter.name)
+                task_id = await adapter.submit(job)
         except ProviderError as exc:
             log.warning(
                 "provider refused or could not take the task",
@@ -241,7 +249,8 @@ class GenerationActor:
         extra = {"generation_id": generation_id, "provider": adapter.name, "reason": reason}
         try:
             async with asyncio.timeout(CANCEL_TIMEOUT_SECONDS):
-                await adapter.cancel(task_id)
+                with tracer.start_as_current_span("provider.cancel", kind=SpanKind.CLIENT):
+                    await adapter.cancel(task_id)
             log.info("canceled the provider's task", extra=extra)
         except Exception as exc:  # best effort: the generation is already final
             log.warning("could not cancel the provider's task", extra={**extra, "error": str(exc)})
@@ -329,7 +338,9 @@ class GenerationActor:
         now = self._clock.now()
         fields: Doc
         if state is not None and state.status is TaskStatus.SUCCEEDED and video is not None:
-            fields = await self._store_media(doc["_id"], video, thumbnail)
+            with tracer.start_as_current_span("media.store"):
+                annotate(video_bytes=len(video))
+                fields = await self._store_media(doc["_id"], video, thumbnail)
             target = Status.COMPLETED
         else:
             err = (

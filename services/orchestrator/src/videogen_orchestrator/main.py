@@ -6,6 +6,7 @@ import sys
 
 from videogen_common.logs import configure_logging
 from videogen_common.settings import SettingsError, load_settings
+from videogen_common.tracing import configure_tracing
 from videogen_common.workers import BoundedWorker
 from videogen_orchestrator.app import create_orchestrator
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -17,6 +18,7 @@ def main() -> None:
     except SettingsError as exc:
         sys.exit(f"videogen-orchestrator: {exc}")
     configure_logging("orchestrator", settings.log_level, settings.log_format)
+    configure_tracing("orchestrator")
     app, runtime = create_orchestrator(settings)
     worker = BoundedWorker(
         app,

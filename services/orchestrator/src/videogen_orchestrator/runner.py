@@ -16,10 +16,14 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL, Status
 from videogen_common.generations import transition
 from videogen_common.store import Store
+from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.slots import AccountSlots, waiting_key
 
@@ -180,7 +184,18 @@ class Runner:
         try:
             final: Doc | None = None
             try:
-                final = await self._actor.run(doc)
+                # In the trace of the request that created it (a resumed generation too).
+                span = span_in(
+                    "generation.run",
+                    doc.get("traceparent"),
+                    kind=SpanKind.CONSUMER,
+                    generation_id=generation_id,
+                    account_id=account_id,
+                    provider=doc["provider"],
+                )
+                with trace.use_span(span, end_on_exit=True):
+                    final = await self._actor.run(doc)
+                    annotate(status=final["status"] if final else "moved")
             except asyncio.CancelledError:
                 raise
             except Exception:
