@@ -23,6 +23,8 @@ MONITORING = ROOT / "deploy" / "k8s" / "monitoring"
 RULES = MONITORING / "alerts.rules.yaml"
 OPERATIONS = ROOT / "docs" / "operations.md"
 
+LAG_AGE = "videogen_kafka_consumer_lag_seconds"
+
 
 @dataclass(frozen=True)
 class Case:
@@ -148,6 +150,23 @@ CASES = [
     Case(
         "VideogenConsumerLag",
         {'videogen_kafka_consumer_lag{topic="videogen.generation.requested",partition="0"}': "400x30"},
+        "15m",
+        fires=False,
+    ),
+    Case(
+        "VideogenConsumerLagAge",
+        {
+            f'{LAG_AGE}{{topic="videogen.generation.status",partition="0"}}': "0+60x30",
+            f'{LAG_AGE}{{topic="videogen.generation.status",partition="1"}}': "0x30",
+        },
+        "15m",
+        fires=True,
+        labels={"topic": "videogen.generation.status"},
+    ),
+    Case(
+        "VideogenConsumerLagAge",
+        # Behind by minutes for a moment, then caught up: not for 5 minutes.
+        {f'{LAG_AGE}{{topic="videogen.generation.status",partition="0"}}': "400 400 0x30"},
         "15m",
         fires=False,
     ),
