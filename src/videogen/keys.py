@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pymongo.errors import DuplicateKeyError
 
+from videogen_common import audit
+from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import SystemClock
 from videogen_common.ids import new_id
 from videogen_common.signing import hash_api_key, new_api_key
@@ -19,10 +21,11 @@ async def create_key(
     key that already belongs to the same account."""
     key = key or new_api_key()
     now = now or SystemClock().now()
+    key_id = new_id("key", now)
     try:
         await store.api_keys.insert_one(
             {
-                "_id": new_id("key", now),
+                "_id": key_id,
                 "key_hash": hash_api_key(key),
                 "account_id": account,
                 "created_at": now,
@@ -33,12 +36,32 @@ async def create_key(
         existing = await store.api_keys.find_one({"key_hash": hash_api_key(key)})
         if existing is None or existing["account_id"] != account:
             raise ValueError("that key already belongs to another account") from None
+        return key
+    await _audit(store, AuditEventType.API_KEY_CREATED, account, key_id, now)
     return key
 
 
 async def revoke_key(store: Store, key: str, *, now: datetime | None = None) -> bool:
+    now = now or SystemClock().now()
+    found = await store.api_keys.find_one({"key_hash": hash_api_key(key), "revoked_at": None})
+    if found is None:
+        return False
     result = await store.api_keys.update_one(
-        {"key_hash": hash_api_key(key), "revoked_at": None},
-        {"$set": {"revoked_at": now or SystemClock().now()}},
+        {"_id": found["_id"], "revoked_at": None}, {"$set": {"revoked_at": now}}
     )
-    return result.modified_count == 1
+    if result.modified_count != 1:
+        return False
+    await _audit(store, AuditEventType.API_KEY_REVOKED, found["account_id"], found["_id"], now)
+    return True
+
+
+async def _audit(store: Store, type: AuditEventType, account: str, key_id: str, now: datetime) -> None:
+    """Keys are made and revoked at the command line, by whoever operates the deployment."""
+    event = audit.audit_event(
+        account_id=account,
+        type=type,
+        actor=(AuditActorType.OPERATOR, None),
+        target=("api_key", key_id),
+        now=now,
+    )
+    await audit.record(store, event)

@@ -31,6 +31,14 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "DeliveryAttempt": models.DeliveryAttempt,
     "DeliveryList": models.DeliveryList,
     "Recovered": models.Recovered,
+    "Usage": models.Usage,
+    "UsageRow": models.UsageRow,
+    "UsageTotals": models.UsageTotals,
+    "KeyUsage": models.KeyUsage,
+    "AuditEvent": models.AuditEvent,
+    "AuditActor": models.AuditActor,
+    "AuditTarget": models.AuditTarget,
+    "AuditEventList": models.AuditEventList,
     "Problem": models.Problem,
     "ValidationProblem": models.Problem,
     "FieldError": models.FieldError,
@@ -38,7 +46,13 @@ ANSWERS: dict[str, type[BaseModel]] = {
 
 
 # The API's enumerations and the SDK's literal types of the same values.
-ENUMS: dict[str, Any] = {"Status": models.Status, "Provider": models.Provider, "EventType": models.EventType}
+ENUMS: dict[str, Any] = {
+    "Status": models.Status,
+    "Provider": models.Provider,
+    "EventType": models.EventType,
+    "AuditEventType": models.AuditEventType,
+    "AuditActorType": models.AuditActorType,
+}
 
 
 @pytest.fixture(scope="module")

@@ -87,6 +87,12 @@ async def test_the_listing_walks_every_page_and_filters(stack: Stack) -> None:
         ]
         assert later == []
 
+        # The account's usage: each generation once, seconds as asked, all by this test's one key.
+        usage = await client.usage.get()
+        assert (usage.total.generations, usage.total.seconds) == (5, 15)
+        assert [(k.generations, k.seconds) for k in usage.api_keys] == [(5, 15)]
+        assert {row.provider for row in usage.data} == {"mock"}
+
         with pytest.raises(NotFoundError) as missing:
             await client.generations.get("gen_does_not_exist")
         assert missing.value.request_id
@@ -130,5 +136,16 @@ async def test_the_sync_client_manages_webhooks_and_its_test_delivery_verifies(s
             await asyncio.to_thread(client.webhooks.delete, hook.id)
             with pytest.raises(NotFoundError):
                 await asyncio.to_thread(client.webhooks.get, hook.id)
+
+            # Each change is in the account's audit trail, made by this key.
+            trail = await asyncio.to_thread(lambda: list(client.audit_events.list(target_id=hook.id)))
+            assert sorted(e.type for e in trail) == [
+                "webhook.created",
+                "webhook.deleted",
+                "webhook.recovery_requested",
+                "webhook.secret_rotated",
+                "webhook.updated",
+            ]
+            assert {e.actor.type for e in trail} == {"api_key"}
     finally:
         await asyncio.to_thread(client.close)

@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import av
@@ -109,6 +110,19 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     assert code == 1 and json.loads(out)["status"] == "failed" and "failed" in err
     code, _, err = await vg(env, "generations", "get", "gen_nothing_here")
     assert code == 3 and "404" in err
+
+    # What the account made: the two 3-second generations, one of them a video.
+    code, out, err = await vg(env, "--json", "usage")
+    assert code == 0, err
+    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3}
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S")  # no zone: UTC
+    code, out, _ = await vg(env, "usage", "--start", yesterday)
+    assert code == 0 and out.splitlines()[0].split()[:3] == ["DATE", "PROVIDER", "STATUS"]
+    assert out.splitlines()[-1].startswith("2 generations, 6 s asked for, 3 s of video made")
+    code, out, _ = await vg(env, "--json", "audit")  # the stack's key, made at the command line
+    assert code == 0 and [(e["type"], e["actor"]["type"]) for e in json.loads(out)] == [
+        ("api_key.created", "operator")
+    ]
     code, _, err = await vg(env, "generate", "too long", "--duration", "30")
     assert code == 3 and "duration" in err
     code, _, err = await vg(user_env(stack, tmp_path, with_key=False), "generations", "list")

@@ -49,7 +49,7 @@ Client = TestClient[web.Request, web.Application]
 Operation = schemathesis.APIOperation[Any, Any, Any, Any]
 RunOnLoop = Callable[[Coroutine[Any, Any, Any]], Any]
 
-# Examples per operation and mode: 16 operations, three or four modes each, about 3,000 requests in all.
+# Examples per operation and mode: 18 operations, three or four modes each, about 3,000 requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
@@ -163,7 +163,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 16
+    assert len(operations) == 18
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).

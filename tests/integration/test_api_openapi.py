@@ -269,6 +269,28 @@ async def test_media_answers_as_documented(answers: Answers, api_settings: ApiSe
     await answers.call("GET", template, 404, f"{parts.path}?exp=1&sig=é", auth=False)
 
 
+async def test_usage_and_the_audit_trail_answer_as_documented(answers: Answers) -> None:
+    await answers.call(
+        "POST", "/v1/generate", 202, json={"prompt": "a kite", "provider": "mock", "duration": 4}
+    )
+    await answers.call(
+        "POST", "/v1/webhooks", 201, json={"url": "https://example.test/h", "events": ["video.failed"]}
+    )
+    usage = await answers.call("GET", "/v1/usage", 200)
+    assert usage["total"] == {"generations": 1, "seconds": 4, "video_seconds": 0}
+    await answers.call("GET", "/v1/usage", 200, "/v1/usage?start=2026-01-01&end=2026-02-01&api_key_id=key_x")
+    await answers.call("GET", "/v1/usage", 422, "/v1/usage?start=tomorrow")
+    await answers.call("GET", "/v1/usage", 401, auth=False)
+    page = await answers.call("GET", "/v1/audit-events", 200, "/v1/audit-events?limit=1")
+    assert page["data"][0]["type"] == "webhook.created" and page["next_cursor"]
+    await answers.call("GET", "/v1/audit-events", 200, f"/v1/audit-events?cursor={page['next_cursor']}")
+    await answers.call(
+        "GET", "/v1/audit-events", 200, "/v1/audit-events?type=webhook.created,api_key.created"
+    )
+    await answers.call("GET", "/v1/audit-events", 422, "/v1/audit-events?type=nope")
+    await answers.call("GET", "/v1/audit-events", 401, auth=False)
+
+
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
     covered = {
@@ -288,6 +310,8 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/deliveries/{id}"),
         ("post", "/v1/deliveries/{id}/retry"),
         ("get", "/v1/media/{folder}/{file}"),
+        ("get", "/v1/usage"),
+        ("get", "/v1/audit-events"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

@@ -12,8 +12,9 @@ import httpx
 from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
+from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations
-from videogen_client.resources.sync import Deliveries, Generations, Webhooks
+from videogen_client.resources.sync import AuditEvents, Deliveries, Generations, Usage, Webhooks
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -55,6 +56,8 @@ class AsyncClient:
         self.generations = AsyncGenerations(self._transport, sleep)
         self.webhooks = AsyncWebhooks(self._transport)
         self.deliveries = AsyncDeliveries(self._transport)
+        self.usage = AsyncUsage(self._transport)
+        self.audit_events = AsyncAuditEvents(self._transport)
 
     async def close(self) -> None:
         if self._owns_http:
@@ -97,6 +100,8 @@ class Client:
         self.generations = Generations(self._portal, self._async.generations)
         self.webhooks = Webhooks(self._portal, self._async.webhooks)
         self.deliveries = Deliveries(self._portal, self._async.deliveries)
+        self.usage = Usage(self._portal, self._async.usage)
+        self.audit_events = AuditEvents(self._portal, self._async.audit_events)
 
     def close(self) -> None:
         self._portal.run(self._async.close())

@@ -12,6 +12,18 @@ Status = Literal["queued", "processing", "completed", "failed"]
 Provider = Literal["mock", "runway", "luma", "pika"]
 EventType = Literal["video.completed", "video.failed", "webhook.disabled"]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
+AuditEventType = Literal[
+    "api_key.created",
+    "api_key.revoked",
+    "webhook.created",
+    "webhook.updated",
+    "webhook.deleted",
+    "webhook.secret_rotated",
+    "webhook.disabled",
+    "webhook.recovery_requested",
+    "delivery.retry_requested",
+]
+AuditActorType = Literal["api_key", "operator", "system"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed"})
 
 
@@ -99,6 +111,56 @@ class DeliveryList(Model):
 
 class Recovered(Model):
     requeued: int
+
+
+class UsageTotals(Model):
+    generations: int
+    seconds: int  # asked for
+    video_seconds: int  # made: completed generations only
+
+
+class UsageRow(UsageTotals):
+    date: str  # the UTC day, YYYY-MM-DD
+    provider: Provider
+    status: Status
+
+
+class KeyUsage(UsageTotals):
+    api_key_id: str | None = None
+
+
+class Usage(Model):
+    start: datetime
+    end: datetime
+    api_key_id: str | None = None
+    total: UsageTotals
+    data: list[UsageRow]
+    api_keys: list[KeyUsage]
+
+
+class AuditActor(Model):
+    type: AuditActorType
+    id: str | None = None
+
+
+class AuditTarget(Model):
+    type: str
+    id: str
+
+
+class AuditEvent(Model):
+    id: str
+    type: AuditEventType
+    actor: AuditActor
+    target: AuditTarget
+    data: dict[str, Any]
+    request_id: str | None = None
+    created_at: datetime
+
+
+class AuditEventList(Model):
+    data: list[AuditEvent]
+    next_cursor: str | None = None
 
 
 class FieldError(Model):

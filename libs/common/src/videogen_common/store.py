@@ -37,6 +37,11 @@ class Store:
         return self.db["api_keys"]
 
     @property
+    def audit_events(self) -> AsyncCollection[Doc]:
+        """Changes to each account's keys and webhooks (see videogen_common.audit)."""
+        return self.db["audit_events"]
+
+    @property
     def account_slots(self) -> AsyncCollection[Doc]:
         """The orchestrator's per-account count of generations in flight (one document per account)."""
         return self.db["account_slots"]
@@ -138,6 +143,12 @@ INDEXES: dict[str, list[IndexModel]] = {
     ],
     "api_keys": [
         IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
+    ],
+    # One account's audit trail newest first (GET /v1/audit-events); _id breaks ties so the cursor is stable.
+    "audit_events": [
+        IndexModel(
+            [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
+        ),
     ],
     # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
     "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],

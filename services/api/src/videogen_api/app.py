@@ -26,7 +26,7 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import deliveries, generations, health, media, webhooks
+from videogen_api.routes import audit, deliveries, generations, health, media, usage, webhooks
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
@@ -69,6 +69,8 @@ def create_app(
         generations.routes,
         webhooks.routes,
         deliveries.routes,
+        usage.routes,
+        audit.routes,
         media.routes,
         health.routes,
         openapi.routes,

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from videogen_api.problems import unauthorized
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request is from: the account, and which of its API keys it presented."""
+
+    account_id: str
+    key_id: str
+
+
 class KeyCache:
-    """Resolves a presented key to its account, caching valid keys briefly so each request does not cost a
-    store round trip. Unknown keys are not cached (an attacker cannot fill memory with them)."""
+    """Resolves a presented key to its account and key id, caching valid keys briefly so each request does
+    not cost a store round trip. Unknown keys are not cached (an attacker cannot fill memory with them)."""
 
     def __init__(
         self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
@@ -20,9 +29,9 @@ class KeyCache:
         self._store = store
         self._ttl = ttl_seconds
         self._monotonic = monotonic
-        self._cache: dict[str, tuple[str, float]] = {}
+        self._cache: dict[str, tuple[Caller, float]] = {}
 
-    async def account_for(self, key: str) -> str | None:
+    async def caller_for(self, key: str) -> Caller | None:
         digest = hash_api_key(key)
         hit = self._cache.get(digest)
         now = self._monotonic()
@@ -32,8 +41,9 @@ class KeyCache:
         if doc is None:
             self._cache.pop(digest, None)
             return None
-        self._cache[digest] = (doc["account_id"], now + self._ttl)
-        return str(doc["account_id"])
+        caller = Caller(str(doc["account_id"]), str(doc["_id"]))
+        self._cache[digest] = (caller, now + self._ttl)
+        return caller
 
 
 def bearer_token(header: str | None) -> str:

@@ -1,4 +1,5 @@
-"""Filters for GET /v1/generations, read from the query string.
+"""Filters for GET /v1/generations (and the same parameters of GET /v1/audit-events), read from the query
+string.
 
 - ``status``: any of queued, processing, completed, failed; repeat the parameter or separate with commas.
 - ``provider``: any of mock, runway, luma, pika; the same way.
@@ -41,35 +42,45 @@ class GenerationFilters:
             clause["status"] = {"$in": [s.value for s in self.statuses]}
         if self.providers:
             clause["provider"] = {"$in": [p.value for p in self.providers]}
-        created: dict[str, datetime] = {}
-        # The store keeps milliseconds: round each bound outwards to one, so sub-millisecond input still
-        # selects exactly the generations strictly inside it.
-        if self.created_after is not None:
-            created["$gt"] = _floor_ms(self.created_after)
-        if self.created_before is not None:
-            created["$lt"] = _ceil_ms(self.created_before)
-        if created:
-            clause["created_at"] = created
-        return clause
+        return {**clause, **created_clause(self.created_after, self.created_before)}
+
+
+def created_clause(after: datetime | None, before: datetime | None) -> dict[str, Any]:
+    """The clause for ``created_at`` strictly between the bounds given. The store keeps milliseconds: each
+    bound is rounded outwards to one, so sub-millisecond input still selects exactly what is inside it."""
+    created: dict[str, datetime] = {}
+    if after is not None:
+        created["$gt"] = _floor_ms(after)
+    if before is not None:
+        created["$lt"] = _ceil_ms(before)
+    return {"created_at": created} if created else {}
+
+
+def created_bounds(
+    query: MultiMapping[str], errors: list[dict[str, str]]
+) -> tuple[datetime | None, datetime | None]:
+    """``created_after`` and ``created_before``; a range that ends before it starts is an error."""
+    after = timestamp(query, "created_after", errors)
+    before = timestamp(query, "created_before", errors)
+    if after is not None and before is not None and after > before:
+        errors.append(
+            {"field": "created_after", "message": "must not be later than created_before", "code": "range"}
+        )
+    return after, before
 
 
 def parse_filters(query: MultiMapping[str]) -> GenerationFilters:
     """Every bad parameter is reported at once, in one 422."""
     errors: list[dict[str, str]] = []
-    statuses = _choices(query, "status", Status, errors)
-    providers = _choices(query, "provider", Provider, errors)
-    after = _timestamp(query, "created_after", errors)
-    before = _timestamp(query, "created_before", errors)
-    if after is not None and before is not None and after > before:
-        errors.append(
-            {"field": "created_after", "message": "must not be later than created_before", "code": "range"}
-        )
+    statuses = choices(query, "status", Status, errors)
+    providers = choices(query, "provider", Provider, errors)
+    after, before = created_bounds(query, errors)
     if errors:
         raise invalid(errors)
     return GenerationFilters(statuses, providers, after, before)
 
 
-def _choices(
+def choices(
     query: MultiMapping[str], name: str, enum: type[E], errors: list[dict[str, str]]
 ) -> tuple[E, ...]:
     allowed = {e.value: e for e in enum}
@@ -90,7 +101,7 @@ def _choices(
     return tuple(chosen)
 
 
-def _timestamp(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> datetime | None:
+def timestamp(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> datetime | None:
     values = query.getall(name, [])
     if not values:
         return None

@@ -14,12 +14,14 @@ from videogen_api.auth import bearer_token
 from videogen_api.problems import INTERNAL, Problem, from_http_exception, rate_limited, unauthorized
 from videogen_api.ratelimit import Decision
 from videogen_common.logs import log_context
+from videogen_common.tracing import annotate
 
 log = logging.getLogger(__name__)
 
 REQUEST_ID = "X-Request-Id"
 REQUEST_ID_KEY = web.RequestKey("request_id", str)
 ACCOUNT = web.RequestKey("account_id", str)
+API_KEY_ID = web.RequestKey("api_key_id", str)
 RATE_LIMIT = web.RequestKey("rate_limit", Decision)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Paths outside authentication: health probes and metrics, signed media links (the signature is the
@@ -32,6 +34,7 @@ async def request_id_middleware(request: web.Request, handler: Handler) -> web.S
     sent = request.headers.get(REQUEST_ID, "")
     request_id = sent if _CLIENT_ID.match(sent) else "req_" + secrets.token_hex(12)
     request[REQUEST_ID_KEY] = request_id
+    annotate(request_id=request_id)  # the request's span, when traces are on, names it too
     try:
         with log_context(request_id=request_id):  # on every line logged while handling it
             response = await handler(request)
@@ -64,11 +67,12 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if request.path.startswith(PUBLIC_PREFIXES):
         return await handler(request)
     token = bearer_token(request.headers.get("Authorization"))
-    account = await request.app[state.KEYS].account_for(token)
-    if account is None:
+    caller = await request.app[state.KEYS].caller_for(token)
+    if caller is None:
         raise unauthorized("the API key is not valid")
-    request[ACCOUNT] = account
-    with log_context(account_id=account):
+    request[ACCOUNT] = caller.account_id
+    request[API_KEY_ID] = caller.key_id
+    with log_context(account_id=caller.account_id):
         return await handler(request)
 
 
@@ -99,3 +103,8 @@ async def rate_limit_headers(request: web.BaseRequest, response: web.StreamRespo
 
 def account_of(request: web.Request) -> str:
     return request[ACCOUNT]
+
+
+def api_key_id_of(request: web.Request) -> str:
+    """The id of the API key the request was made with."""
+    return request[API_KEY_ID]

@@ -29,6 +29,7 @@ from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
 from videogen_api.schemas import (
+    AuditEventList,
     Delivery,
     DeliveryList,
     GenerateRequest,
@@ -38,6 +39,7 @@ from videogen_api.schemas import (
     Recovered,
     RecoverRequest,
     RotatedSecret,
+    Usage,
     ValidationProblem,
     Webhook,
     WebhookCreate,
@@ -46,6 +48,7 @@ from videogen_api.schemas import (
     WebhookUpdate,
 )
 from videogen_api.settings import ApiSettings
+from videogen_common.audit import AuditEventType
 from videogen_common.deliveries import STATUSES
 from videogen_common.domain import Provider, Status
 from videogen_common.media import CONTENT_TYPES
@@ -360,6 +363,37 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "get",
+        "/v1/usage",
+        "getUsage",
+        "Account",
+        "Read the account's usage",
+        "How many generations the account made and how many seconds of video, by UTC day, provider and "
+        "status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API "
+        "key. Counted from the generations themselves by when each was made: once each, however often their "
+        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones).",
+        200,
+        "The usage.",
+        Usage,
+        parameters=("UsageStart", "UsageEnd", "ApiKeyId"),
+        errors={422: "Invalid"},
+    ),
+    Operation(
+        "get",
+        "/v1/audit-events",
+        "listAuditEvents",
+        "Account",
+        "List the account's audit events",
+        "Every change to the account's API keys and webhook endpoints, newest first: what changed, who made "
+        "it (one of your API keys, an operator at the command line, or the system, e.g. the notifier "
+        "disabling an endpoint that answered 410), when, and the request that made it. Never a secret.",
+        200,
+        "A page of audit events.",
+        AuditEventList,
+        parameters=("Limit", "Cursor", "AuditEventType", "TargetId", "CreatedAfter", "CreatedBefore"),
+        errors={422: "Invalid"},
+    ),
+    Operation(
+        "get",
         "/v1/media/{folder}/{file}",
         "getMedia",
         "Media",
@@ -394,6 +428,7 @@ _TAGS = (
     ("Generations", "Submit prompts and follow the videos they become."),
     ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
     ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
+    ("Account", "What the account made, and who changed its keys and webhooks."),
     ("Media", "The files behind the signed links in a generation."),
 )
 
@@ -411,6 +446,8 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     Delivery,
     DeliveryList,
     Recovered,
+    Usage,
+    AuditEventList,
     Problem,
     ValidationProblem,
 )
@@ -474,6 +511,18 @@ def _choices_parameter(name: str, enum: type[StrEnum], description: str) -> Doc:
     }
 
 
+def _usage_bound(name: str, description: str) -> Doc:
+    return {
+        "name": name,
+        "in": "query",
+        "description": description + " ISO 8601 with a time zone (write + as %2B in a URL), or a date "
+        "(its midnight UTC).",
+        "schema": {
+            "anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]
+        },
+    }
+
+
 def _id_parameter(what: str) -> Doc:
     return {
         "name": "id",
@@ -530,6 +579,21 @@ def _parameters() -> Doc:
             # Any value is accepted (a malformed one is replaced, never refused), so the schema allows any.
             "description": "Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 "
             "letters, digits and . _ : - characters; otherwise one is made up.",
+            "schema": {"type": "string"},
+        },
+        "UsageStart": _usage_bound("start", "The range's start (inclusive); by default 30 days before end."),
+        "UsageEnd": _usage_bound("end", "The range's end (exclusive); by default now."),
+        "ApiKeyId": {
+            "name": "api_key_id",
+            "in": "query",
+            "description": "Only the generations made with this API key (its id, e.g. key_…).",
+            "schema": {"type": "string"},
+        },
+        "AuditEventType": _choices_parameter("type", AuditEventType, "Only these types of change"),
+        "TargetId": {
+            "name": "target_id",
+            "in": "query",
+            "description": "Only changes to this key, webhook endpoint or delivery (its id).",
             "schema": {"type": "string"},
         },
         "GenerationId": _id_parameter("generation"),

@@ -21,6 +21,7 @@ from pydantic.config import JsonDict
 
 from videogen_api import problems
 from videogen_api.problems import invalid, malformed_json
+from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider, Status
 
 
@@ -334,6 +335,81 @@ class Recovered(_Body):
     """How many failed deliveries were queued again."""
 
     requeued: Annotated[int, Field(ge=0)]
+
+
+class UsageRow(_Body):
+    """One day's generations of one provider that ended in (or are in) one status."""
+
+    date: Annotated[
+        str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", description="The UTC day they were made.")
+    ]
+    provider: Provider
+    status: Status
+    generations: Annotated[int, Field(ge=0)]
+    seconds: Annotated[int, Field(ge=0, description="Seconds of video asked for.")]
+    video_seconds: Annotated[int, Field(ge=0, description="Seconds of video made: completed ones only.")]
+
+
+class UsageTotals(_Body):
+    generations: Annotated[int, Field(ge=0)]
+    seconds: Annotated[int, Field(ge=0, description="Seconds of video asked for.")]
+    video_seconds: Annotated[int, Field(ge=0, description="Seconds of video made: completed ones only.")]
+
+
+class KeyUsage(UsageTotals):
+    """What one API key made."""
+
+    api_key_id: Annotated[
+        str | None, Field(description="The key's id; null for generations made before keys were recorded.")
+    ]
+
+
+class Usage(_Body):
+    """The account's generations made in [start, end), counted once each, from the generations themselves."""
+
+    start: Moment
+    end: Moment
+    api_key_id: Annotated[str | None, Field(description="Only this key's generations, when asked for.")]
+    total: UsageTotals
+    data: Annotated[list[UsageRow], Field(description="By day, provider and status; oldest day first.")]
+    api_keys: Annotated[list[KeyUsage], Field(description="The same totals per API key.")]
+
+
+class AuditActor(_Body):
+    type: Annotated[
+        AuditActorType,
+        Field(
+            description="api_key: a request with one of your keys; operator: the videogen command; "
+            "system: a service on its own (e.g. the notifier disabling an endpoint)."
+        ),
+    ]
+    id: Annotated[str | None, Field(description="The key's id, or which service; null for an operator.")]
+
+
+class AuditTarget(_Body):
+    type: Annotated[str, Field(description="api_key, webhook or delivery")]
+    id: str
+
+
+class AuditEvent(_Body):
+    """One change to the account's keys or webhooks. Never holds a secret."""
+
+    id: Annotated[str, Field(pattern=r"^aud_[0-9a-z]{26}$")]
+    type: AuditEventType
+    actor: AuditActor
+    target: AuditTarget
+    data: Annotated[dict[str, Any], Field(description="What changed: e.g. the fields before and after.")]
+    request_id: Annotated[str | None, Field(description="The request that made the change, if one did.")]
+    created_at: Moment
+
+
+class AuditEventList(_Body):
+    """A page of the account's audit events, newest first."""
+
+    data: list[AuditEvent]
+    next_cursor: Annotated[
+        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
+    ]
 
 
 class Problem(_Body):

@@ -15,9 +15,12 @@ from typing import Any
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
+from videogen_common import audit
+from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat, to_millis
 from videogen_common.deliveries import delivery_body, new_delivery
 from videogen_common.domain import EventType
+from videogen_common.ids import derived_id
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -80,6 +83,19 @@ async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tup
                 "created_at": disabled_at,
             }
         )
+    # The account's audit trail, under an id derived from the notice's: a repair adds it once.
+    await audit.record(
+        store,
+        audit.audit_event(
+            account_id=account_id,
+            type=AuditEventType.WEBHOOK_DISABLED,
+            actor=(AuditActorType.SYSTEM, "notifier"),
+            target=("webhook", webhook_id),
+            now=disabled_at,
+            data={"reason": reason},
+            event_id=derived_id("aud", event_id),
+        ),
+    )
     body = delivery_body(
         WEBHOOK_DISABLED,
         isoformat(disabled_at),

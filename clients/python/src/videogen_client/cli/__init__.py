@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, get_args
 
 from pydantic import BaseModel
 
@@ -23,12 +23,14 @@ from videogen_client.errors import (
     GenerationFailedError,
     WaitTimeoutError,
 )
-from videogen_client.models import Generation
+from videogen_client.models import AuditEventType, Generation
 
 OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
 WEBHOOK_COLUMNS = ("id", "url", "events", "active", "disabled_reason")
 DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at", "failure_reason")
+USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
+AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENTS = ("video.completed", "video.failed", "webhook.disabled")
 
 
@@ -170,6 +172,29 @@ def _webhooks(args: argparse.Namespace) -> int:
     return OK
 
 
+def _usage(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        usage = client.usage.get(start=args.start, end=args.end, api_key_id=args.key_id)
+    if args.json:
+        print(output.as_json(usage))
+        return OK
+    print(output.table(usage.data, USAGE_COLUMNS))
+    total = usage.total
+    print(
+        f"\n{total.generations} generations, {total.seconds} s asked for, {total.video_seconds} s of video "
+        f"made ({usage.start:%Y-%m-%d %H:%M} to {usage.end:%Y-%m-%d %H:%M} UTC)"
+    )
+    return OK
+
+
+def _audit(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        found = client.audit_events.list(type=args.type or None, target_id=args.target)
+        rows = [e for _, e in zip(range(args.limit), found, strict=False)]
+    print(output.as_json(rows) if args.json else output.table(rows, AUDIT_COLUMNS))
+    return OK
+
+
 def _listen(args: argparse.Namespace) -> int:
     with _client(args) as client:
         return listen(
@@ -211,6 +236,15 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("generations", help="list, read, wait for, cancel and download generations")
     )
     _webhook_commands(sub.add_parser("webhooks", help="manage webhook endpoints and their deliveries"))
+
+    susage = _command(sub, "usage", "generations and seconds of video by day, provider and status", _usage)
+    susage.add_argument("--start", type=_moment, help="a date or an ISO 8601 time (default: 30 days ago)")
+    susage.add_argument("--end", type=_moment, help="a date or an ISO 8601 time (default: now)")
+    susage.add_argument("--key-id", help="only the generations made with this API key (its id)")
+    saudit = _command(sub, "audit", "changes to the account's keys and webhooks, newest first", _audit)
+    saudit.add_argument("--type", action="append", choices=get_args(AuditEventType))
+    saudit.add_argument("--target", help="only changes to this webhook, key or delivery (its id)")
+    saudit.add_argument("--limit", type=int, default=20)
 
     slisten = _command(sub, "listen", "receive the account's events here, verified, until Ctrl-C", _listen)
     slisten.add_argument("--events", nargs="+", choices=EVENTS, default=list(EVENTS))
@@ -264,6 +298,14 @@ def _webhook_commands(parser: argparse.ArgumentParser) -> None:
     wrecover.add_argument(
         "--since", type=datetime.fromisoformat, required=True, help="ISO 8601, with a time zone"
     )
+
+
+def _moment(text: str) -> date | datetime:
+    """A date (its midnight UTC, to the API) or an ISO 8601 time; without a time zone, UTC."""
+    if len(text) == 10:
+        return date.fromisoformat(text)
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import IO
 
 from videogen_client._paging import walk_blocking
 from videogen_client._portal import Portal
 from videogen_client.models import (
+    AuditEvent,
+    AuditEventList,
+    AuditEventType,
     Delivery,
     DeliveryList,
     DeliveryStatus,
@@ -22,6 +25,8 @@ from videogen_client.models import (
     Webhook,
     WebhookCreated,
 )
+from videogen_client.models import Usage as UsageReport
+from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
 from videogen_client.resources.generations import (
     DEFAULT_WAIT_TIMEOUT_S,
     AsyncGenerations,
@@ -258,3 +263,70 @@ class Deliveries:
 
     def retry(self, delivery_id: str) -> Delivery:
         return self._run(self._a.retry(delivery_id))
+
+
+class Usage:
+    __doc__ = AsyncUsage.__doc__
+
+    def __init__(self, portal: Portal, usage: AsyncUsage) -> None:
+        self._run = portal.run
+        self._a = usage
+
+    def get(
+        self,
+        *,
+        start: datetime | date | None = None,
+        end: datetime | date | None = None,
+        api_key_id: str | None = None,
+    ) -> UsageReport:
+        return self._run(self._a.get(start=start, end=end, api_key_id=api_key_id))
+
+
+class AuditEvents:
+    __doc__ = AsyncAuditEvents.__doc__
+
+    def __init__(self, portal: Portal, audit_events: AsyncAuditEvents) -> None:
+        self._run = portal.run
+        self._a = audit_events
+
+    def list_page(
+        self,
+        *,
+        type: AuditEventType | Sequence[AuditEventType] | None = None,
+        target_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AuditEventList:
+        return self._run(
+            self._a.list_page(
+                type=type,
+                target_id=target_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    def list(
+        self,
+        *,
+        type: AuditEventType | Sequence[AuditEventType] | None = None,
+        target_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[AuditEvent]:
+        return walk_blocking(
+            self._run,
+            lambda cursor: self._a.list_page(
+                type=type,
+                target_id=target_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            ),
+        )

@@ -19,14 +19,17 @@ from videogen_api import state
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import before_cursor, encode_cursor, parse_limit
 from videogen_api.problems import Problem, conflict, invalid, not_found
+from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
 from videogen_api.schemas import RecoverRequest, parse_body, parse_timestamp
 from videogen_api.serialize import json_response
+from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, STATUSES, delivery_body, new_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import new_id
+from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
 
@@ -228,6 +231,12 @@ async def retry_delivery(request: web.Request) -> web.Response:
     )
     if updated is None:  # re-queued by a concurrent request
         raise _already_pending(delivery_id)
+    await record_change(
+        request,
+        AuditEventType.DELIVERY_RETRY_REQUESTED,
+        ("delivery", delivery_id),
+        {"webhook_id": doc["webhook_id"], "event_type": doc["event_type"]},
+    )
     return json_response(delivery_view(updated), status=202)
 
 
@@ -263,6 +272,12 @@ async def recover_deliveries(request: web.Request) -> web.Response:
         },
         _requeue(now),
     )
+    await record_change(
+        request,
+        AuditEventType.WEBHOOK_RECOVERY_REQUESTED,
+        ("webhook", webhook["_id"]),
+        {"since": isoformat(body.since), "requeued": result.modified_count},
+    )
     return json_response({"requeued": result.modified_count}, status=202)
 
 
@@ -282,6 +297,7 @@ async def send_test_event(request: web.Request) -> web.Response:
         body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook["_id"]}),
         now=now,
         trace_id=request[REQUEST_ID_KEY],
+        traceparent=current_traceparent(),
     )
     await app[state.STORE].deliveries.insert_one(doc)
     return json_response(delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{doc['_id']}"})

@@ -19,7 +19,7 @@ from videogen_api.idempotency import (
     request_hash,
     saved_response,
 )
-from videogen_api.middleware import REQUEST_ID_KEY, account_of
+from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import before_cursor, encode_cursor, parse_limit
 from videogen_api.problems import Problem, generation_busy, generation_terminal, not_found
 from videogen_api.routes.bodies import json_body
@@ -35,6 +35,7 @@ from videogen_common.generations import (
     transition,
 )
 from videogen_common.ids import new_id
+from videogen_common.tracing import annotate, current_traceparent
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,13 @@ async def create_generation(request: web.Request) -> web.Response:
     # The creating request's id stays with the generation: its status events carry it, so one generation can
     # be followed in every service's logs (internal; never shown).
     doc["trace_id"] = request_id
+    # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
+    doc["api_key_id"] = api_key_id_of(request)
+    # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
+    traceparent = current_traceparent()
+    if traceparent is not None:
+        doc["traceparent"] = traceparent
+        annotate(generation_id=doc["_id"], account_id=account, provider=doc["provider"])
     view = public_view(doc)
     digest = request_hash(body) if key is not None else ""
     if key is not None:
@@ -111,6 +119,7 @@ async def create_generation(request: web.Request) -> web.Response:
             account_id=account,
             generation=view,
             trace_id=request_id,
+            traceparent=traceparent,
         )
     )
     log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})

@@ -14,10 +14,12 @@ from pymongo import ASCENDING, ReturnDocument
 from videogen_api import state
 from videogen_api.middleware import account_of
 from videogen_api.problems import conflict, invalid, not_found
+from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import WebhookCreate, WebhookUpdate, parse_body
 from videogen_api.serialize import json_response
 from videogen_api.settings import ApiSettings
+from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import FAILED, PENDING
 from videogen_common.ids import new_id
@@ -57,6 +59,10 @@ async def owned_webhook(request: web.Request, webhook_id: str) -> Doc:
     return doc
 
 
+def _target(doc: Doc) -> tuple[str, str]:
+    return "webhook", doc["_id"]
+
+
 def _require_https(url: str, settings: ApiSettings) -> None:
     if urlsplit(url).scheme != "https" and not settings.webhook_allow_http:
         raise invalid([{"field": "url", "message": "must use https", "code": "https_required"}])
@@ -92,6 +98,9 @@ async def create_webhook(request: web.Request) -> web.Response:
         "updated_at": now,
     }
     await store.webhooks.insert_one(doc)
+    await record_change(
+        request, AuditEventType.WEBHOOK_CREATED, _target(doc), {"url": doc["url"], "events": doc["events"]}
+    )
     # The secret is shown here, once.
     return json_response(
         {**webhook_view(doc), "secret": secret},
@@ -150,6 +159,13 @@ async def update_webhook(request: web.Request) -> web.Response:
     )
     if doc is None:  # deleted since we read it
         raise not_found(f"no webhook {webhook_id!r}")
+    changed = {
+        name: {"from": current.get(name), "to": doc.get(name)}
+        for name in ("url", "events", "active")
+        if current.get(name) != doc.get(name)
+    }
+    if changed:
+        await record_change(request, AuditEventType.WEBHOOK_UPDATED, _target(doc), {"changes": changed})
     return json_response(webhook_view(doc))
 
 
@@ -163,9 +179,17 @@ async def delete_webhook(request: web.Request) -> web.Response:
     webhook_id = request.match_info["id"]
     account = account_of(request)
     store = app[state.STORE]
+    # Read first, for the audit trail (findAndModify would scan on the embedded store).
+    doc = await owned_webhook(request, webhook_id)
     deleted = await store.webhooks.delete_one({"_id": webhook_id, "account_id": account})
     if deleted.deleted_count == 0:
         raise not_found(f"no webhook {webhook_id!r}")
+    await record_change(
+        request,
+        AuditEventType.WEBHOOK_DELETED,
+        _target(doc),
+        {"url": doc["url"], "events": doc["events"]},
+    )
     await store.deliveries.update_many(
         {"webhook_id": webhook_id, "account_id": account, "status": PENDING},
         {
@@ -212,5 +236,8 @@ async def rotate_secret(request: web.Request) -> web.Response:
             {"$set": {"secrets": rotated_secrets(doc["secrets"], secret, now, overlap), "updated_at": now}},
         )
         if result.modified_count == 1:
+            # When the secret it replaces stops being used to sign; never the secrets themselves.
+            data = {"previous_secret_expires_at": isoformat(now + overlap) if current else None}
+            await record_change(request, AuditEventType.WEBHOOK_SECRET_ROTATED, _target(doc), data)
             return json_response({"id": webhook_id, "secret": secret})
     raise conflict("the secret was rotated concurrently; try again")

@@ -1,0 +1,76 @@
+"""``client.usage`` and ``client.audit_events``: what the account made, and who changed its keys and
+webhooks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import date, datetime
+
+from videogen_client._paging import walk
+from videogen_client._transport import Transport
+from videogen_client.models import AuditEvent, AuditEventList, AuditEventType, Usage
+
+
+class AsyncUsage:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def get(
+        self,
+        *,
+        start: datetime | date | None = None,
+        end: datetime | date | None = None,
+        api_key_id: str | None = None,
+    ) -> Usage:
+        """Generations and seconds of video by UTC day, provider and status over [start, end) (by default
+        the last 30 days), in total and per API key; ``api_key_id``: only that key's."""
+        params = {"start": start, "end": end, "api_key_id": api_key_id}
+        response = await self._t.request("GET", "usage", params=params)
+        return Usage.model_validate_json(response.content)
+
+
+class AsyncAuditEvents:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def list_page(
+        self,
+        *,
+        type: AuditEventType | Sequence[AuditEventType] | None = None,
+        target_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AuditEventList:
+        params = {
+            "type": type if isinstance(type, str) or type is None else ",".join(type),
+            "target_id": target_id,
+            "created_after": created_after,
+            "created_before": created_before,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        response = await self._t.request("GET", "audit-events", params=params)
+        return AuditEventList.model_validate_json(response.content)
+
+    def list(
+        self,
+        *,
+        type: AuditEventType | Sequence[AuditEventType] | None = None,
+        target_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[AuditEvent]:
+        """Every change to the account's keys and webhooks that matches, newest first, page after page."""
+        return walk(
+            lambda cursor: self.list_page(
+                type=type,
+                target_id=target_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            )
+        )

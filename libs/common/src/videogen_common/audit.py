@@ -1,0 +1,76 @@
+"""The audit trail: every change to an account's API keys and webhook endpoints, who made it (an API key, an
+operator at the command line, or the system), when, and what changed — never a secret.
+
+Events are written right after the change they record, by whoever made it: the api (endpoints created,
+changed, deleted, secrets rotated, deliveries retried and recoveries requested), the notifier (an endpoint it
+disabled; written with the ``webhook.disabled`` notice, under an id derived from the endpoint and the moment,
+so the sweeper's repair of an interrupted disable adds it once) and the ``videogen keys`` command (keys made
+and revoked). They are read at ``GET /v1/audit-events``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+from videogen_common.ids import new_id
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+# Field names that never go into an event's data, whatever a caller passes.
+SECRET_FIELDS = frozenset({"secret", "secrets", "key", "key_hash", "api_key"})
+
+
+class AuditEventType(StrEnum):
+    API_KEY_CREATED = "api_key.created"
+    API_KEY_REVOKED = "api_key.revoked"
+    WEBHOOK_CREATED = "webhook.created"
+    WEBHOOK_UPDATED = "webhook.updated"
+    WEBHOOK_DELETED = "webhook.deleted"
+    WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated"  # noqa: S105 (an event's name, not a secret)
+    WEBHOOK_DISABLED = "webhook.disabled"
+    WEBHOOK_RECOVERY_REQUESTED = "webhook.recovery_requested"
+    DELIVERY_RETRY_REQUESTED = "delivery.retry_requested"
+
+
+class AuditActorType(StrEnum):
+    API_KEY = "api_key"  # a request made with one of the account's keys (id: the key's id)
+    OPERATOR = "operator"  # the videogen command, run by whoever operates the deployment
+    SYSTEM = "system"  # a service acting on its own (id: which one)
+
+
+def audit_event(
+    *,
+    account_id: str,
+    type: AuditEventType,
+    actor: tuple[AuditActorType, str | None],
+    target: tuple[str, str],
+    now: datetime,
+    data: Mapping[str, Any] | None = None,
+    request_id: str | None = None,
+    event_id: str | None = None,
+) -> Doc:
+    """An audit event's document: ``actor`` is (type, id), ``target`` (type, id) of what changed."""
+    actor_type, actor_id = actor
+    target_type, target_id = target
+    return {
+        "_id": event_id or new_id("aud", now),
+        "account_id": account_id,
+        "type": type.value,
+        "actor": {"type": actor_type.value, "id": actor_id},
+        "target": {"type": target_type, "id": target_id},
+        "data": {k: v for k, v in (data or {}).items() if k not in SECRET_FIELDS},
+        "request_id": request_id,
+        "created_at": now,
+    }
+
+
+async def record(store: Store, event: Doc) -> None:
+    """Store ``event``; one already stored under its id (a repeated repair) is left as it is."""
+    with contextlib.suppress(DuplicateKeyError):
+        await store.audit_events.insert_one(event)
