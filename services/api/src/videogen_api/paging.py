@@ -9,10 +9,14 @@ show up in its later pages."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import orjson
+from multidict import MultiMapping
+from pymongo import DESCENDING
+from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_api.problems import invalid
 from videogen_common.clock import from_millis, to_millis
@@ -58,3 +62,24 @@ def parse_limit(raw: str | None, *, default: int = DEFAULT_LIMIT, maximum: int =
             [{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}]
         )
     return limit
+
+
+async def newest_first_page(
+    collection: AsyncCollection[dict[str, Any]],
+    query: dict[str, Any],
+    params: MultiMapping[str],
+    view: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """One page of what ``query`` matches, newest first from the ``cursor`` parameter on, ``limit`` long:
+    ``{"data": [view(doc), ...], "next_cursor": null | string}``. One more document than the page is read, to
+    know whether another page follows."""
+    limit = parse_limit(params.get("limit"))
+    found = collection.find({**query, **before_cursor(params.get("cursor"))})
+    docs = (
+        await found.sort([("created_at", DESCENDING), ("_id", DESCENDING)])
+        .limit(limit + 1)
+        .to_list(limit + 1)
+    )
+    page = docs[:limit]
+    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
+    return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
-from pymongo import DESCENDING
 
 from videogen_api import state
 from videogen_api.filters import choices, created_bounds, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import before_cursor, encode_cursor, parse_limit
+from videogen_api.paging import newest_first_page
 from videogen_api.problems import invalid
 from videogen_api.serialize import json_response
 from videogen_common import audit
@@ -78,19 +77,6 @@ def _filters(request: web.Request) -> Doc:
 @routes.get("/v1/audit-events")
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
-    limit = parse_limit(request.query.get("limit"))
-    query = {
-        "account_id": account_of(request),
-        **_filters(request),
-        **before_cursor(request.query.get("cursor")),
-    }
-    docs = await (
-        request.app[state.STORE]
-        .audit_events.find(query)
-        .sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        .limit(limit + 1)
-        .to_list(limit + 1)
-    )
-    page = docs[:limit]
-    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
-    return json_response({"data": [audit_event_view(d) for d in page], "next_cursor": next_cursor})
+    query = {"account_id": account_of(request), **_filters(request)}
+    events = request.app[state.STORE].audit_events
+    return json_response(await newest_first_page(events, query, request.query, audit_event_view))

@@ -13,11 +13,11 @@ from typing import Any
 
 from aiohttp import web
 from multidict import MultiMapping
-from pymongo import DESCENDING, ReturnDocument
+from pymongo import ReturnDocument
 
 from videogen_api import state
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
-from videogen_api.paging import before_cursor, encode_cursor, parse_limit
+from videogen_api.paging import newest_first_page
 from videogen_api.problems import Problem, conflict, invalid, not_found
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
@@ -171,23 +171,13 @@ def _list_filters(query: MultiMapping[str]) -> Doc:
 async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
-    limit = parse_limit(request.query.get("limit"))
     query = {
         "webhook_id": webhook["_id"],
         "account_id": account_of(request),
         **_list_filters(request.query),
-        **before_cursor(request.query.get("cursor")),
     }
-    docs = await (
-        request.app[state.STORE]
-        .deliveries.find(query)
-        .sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        .limit(limit + 1)
-        .to_list(limit + 1)
-    )
-    page = docs[:limit]
-    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
-    return json_response({"data": [delivery_view(d) for d in page], "next_cursor": next_cursor})
+    deliveries = request.app[state.STORE].deliveries
+    return json_response(await newest_first_page(deliveries, query, request.query, delivery_view))
 
 
 async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:

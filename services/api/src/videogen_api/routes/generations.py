@@ -7,7 +7,6 @@ from collections.abc import Collection
 from typing import Any
 
 from aiohttp import web
-from pymongo import DESCENDING
 from pymongo.errors import DuplicateKeyError
 
 from videogen_api import state
@@ -20,7 +19,7 @@ from videogen_api.idempotency import (
     saved_response,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import before_cursor, encode_cursor, parse_limit
+from videogen_api.paging import newest_first_page
 from videogen_api.problems import Problem, generation_busy, generation_terminal, not_found
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
@@ -140,23 +139,9 @@ async def get_generation(request: web.Request) -> web.Response:
 
 @routes.get("/v1/generations")
 async def list_generations(request: web.Request) -> web.Response:
-    limit = parse_limit(request.query.get("limit"))
-    filters = parse_filters(request.query)
-    query = {
-        "account_id": account_of(request),
-        **filters.clause(),
-        **before_cursor(request.query.get("cursor")),
-    }
-    cursor = (
-        request.app[state.STORE]
-        .generations.find(query)
-        .sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        .limit(limit + 1)
-    )
-    docs = await cursor.to_list(limit + 1)
-    page = docs[:limit]
-    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
-    return json_response({"data": [public_view(d) for d in page], "next_cursor": next_cursor})
+    query = {"account_id": account_of(request), **parse_filters(request.query).clause()}
+    generations = request.app[state.STORE].generations
+    return json_response(await newest_first_page(generations, query, request.query, public_view))
 
 
 @routes.post("/v1/generations/{id}/cancel")
