@@ -28,6 +28,7 @@ from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import audit, deliveries, generations, health, media, usage, webhooks
 from videogen_api.settings import ApiSettings
+from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
@@ -63,6 +64,7 @@ def create_app(
         app.cleanup_ctx.append(_rate_limiter)
     app.cleanup_ctx.append(_media)
     app.cleanup_ctx.append(_producer)
+    app.cleanup_ctx.append(_status_feed)
     # The OpenAPI document and the /docs page, built once, from the same models the handlers validate with.
     app[openapi.REFERENCE] = openapi.reference(settings)
     for table in (
@@ -152,6 +154,17 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
             await connecting
         await publisher.close()  # into the producer's buffer, what creation handed over and is not sent yet
         await _stop_producer(producer, publisher, settings.publish_timeout_seconds)
+
+
+async def _status_feed(app: web.Application) -> AsyncIterator[None]:
+    settings = app[state.SETTINGS]
+    feed = StatusFeed(settings.kafka_bootstrap, Topics(settings.topic_prefix).status)
+    app[state.FEED] = feed
+    feed.start()
+    try:
+        yield
+    finally:
+        await feed.stop()
 
 
 PRODUCER_RETRY_SECONDS = 2.0

@@ -25,6 +25,7 @@ from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY
 from videogen_api.idempotency import MAX_KEY_CHARS, REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
 from videogen_api.paging import DEFAULT_LIMIT, MAX_LIMIT
+from videogen_api.prefer import MAX_WAIT_SECONDS, PREFER, PREFERENCE_APPLIED
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
@@ -128,13 +129,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "Submit a generation",
         "The generation is durably stored before the answer, with status processing; the orchestrator takes "
         "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
-        f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation.",
+        f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation. With "
+        f"{PREFER}: wait=N the answer comes once the generation is finished or after N seconds (at most "
+        f"{MAX_WAIT_SECONDS}), whichever is first.",
         202,
-        "Accepted: the generation as created.",
+        "Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
         Generation,
-        parameters=("IdempotencyKey",),
+        parameters=("IdempotencyKey", "PreferWait"),
         body=GenerateRequest,
-        headers=("Location", REPLAYED_HEADER),
+        headers=("Location", REPLAYED_HEADER, PREFERENCE_APPLIED),
         errors={
             **_BODY_ERRORS,
             422: _problem(
@@ -173,11 +176,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "getGeneration",
         "Generations",
         "Read a generation",
-        "Another account's generation answers exactly like an unknown one.",
+        f"Another account's generation answers exactly like an unknown one. With {PREFER}: wait=N the "
+        f"answer comes once the generation is finished or after N seconds (at most {MAX_WAIT_SECONDS}), "
+        "whichever is first: no polling.",
         200,
         "The generation.",
         Generation,
-        parameters=("GenerationId",),
+        parameters=("GenerationId", "PreferWait"),
+        headers=(PREFERENCE_APPLIED,),
         errors={404: "NotFound"},
     ),
     Operation(
@@ -573,6 +579,14 @@ def _parameters() -> Doc:
             "spaces at either end are not part of it (HTTP drops them).",
             "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": "^[ -~]+$"},
         },
+        "PreferWait": {
+            "name": PREFER,
+            "in": "header",
+            "description": f"wait=N (RFC 7240): answer once the generation is finished, or after N seconds "
+            f"(at most {MAX_WAIT_SECONDS}; more counts as {MAX_WAIT_SECONDS}), whichever is first. Other "
+            "preferences, and a malformed one, are ignored.",
+            "schema": {"type": "string"},
+        },
         "RequestId": {
             "name": REQUEST_ID,
             "in": "header",
@@ -637,6 +651,10 @@ def _headers() -> Doc:
             "asking about a request.",
             "required": True,
             "schema": {"type": "string", "pattern": _CLIENT_ID.pattern},
+        },
+        PREFERENCE_APPLIED: {
+            "description": "wait=N when the request's Prefer: wait=N was honoured (N as applied).",
+            "schema": {"type": "string", "pattern": "^wait=[0-9]+$"},
         },
         "Location": {
             "description": "The path of what was created or queued.",

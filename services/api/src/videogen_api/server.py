@@ -3,8 +3,9 @@
 1. drain: ``/readyz`` answers 503 while the api keeps serving for ``shutdown_drain_seconds``, so load
    balancers stop routing to it; responses meanwhile carry ``Connection: close``;
 2. stop accepting: the listening socket closes;
-3. finish: requests in flight (also any still arriving on open connections) get ``shutdown_timeout_seconds``
-   to complete, then are cancelled; the idle connections are closed;
+3. finish: requests waiting on a generation (``Prefer: wait``) answer at once with what they have; requests in
+   flight (also any still arriving on open connections) get ``shutdown_timeout_seconds`` to complete, then are
+   cancelled; the idle connections are closed;
 4. release: the Kafka producer is flushed and stopped, the store client closed; the process exits 0.
 
 Kubernetes' ``terminationGracePeriodSeconds`` must exceed the drain plus the timeout plus a few seconds."""
@@ -39,6 +40,7 @@ async def serve(app: web.Application) -> None:
         await asyncio.sleep(settings.shutdown_drain_seconds)
         for site in list(runner.sites):
             await site.stop()  # the listener only: open connections and requests in flight carry on
+        app[state.FEED].release()  # requests waiting on a generation (Prefer: wait) answer now
         log.info(
             "stopped accepting; finishing requests in flight",
             extra={"in_flight": drain.in_flight, "timeout_seconds": settings.shutdown_timeout_seconds},

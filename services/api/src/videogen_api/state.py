@@ -10,6 +10,7 @@ from videogen_api.drain import Drain
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import RateLimiter
 from videogen_api.settings import ApiSettings
+from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
 from videogen_common.store import Store
@@ -23,5 +24,7 @@ KEYS = web.AppKey("keys", KeyCache)
 # New generations' inserts, grouped (POST /v1/generate).
 INSERTS = web.AppKey("inserts", InsertBatcher)
 DRAIN = web.AppKey("drain", Drain)
+# The status events this process reads, for requests that wait (Prefer: wait).
+FEED = web.AppKey("feed", StatusFeed)
 # Absent when rate limiting is disabled.
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

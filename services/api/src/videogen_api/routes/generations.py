@@ -20,6 +20,7 @@ from videogen_api.idempotency import (
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import newest_first_page
+from videogen_api.prefer import PREFER, applied, preferred_wait
 from videogen_api.problems import Problem, generation_busy, generation_terminal, not_found
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import GenerateRequest, parse_body
@@ -57,11 +58,38 @@ def provider_unavailable(provider: str, enabled: Collection[Provider]) -> Proble
     )
 
 
-def _accepted(view: dict[str, Any], *, replayed: bool = False) -> web.Response:
+async def _accepted(request: web.Request, view: dict[str, Any], *, replayed: bool = False) -> web.Response:
     headers = {"Location": f"/v1/generations/{view['id']}"}
     if replayed:
         headers[REPLAYED_HEADER] = "true"
-    return json_response(view, status=202, headers=headers)
+    view, waited = await _waited(request, view["id"], view)
+    return json_response(view, status=202, headers={**headers, **waited})
+
+
+async def _waited(
+    request: web.Request, generation_id: str, view: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """With ``Prefer: wait=N``: the generation once it is finished, or after N seconds (and the header saying
+    the preference was applied); without, ``view`` (or the generation as stored). A 404 if it is not the
+    caller's."""
+    account = account_of(request)
+    generations = request.app[state.STORE].generations
+
+    async def read() -> dict[str, Any] | None:
+        doc = await generations.find_one({"_id": generation_id, "account_id": account})
+        return None if doc is None else public_view(doc)
+
+    seconds = preferred_wait(request.headers.getall(PREFER, []))
+    if seconds is None:
+        found = view if view is not None else await read()
+        waited: dict[str, str] = {}
+    else:
+        found = await request.app[state.FEED].until_terminal(generation_id, read, seconds)
+        waited = applied(seconds)
+    if found is None:
+        # A foreign id answers exactly like an unknown one.
+        raise not_found(f"no generation {generation_id!r}")
+    return found, waited
 
 
 @routes.post("/v1/generate")
@@ -107,7 +135,7 @@ async def create_generation(request: web.Request) -> web.Response:
         saved = await saved_response(generations, account, key, digest) if key is not None else None
         if saved is None:
             raise
-        return _accepted(saved, replayed=True)
+        return await _accepted(request, saved, replayed=True)
     # The request goes to Kafka after the answer, without waiting for the broker: the document is durable, and
     # the orchestrator's reconciler dispatches any generation whose request never arrives (see publisher).
     app[state.PUBLISHER].publish_soon(
@@ -122,19 +150,13 @@ async def create_generation(request: web.Request) -> web.Response:
         )
     )
     log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})
-    return _accepted(view)
+    return await _accepted(request, view)
 
 
 @routes.get("/v1/generations/{id}")
 async def get_generation(request: web.Request) -> web.Response:
-    generation_id = request.match_info["id"]
-    doc = await request.app[state.STORE].generations.find_one(
-        {"_id": generation_id, "account_id": account_of(request)}
-    )
-    if doc is None:
-        # A foreign id answers exactly like an unknown one.
-        raise not_found(f"no generation {generation_id!r}")
-    return json_response(public_view(doc))
+    view, waited = await _waited(request, request.match_info["id"])
+    return json_response(view, headers=waited)
 
 
 @routes.get("/v1/generations")
