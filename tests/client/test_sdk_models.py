@@ -22,6 +22,7 @@ from videogen_client.resources.webhooks import AsyncWebhooks
 ANSWERS: dict[str, type[BaseModel]] = {
     "Generation": models.Generation,
     "GenerationError": models.GenerationError,
+    "TimelineStep": models.TimelineStep,
     "GenerationList": models.GenerationList,
     "Webhook": models.Webhook,
     "WebhookCreated": models.WebhookCreated,

@@ -44,10 +44,15 @@ async def test_create_answers_202_with_the_generation_and_location(
         "video_url",
         "thumbnail_url",
         "error",
+        "progress",
+        "queue_reason",
+        "timeline",
         "created_at",
         "updated_at",
     }
     assert body["status"] == "processing"
+    assert (body["progress"], body["queue_reason"]) == (None, None)
+    assert body["timeline"] == [{"status": "processing", "at": body["created_at"]}]
     assert (body["prompt"], body["provider"], body["duration"]) == (VALID["prompt"], "mock", 5)
     assert body["video_url"] is None and body["thumbnail_url"] is None and body["error"] is None
     assert body["created_at"].endswith("Z")

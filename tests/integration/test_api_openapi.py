@@ -269,6 +269,22 @@ async def test_media_answers_as_documented(answers: Answers, api_settings: ApiSe
     await answers.call("GET", template, 404, f"{parts.path}?exp=1&sig=é", auth=False)
 
 
+async def test_the_event_stream_answers_as_documented(answers: Answers, store: Store) -> None:
+    body = {"prompt": "a kite", "provider": "mock", "duration": 4}
+    created = await answers.call("POST", "/v1/generate", 202, json=body)
+    await store.generations.update_one({"_id": created["id"]}, {"$set": {"status": "completed"}})
+    path = f"/v1/generations/{created['id']}/events"
+    raw = await answers.call("GET", "/v1/generations/{id}/events", 200, path)  # finished: one event, the end
+    lines = raw.decode().splitlines()
+    assert lines[:2] == ["id: 1:", "event: generation"] and lines[3:] == [""]
+    assert (
+        schemas.Generation.model_validate_json(lines[2].removeprefix("data: "), strict=True).id
+        == created["id"]
+    )
+    await answers.call("GET", "/v1/generations/{id}/events", 404, "/v1/generations/gen_unknown/events")
+    await answers.call("GET", "/v1/generations/{id}/events", 401, path, auth=False)
+
+
 async def test_usage_and_the_audit_trail_answer_as_documented(answers: Answers) -> None:
     await answers.call(
         "POST", "/v1/generate", 202, json={"prompt": "a kite", "provider": "mock", "duration": 4}
@@ -297,6 +313,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("post", "/v1/generate"),
         ("get", "/v1/generations"),
         ("get", "/v1/generations/{id}"),
+        ("get", "/v1/generations/{id}/events"),
         ("post", "/v1/generations/{id}/cancel"),
         ("post", "/v1/webhooks"),
         ("get", "/v1/webhooks"),

@@ -7,17 +7,17 @@ once."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from aiokafka import AIOKafkaProducer
 
 from tests.support.api import bearer
+from tests.support.status_topic import publish_status
 from videogen.keys import create_key
 from videogen_api import state
 from videogen_api.prefer import preferred_wait
-from videogen_common.generations import public_view, status_envelope
+from videogen_common.generations import public_view
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
@@ -26,23 +26,12 @@ Client = TestClient[web.Request, web.Application]
 BODY = {"prompt": "a tide pool at dawn", "provider": "mock", "duration": 3}
 
 
-async def publish_finished(
-    settings: CommonSettings, topics: Topics, store: Store, generation_id: str
-) -> None:
-    """Put a ``completed`` status event for the generation on the status topic, as the orchestrator would, and
-    leave the store as it is: only the event can tell a waiter."""
+async def publish_finished(settings: CommonSettings, store: Store, generation_id: str) -> None:
+    """A ``completed`` status event for the generation, as the orchestrator would send it, with the store left
+    as it is: only the event can tell a waiter."""
     doc = await store.generations.find_one({"_id": generation_id})
     assert doc is not None
-    finished = {**doc, "status": "completed", "version": doc["version"] + 1, "updated_at": doc["updated_at"]}
-    envelope = status_envelope(finished, finished["updated_at"] + timedelta(seconds=1))
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap)
-    await producer.start()
-    try:
-        await producer.send_and_wait(
-            topics.status, envelope.to_json(), key=generation_id.encode(), headers=envelope.kafka_headers()
-        )
-    finally:
-        await producer.stop()
+    await publish_status(settings, {**doc, "status": "completed", "version": doc["version"] + 1})
 
 
 async def parked(client: Client) -> None:
@@ -64,7 +53,7 @@ async def test_a_waiting_read_answers_when_the_status_event_arrives(
         client.get(f"/v1/generations/{created['id']}", headers={**bearer(key), "Prefer": "wait=30"})
     )
     await parked(client)
-    await publish_finished(common_settings, topics, store, created["id"])
+    await publish_finished(common_settings, store, created["id"])
     response = await waiting
     took = asyncio.get_running_loop().time() - started
     assert response.status == 200
@@ -132,3 +121,43 @@ def test_the_preference_is_read_as_rfc_7240_has_it() -> None:
     assert preferred_wait(["wait=2", "wait=9"]) == 2  # the first one
     for ignored in (["wait=soon"], ["wait=-1"], ["respond-async"], [], ["wait"]):
         assert preferred_wait(ignored) is None
+
+
+async def test_a_client_deadline_is_stored_from_the_body_or_cancel_after_the_sooner_winning(
+    client: Client, store: Store
+) -> None:
+    key = await create_key(store, "acme")
+
+    async def deadline_of(body: dict[str, object], **headers: str) -> float:
+        response = await client.post("/v1/generate", json=body, headers={**bearer(key), **headers})
+        assert response.status == 202, await response.text()
+        doc = await store.generations.find_one({"_id": (await response.json())["id"]})
+        assert doc is not None
+        return float((doc["deadline_at"] - doc["created_at"]).total_seconds())
+
+    assert await deadline_of({**BODY, "deadline_seconds": 30}) == 30
+    assert await deadline_of(BODY, **{"Cancel-After": "5m"}) == 300
+    assert await deadline_of({**BODY, "deadline_seconds": 600}, **{"Cancel-After": "90s"}) == 90
+    assert await deadline_of({**BODY, "deadline_seconds": 60}, **{"Cancel-After": "1h"}) == 60
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "field"),
+    [
+        ({**BODY, "deadline_seconds": 0}, {}, "deadline_seconds"),
+        ({**BODY, "deadline_seconds": 86_401}, {}, "deadline_seconds"),
+        ({**BODY, "deadline_seconds": 1.5}, {}, "deadline_seconds"),
+        (BODY, {"Cancel-After": "soon"}, "Cancel-After"),
+        (BODY, {"Cancel-After": "0s"}, "Cancel-After"),
+        (BODY, {"Cancel-After": "2d"}, "Cancel-After"),
+        (BODY, {"Cancel-After": "25h"}, "Cancel-After"),
+    ],
+)
+async def test_a_bad_deadline_is_a_422_and_writes_nothing(
+    client: Client, store: Store, body: dict[str, object], headers: dict[str, str], field: str
+) -> None:
+    key = await create_key(store, "acme")
+    response = await client.post("/v1/generate", json=body, headers={**bearer(key), **headers})
+    assert response.status == 422
+    assert [e["field"] for e in (await response.json())["errors"]] == [field]
+    assert await store.generations.count_documents({}) == 0

@@ -20,7 +20,7 @@ import pytest
 from tests.support.env import settings_for
 from tests.support.fakes import CountingProvider, ManualClock, RecordingSink
 from tests.support.generations import PROMPT, insert_generation, stored_generation
-from videogen_common.clock import isoformat
+from videogen_common.clock import Clock, SystemClock, isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.generations import TransitionError, public_view, settle_outbox, transition
@@ -67,6 +67,7 @@ class Orchestrator:
         *,
         providers: Mapping[str, ProviderAdapter] | None = None,
         max_in_flight: int = 8,
+        clock: Clock | None = None,
     ) -> Runner:
         # The runner claims as the owner its actor writes under (settings.orchestrator_instance).
         actor = GenerationActor(
@@ -75,12 +76,12 @@ class Orchestrator:
             media=self.media,
             providers={"mock": self.mock} if providers is None else providers,
             sink=self.sink,
-            clock=self.clock,
+            clock=clock or self.clock,
         )
         runner = Runner(
             store=self.store,
             actor=actor,
-            clock=self.clock,
+            clock=clock or self.clock,
             lease=LEASE,
             max_in_flight=max_in_flight,
             account_max_in_flight=16,
@@ -119,6 +120,7 @@ def expected_envelope(doc: Doc) -> Envelope:
         account_id=doc["account_id"],
         generation=public_view(doc),
         trace_id=None,
+        version=doc["version"],
     )
 
 
@@ -536,3 +538,26 @@ async def test_a_full_runner_refuses_more_work_when_told_not_to_wait_for_a_slot(
     assert runner.in_flight == 1
     assert runner.owns(first) and not runner.owns(second["_id"])
     assert await orch.get(second["_id"]) == second  # not claimed
+
+
+async def test_a_client_deadline_cuts_a_slow_task_short_fails_deadline_exceeded_and_cancels_it(
+    orch: Orchestrator,
+) -> None:
+    clock = SystemClock()  # the deadline is kept in real time, mid-poll
+    orch.mock = MockProvider(latency_ms=5_000)
+    runner = orch.runner(clock=clock)
+    now = clock.now()
+    gid = (
+        await insert_generation(orch.store, now, account_id=ACCOUNT, deadline_at=now + timedelta(seconds=1))
+    )["_id"]
+
+    assert await runner.start(gid)
+    await runner.wait_idle()
+
+    doc = await orch.get(gid)
+    assert doc["status"] == "failed"
+    assert doc["error"]["code"] == "deadline_exceeded" and doc["error"]["retriable"] is True
+    assert orch.mock.canceled == [doc["provider_task_id"]]  # the provider's task was told to stop
+    # Failed at the deadline, not after the 5 s the task would have taken.
+    assert doc["updated_at"] - now < timedelta(seconds=4)
+    assert [e.generation["error"]["code"] for e in orch.sink.envelopes] == ["deadline_exceeded"]

@@ -34,19 +34,23 @@ class ManualClock:
 
 
 class RecordingSink:
-    """An ``EventSink`` that records the envelopes it is given. Set ``failure`` to make ``send`` raise it, as
-    a producer does when the broker does not acknowledge."""
+    """An ``EventSink`` that records the envelopes it is given: ``envelopes`` and ``attempts`` count the
+    terminal status events (the ones owed to the notifier), ``progress`` the best-effort ones of a state that
+    is not terminal (processing, queued, progress). Set ``failure`` to make ``send`` raise it, as a producer
+    does when the broker does not acknowledge."""
 
     def __init__(self) -> None:
         self.envelopes: list[Envelope] = []
+        self.progress: list[Envelope] = []
         self.failure: Exception | None = None
         self.attempts = 0
 
     async def send(self, envelope: Envelope) -> None:
-        self.attempts += 1
+        terminal = envelope.generation.get("status") in ("completed", "failed")
+        self.attempts += terminal
         if self.failure is not None:
             raise self.failure
-        self.envelopes.append(envelope)
+        (self.envelopes if terminal else self.progress).append(envelope)
 
     def for_generation(self, generation_id: str) -> list[Envelope]:
         return [e for e in self.envelopes if e.generation_id == generation_id]

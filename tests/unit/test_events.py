@@ -18,7 +18,7 @@ GENERATION: dict[str, Any] = {
     "error": {"code": "x", "retriable": False},
 }
 
-FIELDS = ("event_id", "type", "occurred_at", "account_id", "generation", "trace_id", "traceparent")
+FIELDS = ("event_id", "type", "occurred_at", "account_id", "generation", "trace_id", "traceparent", "version")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
@@ -121,6 +121,9 @@ def test_envelope_error_is_a_value_error() -> None:
         ("event_id", None),
         ("trace_id", 5),
         ("traceparent", ["00"]),
+        ("version", "3"),
+        ("version", 0),
+        ("version", True),
         ("generation", {"status": "completed"}),
     ],
 )

@@ -19,6 +19,9 @@ PUBLIC = {
     "video_url",
     "thumbnail_url",
     "error",
+    "progress",
+    "queue_reason",
+    "timeline",
     "created_at",
     "updated_at",
 }
@@ -70,7 +73,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 10
+    assert len(view) == 13
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -94,9 +97,27 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "video_url": None,
         "thumbnail_url": None,
         "error": None,
+        "progress": None,
+        "queue_reason": None,
+        "timeline": [{"status": "processing", "at": "2026-11-21T08:47:00.123Z"}],
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
     }
+
+
+def test_the_timeline_of_a_generation_made_before_it_was_kept_is_its_first_and_current_states() -> None:
+    doc = {**_doc(), "status": "completed", "updated_at": NOW + timedelta(seconds=9)}
+    del doc["timeline"]
+    assert public_view(doc)["timeline"] == [
+        {"status": "processing", "at": "2026-11-21T08:47:00.123Z"},
+        {"status": "completed", "at": "2026-11-21T08:47:09.123Z"},
+    ]
+
+
+def test_a_queue_reason_shows_only_while_queued() -> None:
+    doc = {**_doc(), "queue_reason": "account_concurrency"}
+    assert public_view({**doc, "status": "queued"})["queue_reason"] == "account_concurrency"
+    assert public_view(doc)["queue_reason"] is None
 
 
 def test_public_view_of_a_finished_generation() -> None:

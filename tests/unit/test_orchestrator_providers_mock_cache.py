@@ -117,7 +117,7 @@ async def test_the_mock_serves_repeated_prompts_from_its_cache(monkeypatch: pyte
     assert renderer.calls == [("a fox", 5)]
 
 
-async def test_every_poll_waits_the_configured_latency() -> None:
+async def test_every_poll_waits_the_configured_latency_reporting_progress_as_it_passes() -> None:
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -125,10 +125,13 @@ async def test_every_poll_waits_the_configured_latency() -> None:
 
     provider = MockProvider(latency_ms=250, rng=lambda: 0.0, failure_rate=0.0, sleep=sleep)
     provider.cache = RenderCache(4, CountingRenderer())
-    await provider.poll("mock_gen_1", Job("gen_1", "a fox", 5))
+    reported: list[int] = []
+    await provider.poll("mock_gen_1", Job("gen_1", "a fox", 5, on_progress=reported.append))
     await provider.poll("mock_gen_1", Job("gen_1", "a fox #fail", 5))
 
-    assert slept == [0.25, 0.25]
+    assert sum(slept) == pytest.approx(0.5) and len(slept) == 20  # each poll: the latency, in tenths
+    assert reported == sorted(reported) and len(reported) == 10  # rising, once per tenth
+    assert reported[0] > 0 and reported[-1] < 100  # never "done" before the video is
 
 
 def test_latency_failure_rate_and_cache_size_come_from_the_environment(

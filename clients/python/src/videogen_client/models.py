@@ -38,6 +38,11 @@ class GenerationError(Model):
     retriable: bool
 
 
+class TimelineStep(Model):
+    status: Status
+    at: datetime
+
+
 class Generation(Model):
     id: str
     status: Status
@@ -47,6 +52,9 @@ class Generation(Model):
     video_url: str | None = None
     thumbnail_url: str | None = None
     error: GenerationError | None = None
+    progress: int | None = None  # 0-100 while processing, when the provider says
+    queue_reason: Literal["account_concurrency", "provider"] | None = None
+    timeline: list[TimelineStep] = []
     created_at: datetime
     updated_at: datetime
 

@@ -27,6 +27,8 @@ class Envelope:
     account_id: str
     generation: dict[str, Any]
     trace_id: str | None = None
+    # The generation's version this event reports (each change bumps it): orders a generation's events.
+    version: int | None = None
     # The W3C trace context of the work that made the event (see videogen_common.tracing); None untraced.
     traceparent: str | None = None
 
@@ -44,6 +46,7 @@ class Envelope:
                 "generation": self.generation,
                 "trace_id": self.trace_id,
                 "traceparent": self.traceparent,
+                "version": self.version,
             }
         )
 
@@ -73,6 +76,9 @@ class Envelope:
             for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
             if value is not None and not isinstance(value, str)
         ]
+        version = data.get("version")
+        if version is not None and (type(version) is not int or version < 1):
+            bad.append("version")
         if bad:
             raise EnvelopeError(f"not an envelope: bad or missing {', '.join(bad)}")
         return cls(
@@ -83,6 +89,7 @@ class Envelope:
             generation=generation,
             trace_id=trace_id,
             traceparent=traceparent,
+            version=version,
         )
 
 

@@ -24,9 +24,19 @@ PUBLIC_FIELDS = (
     "video_url",
     "thumbnail_url",
     "error",
+    "progress",
+    "queue_reason",
+    "timeline",
     "created_at",
     "updated_at",
 )
+
+
+class QueueReason:
+    """Why a ``queued`` generation waits, when we know."""
+
+    ACCOUNT_CONCURRENCY = "account_concurrency"  # the account's cap on generations in flight
+    PROVIDER = "provider"  # the provider's own queue or throttling
 
 
 def canceled_error() -> Doc:
@@ -62,6 +72,8 @@ def new_generation(
         "video_url": None,
         "thumbnail_url": None,
         "error": None,
+        "progress": None,
+        "timeline": [{"status": Status.PROCESSING.value, "at": now}],
         "created_at": now,
         "updated_at": now,
         "version": 1,
@@ -76,15 +88,26 @@ def public_view(doc: Doc) -> dict[str, Any]:
     """What clients see: spec 2.1, timestamps as ISO 8601 UTC. Internal fields never leave."""
     created, updated = doc["created_at"], doc["updated_at"]
     created_at = isoformat(created)
+    status = doc["status"]
+    # Generations made before the timeline was kept: their first state, and the one they are in.
+    timeline = doc.get("timeline") or [{"status": Status.PROCESSING.value, "at": created}] + (
+        [{"status": status, "at": updated}] if status != Status.PROCESSING.value else []
+    )
     return {
         "id": doc["_id"],
-        "status": doc["status"],
+        "status": status,
         "prompt": doc["prompt"],
         "provider": doc["provider"],
         "duration": doc["duration"],
         "video_url": doc.get("video_url"),
         "thumbnail_url": doc.get("thumbnail_url"),
         "error": doc.get("error"),
+        "progress": doc.get("progress"),
+        "queue_reason": doc.get("queue_reason") if status == Status.QUEUED.value else None,
+        "timeline": [
+            {"status": e["status"], "at": created_at if e["at"] == created else isoformat(e["at"])}
+            for e in timeline
+        ],
         "created_at": created_at,
         # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
         "updated_at": created_at if updated == created else isoformat(updated),
@@ -115,7 +138,10 @@ async def transition(
     if not can_transition(current, target):
         raise TransitionError(f"{current} -> {target} is not allowed")
     update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
+    if target is not Status.QUEUED:
+        update.setdefault("queue_reason", None)
     increments: Doc = {"version": 1}
+    step = {"status": target.value, "at": now}
     spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
     if spent is not None:
         increments[f"state_seconds.{current.value}"] = spent
@@ -132,10 +158,12 @@ async def transition(
         "version": doc["version"],
         **(extra_filter or {}),
     }
-    result = await collection.update_one(query, {"$set": update, "$inc": increments})
+    result = await collection.update_one(
+        query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+    )
     if result.modified_count != 1:
         return None
-    moved = {**doc, **update, "version": doc["version"] + 1}
+    moved = {**doc, **update, "version": doc["version"] + 1, "timeline": [*(doc.get("timeline") or []), step]}
     if spent is not None:
         totals = dict(doc.get("state_seconds") or {})
         totals[current.value] = totals.get(current.value, 0) + spent
@@ -158,15 +186,22 @@ async def settle_outbox(collection: AsyncCollection[Doc], generation_ids: list[s
         )
 
 
-def status_envelope(doc: Doc, now: datetime, trace_id: str | None = None) -> Envelope:
+def status_envelope(
+    doc: Doc, now: datetime, trace_id: str | None = None, *, progress: bool = False
+) -> Envelope:
     """The ``generation.status`` event for the state ``doc`` is in. Its id is deterministic, so whoever
-    publishes it (the orchestrator, its reconciler, or the api after a cancel) publishes the same event."""
+    publishes it (the orchestrator, its reconciler, or the api after a cancel) publishes the same event.
+    ``progress``: the event reports the progress ``doc`` holds, within its state (an id of its own)."""
+    event_id = status_event_id(doc["_id"], doc["status"], doc["version"])
+    if progress:
+        event_id += f"_progress_{doc.get('progress')}"
     return Envelope(
-        event_id=status_event_id(doc["_id"], doc["status"], doc["version"]),
+        event_id=event_id,
         type=STATUS,
         occurred_at=isoformat(doc["updated_at"] if doc.get("updated_at") else now),
         account_id=doc["account_id"],
         generation=public_view(doc),
+        version=doc["version"],
         trace_id=trace_id or doc.get("trace_id"),
         traceparent=current_traceparent() or doc.get("traceparent"),
     )

@@ -26,7 +26,7 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import audit, deliveries, generations, health, media, usage, webhooks
+from videogen_api.routes import audit, deliveries, events, generations, health, media, usage, webhooks
 from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
@@ -57,6 +57,7 @@ def create_app(
     app[state.SETTINGS] = settings
     app[state.CLOCK] = clock or SystemClock()
     app[state.DRAIN] = drain
+    app[state.EVENT_STREAMS] = {}
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
     app.cleanup_ctx.append(_store)
@@ -69,6 +70,7 @@ def create_app(
     app[openapi.REFERENCE] = openapi.reference(settings)
     for table in (
         generations.routes,
+        events.routes,
         webhooks.routes,
         deliveries.routes,
         usage.routes,

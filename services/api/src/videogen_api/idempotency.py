@@ -58,7 +58,8 @@ def idempotency_key(request: web.Request) -> str | None:
 
 def request_hash(body: BaseModel) -> str:
     """SHA-256 of the validated request, canonical: the same fields in any order or spacing hash the same."""
-    canonical = orjson.dumps(body.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    # Optional fields left out are left out of the hash too, so a body hashes as it did before they existed.
+    canonical = orjson.dumps(body.model_dump(mode="json", exclude_none=True), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
 
 

@@ -25,7 +25,7 @@ from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY
 from videogen_api.idempotency import MAX_KEY_CHARS, REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
 from videogen_api.paging import DEFAULT_LIMIT, MAX_LIMIT
-from videogen_api.prefer import MAX_WAIT_SECONDS, PREFER, PREFERENCE_APPLIED
+from videogen_api.prefer import CANCEL_AFTER, MAX_WAIT_SECONDS, PREFER, PREFERENCE_APPLIED
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
@@ -86,6 +86,8 @@ class Operation:
     # Error statuses: a component response's name, or a response object written out.
     errors: Mapping[int, str | Doc] = field(default_factory=dict)
     public: bool = False
+    # The answer is a stream of Server-Sent Events (text/event-stream), not a JSON body.
+    stream: bool = False
 
 
 _REF_TEMPLATE = "#/components/schemas/{model}"
@@ -105,6 +107,12 @@ def _problem(description: str, *models: type[BaseModel]) -> Doc:
         "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
         "content": {PROBLEM_CONTENT_TYPE: {"schema": schema}},
     }
+
+
+def _with_headers(response: Doc, *names: str) -> Doc:
+    for name in names:
+        response["headers"][name] = {"$ref": f"#/components/headers/{name}"}
+    return response
 
 
 # Every operation with a JSON body may answer these.
@@ -135,7 +143,7 @@ OPERATIONS: tuple[Operation, ...] = (
         202,
         "Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
         Generation,
-        parameters=("IdempotencyKey", "PreferWait"),
+        parameters=("IdempotencyKey", "PreferWait", "CancelAfter"),
         body=GenerateRequest,
         headers=("Location", REPLAYED_HEADER, PREFERENCE_APPLIED),
         errors={
@@ -185,6 +193,23 @@ OPERATIONS: tuple[Operation, ...] = (
         parameters=("GenerationId", "PreferWait"),
         headers=(PREFERENCE_APPLIED,),
         errors={404: "NotFound"},
+    ),
+    Operation(
+        "get",
+        "/v1/generations/{id}/events",
+        "streamGenerationEvents",
+        "Generations",
+        "Follow a generation live (Server-Sent Events)",
+        "The generation as it is, at once, then an event for every change of its status or progress until it "
+        "is completed or failed, when the stream ends. Every event is `event: generation` with the "
+        "generation (as GET answers it) as `data`, and an `id` ordering its changes: reconnect with "
+        "`Last-Event-ID` to get only what is newer. Served by any api replica. Each account may hold a "
+        "bounded number of streams open on one api process.",
+        200,
+        "The stream.",
+        parameters=("GenerationId", "LastEventId"),
+        errors={404: "NotFound"},
+        stream=True,
     ),
     Operation(
         "post",
@@ -579,6 +604,19 @@ def _parameters() -> Doc:
             "spaces at either end are not part of it (HTTP drops them).",
             "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": "^[ -~]+$"},
         },
+        "CancelAfter": {
+            "name": CANCEL_AFTER,
+            "in": "header",
+            "description": "A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past "
+            "it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins).",
+            "schema": {"type": "string", "pattern": "^0*[1-9][0-9]*[smhSMH]?$"},
+        },
+        "LastEventId": {
+            "name": "Last-Event-ID",
+            "in": "header",
+            "description": "The id of the last event received, to resume a stream: only newer changes come.",
+            "schema": {"type": "string"},
+        },
         "PreferWait": {
             "name": PREFER,
             "in": "header",
@@ -727,6 +765,27 @@ def _operation(op: Operation, *, rate_limited: bool) -> Doc:
     success: Doc = {"description": op.answer, "headers": headers}
     if op.model is not None:
         success["content"] = {JSON: {"schema": _ref(op.model)}}
+    elif op.stream:
+        success["content"] = {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "description": "Each event: `id: <version>:<progress>`, `event: generation`, `data: "
+                    "<the Generation as JSON>`, ended by a blank line; a comment line (`: keep-alive`) every "
+                    "15 s.",
+                    "properties": {
+                        "id": {"type": "string", "pattern": "^[0-9]+:[0-9]*$"},
+                        "event": {"const": "generation"},
+                        "data": {
+                            "type": "string",
+                            "contentMediaType": JSON,
+                            "contentSchema": _ref(Generation),
+                        },
+                    },
+                    "required": ["id", "event", "data"],
+                }
+            }
+        }
     elif op.path.startswith("/v1/media/"):
         success["content"] = {
             media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
@@ -735,6 +794,17 @@ def _operation(op: Operation, *, rate_limited: bool) -> Doc:
     errors: dict[int, str | Doc] = {} if op.public else {401: "Unauthorized"}
     if limits:
         errors[429] = "RateLimited"
+    if op.stream:  # streams are bounded per account, with or without rate limits
+        streams = "too-many-streams: the account holds as many event streams open here as it may."
+        errors[429] = (
+            _with_headers(
+                _problem("rate-limited: the account's request quota is spent; " + streams),
+                "Retry-After",
+                *RATE_LIMIT_HEADERS,
+            )
+            if limits
+            else _with_headers(_problem(streams), "Retry-After")
+        )
     errors.update(op.errors)
     responses: Doc = {str(op.status): success}
     for status, response in sorted(errors.items()):

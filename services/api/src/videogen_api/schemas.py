@@ -24,6 +24,8 @@ from videogen_api.problems import invalid, malformed_json
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider, Status
 
+MAX_DEADLINE_SECONDS = 86_400
+
 
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -39,6 +41,16 @@ class GenerateRequest(BaseModel):
             description='Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".',
         ),
     ]
+    deadline_seconds: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_DEADLINE_SECONDS,
+            description="Optional: if the video is not finished this many seconds after the request, the "
+            "generation fails with error code deadline_exceeded (the provider's task is cancelled where the "
+            "provider allows it, and video.failed is sent). The Cancel-After header says the same.",
+        ),
+    ] = None
 
     @field_validator("prompt")
     @classmethod
@@ -242,6 +254,13 @@ class GenerationError(_Body):
     retriable: Annotated[bool, Field(description="Whether submitting the same request again may succeed.")]
 
 
+class TimelineStep(_Body):
+    """A state the generation entered, and when."""
+
+    status: Status
+    at: Moment
+
+
 class Generation(_Body):
     """A generation as clients see it."""
 
@@ -253,6 +272,25 @@ class Generation(_Body):
     video_url: Annotated[str | None, Field(description="A signed link, once completed.")]
     thumbnail_url: Annotated[str | None, Field(description="A signed link, once completed.")]
     error: Annotated[GenerationError | None, Field(description="Why it failed, once failed.")]
+    progress: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            le=100,
+            description="How far the provider is, 0 to 100, while processing (100 once completed); null when "
+            "the provider does not say.",
+        ),
+    ]
+    queue_reason: Annotated[
+        Literal["account_concurrency", "provider"] | None,
+        Field(
+            description="Why a queued generation waits: account_concurrency (the account's cap on "
+            "generations in flight) or provider (the provider's own queue); null otherwise."
+        ),
+    ]
+    timeline: Annotated[
+        list[TimelineStep], Field(min_length=1, description="Every state it entered, oldest first.")
+    ]
     created_at: Moment
     updated_at: Moment
 

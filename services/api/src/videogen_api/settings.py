@@ -23,6 +23,9 @@ class ApiSettings(CommonSettings):
     shutdown_drain_seconds: float = Field(default=5.0, ge=0)
     # Then requests already in flight get this long to finish; any still running are cancelled.
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Event streams (GET /v1/generations/{id}/events) one account may hold open on one api process; beyond:
+    # 429 too-many-streams.
+    event_streams_per_account: int = Field(default=100, ge=1)
     # Webhook endpoints one account may register (POST /v1/webhooks answers 409 webhook-limit beyond it).
     max_webhooks_per_account: int = Field(default=20, ge=1)
     # After a secret rotation the previous secret keeps signing (alongside the new one) this long.

@@ -26,5 +26,7 @@ INSERTS = web.AppKey("inserts", InsertBatcher)
 DRAIN = web.AppKey("drain", Drain)
 # The status events this process reads, for requests that wait (Prefer: wait).
 FEED = web.AppKey("feed", StatusFeed)
+# Event streams open in this process, by account (GET /v1/generations/{id}/events).
+EVENT_STREAMS = web.AppKey("event_streams", dict[str, int])
 # Absent when rate limiting is disabled.
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

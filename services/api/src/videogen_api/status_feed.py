@@ -25,6 +25,7 @@ Doc = dict[str, Any]
 # A waiter that heard nothing for this long reads the generation again.
 RECHECK_SECONDS = 5.0
 RETRY_SECONDS = 2.0
+STOP_SECONDS = 5.0
 # Events queued for one waiter beyond this are dropped: it catches up from the store.
 QUEUE_LIMIT = 64
 
@@ -35,9 +36,14 @@ class StatusFeed:
         self._topic = topic
         self._waiters: dict[str, set[asyncio.Queue[Envelope | None]]] = {}
         self._released = False
+        self._stopping = False
         self._task: asyncio.Task[None] | None = None
         # Set once this process reads every partition of the topic from its end (what tests await).
         self.ready = asyncio.Event()
+
+    @property
+    def released(self) -> bool:
+        return self._released
 
     @property
     def waiting(self) -> int:
@@ -48,10 +54,13 @@ class StatusFeed:
 
     async def stop(self) -> None:
         self.release()
+        self._stopping = True  # the loop ends even if a Kafka call swallowed the cancellation
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            # Bounded: a consumer caught half-started may not stop cleanly; the process is going anyway.
+            done, _ = await asyncio.wait({self._task}, timeout=STOP_SECONDS)
+            if not done:
+                log.warning("status feed did not stop in time; left behind")
 
     def release(self) -> None:
         """Shutting down: every waiter answers now with what it has, and later ones do not wait."""
@@ -100,7 +109,7 @@ class StatusFeed:
             return view
 
     async def _follow(self) -> None:
-        while True:
+        while not self._stopping:
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=self._bootstrap,
                 group_id=None,  # every partition, read by this process alone
@@ -117,21 +126,23 @@ class StatusFeed:
                 consumer.assign([TopicPartition(self._topic, p) for p in sorted(partitions)])
                 await consumer.seek_to_end()
                 self.ready.set()
-                while True:
+                while not self._stopping:
                     batches = await consumer.getmany(timeout_ms=1000)
                     for records in batches.values():
                         for record in records:
                             self._hand_over(record.key, record.value)
             except KafkaError as exc:
                 log.warning(
-                    "status feed: broker unreachable; waiters fall back to reading the store",
+                    "status feed not reading (broker unreachable, or no topic yet); waiters read the store",
                     extra={"error": repr(exc), "retry_seconds": RETRY_SECONDS},
                 )
             finally:
                 self.ready.clear()
-                with contextlib.suppress(KafkaError):
-                    await consumer.stop()
-            await asyncio.sleep(RETRY_SECONDS)
+                with contextlib.suppress(KafkaError, TimeoutError):
+                    async with asyncio.timeout(STOP_SECONDS):
+                        await consumer.stop()
+            if not self._stopping:
+                await asyncio.sleep(RETRY_SECONDS)
 
     def _hand_over(self, key: bytes | None, value: bytes | None) -> None:
         if key is None or value is None:

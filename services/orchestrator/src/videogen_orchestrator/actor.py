@@ -26,10 +26,11 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
-from videogen_common.generations import transition
+from videogen_common.generations import QueueReason, transition
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
+from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
     Cancellable,
     ErrorCode,
@@ -101,7 +102,6 @@ class GenerationActor:
     async def run(self, doc: Doc) -> Doc | None:
         """Drive a leased generation to a terminal state. Returns the final document, or None if the
         generation was moved by someone else (cancelled, or its lease taken over)."""
-        log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
         adapter = self._providers.get(doc["provider"])
         if adapter is None:
             return await self._finish(
@@ -110,11 +110,30 @@ class GenerationActor:
                     code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"
                 ),
             )
-        job = Job(generation_id=doc["_id"], prompt=doc["prompt"], duration=doc["duration"])
+        progress = ProgressReporter(
+            store=self._store,
+            sink=self._sink,
+            clock=self._clock,
+            owner=self.owner,
+            every=self._settings.progress_write_seconds,
+        )
+        try:
+            return await self._drive(doc, adapter, progress)
+        finally:
+            await progress.close()
+
+    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> Doc | None:
+        log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
+        job = Job(
+            generation_id=doc["_id"],
+            prompt=doc["prompt"],
+            duration=doc["duration"],
+            on_progress=progress.seen,
+        )
         try:
             if doc.get("provider_task_id") is None:
-                if self._past_deadline(doc):
-                    return await self._finish(doc, error=self._deadline_error())
+                if (late := self._late(doc)) is not None:
+                    return await self._finish(doc, error=late)
                 if doc.get("submit_started_at") is not None:
                     return await self._finish(doc, error=_interrupted_submit(adapter.name))
                 doc, error = await self._start_task(doc, adapter, job)
@@ -122,14 +141,18 @@ class GenerationActor:
                     return await self._finish(doc, error=error)
             task_id: str = doc["provider_task_id"]
             while True:
-                if self._past_deadline(doc):
-                    final = await self._finish(doc, error=self._deadline_error())
+                if (late := self._late(doc)) is not None:
+                    final = await self._finish(doc, error=late)
                     if final is not None:
                         await self._cancel_task(adapter, task_id, doc["_id"], reason="deadline")
                     return final
+                progress.follow(doc)
+                # A client's deadline cuts a poll short: it is kept to the poll, not to the next one.
+                deadline = asyncio.timeout(self._until_client_deadline(doc))
                 try:
                     with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
-                        state = await adapter.poll(task_id, job)
+                        async with deadline:
+                            state = await adapter.poll(task_id, job)
                         annotate(provider=adapter.name, task_status=state.status.value)
                     await self._ensure_owned(doc)
                     if state.status is TaskStatus.SUCCEEDED and state.output is not None:
@@ -139,6 +162,9 @@ class GenerationActor:
                     if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                         return await self._finish(doc, state=state)
                     doc = await self._follow(doc, state)
+                    progress.follow(doc)
+                    if state.progress is not None:
+                        progress.seen(state.progress)
                 except ProviderError as exc:
                     await self._ensure_owned(doc)
                     if not exc.transient:
@@ -147,7 +173,12 @@ class GenerationActor:
                     log.warning(
                         "provider did not answer; polling again", extra={**log_extra, "error": str(exc)}
                     )
-                await asyncio.sleep(self._settings.poll_interval_seconds)
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise  # not the client's deadline: someone else's timeout
+                    continue
+                pause = self._settings.poll_interval_seconds
+                await asyncio.sleep(min(pause, self._until_client_deadline(doc) or pause))
         except LeaseLost:
             log.info("lease lost or generation canceled; stopping", extra=log_extra)
             await self._cancel_if_canceled(doc["_id"], adapter, doc.get("provider_task_id"))
@@ -211,17 +242,33 @@ class GenerationActor:
 
     # -- deadline and cancel ------------------------------------------------------------------------------
 
-    def _past_deadline(self, doc: Doc) -> bool:
+    def _late(self, doc: Doc) -> GenerationError | None:
+        """Why the generation must stop now, if it is past a deadline: the client's own (``deadline_at``, from
+        ``deadline_seconds`` or ``Cancel-After``), or the deployment's for every generation."""
+        now = self._clock.now()
+        client: datetime | None = doc.get("deadline_at")
+        if client is not None and now >= client:
+            return GenerationError(
+                ErrorCode.DEADLINE_EXCEEDED,
+                "the video was not finished by the deadline the request set",
+                retriable=True,
+            )
         created: datetime = doc["created_at"]
-        return self._clock.now() >= created + timedelta(seconds=self._settings.generation_deadline_seconds)
-
-    def _deadline_error(self) -> GenerationError:
         seconds = self._settings.generation_deadline_seconds
-        return GenerationError(
-            ErrorCode.PROVIDER_TIMEOUT,
-            f"the provider did not finish the video within {seconds:g} s of the request",
-            retriable=True,
-        )
+        if now >= created + timedelta(seconds=seconds):
+            return GenerationError(
+                ErrorCode.PROVIDER_TIMEOUT,
+                f"the provider did not finish the video within {seconds:g} s of the request",
+                retriable=True,
+            )
+        return None
+
+    def _until_client_deadline(self, doc: Doc) -> float | None:
+        """Seconds left before the client's deadline (0 once past); None without one."""
+        client: datetime | None = doc.get("deadline_at")
+        if client is None:
+            return None
+        return max(0.0, (client - self._clock.now()).total_seconds())
 
     async def _cancel_if_canceled(
         self, generation_id: str, adapter: ProviderAdapter, task_id: str | None
@@ -311,19 +358,23 @@ class GenerationActor:
     # -- state --------------------------------------------------------------------------------------------
 
     async def _follow(self, doc: Doc, state: TaskState) -> Doc:
-        """Mirror the provider's non-terminal state: its queue → ``queued``, running → ``processing``."""
+        """Mirror the provider's non-terminal state: its queue → ``queued`` (the provider's), running →
+        ``processing``; each change is published (best effort: a client streaming the generation sees it)."""
         target = Status.QUEUED if state.status is TaskStatus.QUEUED else Status.PROCESSING
         if doc["status"] == target.value:
             return doc
+        now = self._clock.now()
         updated = await transition(
             self._store.generations,
             doc,
             target,
-            now=self._clock.now(),
+            now=now,
+            fields={"queue_reason": QueueReason.PROVIDER} if target is Status.QUEUED else None,
             extra_filter={"lease_owner": self.owner},
         )
         if updated is None:
             raise LeaseLost
+        await publish_status(self._sink, updated, now)
         return updated
 
     async def _finish(
@@ -340,7 +391,7 @@ class GenerationActor:
         if state is not None and state.status is TaskStatus.SUCCEEDED and video is not None:
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(video))
-                fields = await self._store_media(doc["_id"], video, thumbnail)
+                fields = {**await self._store_media(doc["_id"], video, thumbnail), "progress": 100}
             target = Status.COMPLETED
         else:
             err = (

@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL, Status
-from videogen_common.generations import transition
+from videogen_common.generations import QueueReason, transition
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
@@ -159,6 +159,7 @@ class Runner:
             "slot_wait": waiting_key(doc["account_id"], doc["_id"]),
             "lease_owner": None,
             "lease_expires_at": None,
+            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
         }
         mine = {"lease_token": doc["lease_token"]}
         if doc["status"] == Status.QUEUED.value:

@@ -38,6 +38,8 @@ class OrchestratorSettings(CommonSettings):
     # `queued` and start oldest first as slots free.
     account_max_in_flight: int = Field(default=16, ge=1)
     poll_interval_seconds: float = Field(default=1.0, gt=0)
+    # A task's progress is written to its generation (and published) at most this often.
+    progress_write_seconds: float = Field(default=2.0, gt=0)
     mock_latency_ms: int = Field(default=0, ge=0)
     mock_failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     # Rendered mock videos kept in memory, by (prompt, duration): a load test is not bound by encoding.

@@ -23,11 +23,14 @@ class EventSink(Protocol):
         ...
 
 
-async def publish_status(sink: EventSink, doc: dict[str, Any], now: datetime) -> bool:
+async def publish_status(
+    sink: EventSink, doc: dict[str, Any], now: datetime, *, progress: bool = False
+) -> bool:
     """Put ``doc``'s status event on Kafka; False (logged) if the broker did not take it. Nothing is cleared
-    here: the notifier settles the outbox when it takes the event in."""
+    here: the notifier settles the outbox when it takes the event in. Events of a state that is not
+    terminal (processing, queued, progress) are best effort: nothing is owed if one is lost."""
     try:
-        await sink.send(status_envelope(doc, now))
+        await sink.send(status_envelope(doc, now, progress=progress))
     except Exception as exc:
         log.warning(
             "status event not published; the reconciler will retry",

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from videogen_client._paging import walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
@@ -31,18 +31,23 @@ class AsyncGenerations:
         self._monotonic = monotonic
 
     async def create(
-        self, *, prompt: str, provider: Provider, duration: int, idempotency_key: str | None = None
+        self,
+        *,
+        prompt: str,
+        provider: Provider,
+        duration: int,
+        deadline_seconds: int | None = None,
+        idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
         ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
-        makes a second generation."""
+        makes a second generation. ``deadline_seconds``: past it, the generation fails with
+        ``deadline_exceeded``."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
-        response = await self._t.request(
-            "POST",
-            "generate",
-            json_body={"prompt": prompt, "provider": provider, "duration": duration},
-            headers={IDEMPOTENCY_KEY: key},
-        )
+        body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
+        if deadline_seconds is not None:
+            body["deadline_seconds"] = deadline_seconds
+        response = await self._t.request("POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key})
         return Generation.model_validate_json(response.content)
 
     async def get(self, generation_id: str) -> Generation:
@@ -133,13 +138,18 @@ class AsyncGenerations:
         prompt: str,
         provider: Provider,
         duration: int,
+        deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
     ) -> Generation:
         """``create``, then ``wait``: the generation, completed."""
         generation = await self.create(
-            prompt=prompt, provider=provider, duration=duration, idempotency_key=idempotency_key
+            prompt=prompt,
+            provider=provider,
+            duration=duration,
+            deadline_seconds=deadline_seconds,
+            idempotency_key=idempotency_key,
         )
         if on_progress is not None:
             on_progress(generation)

@@ -48,11 +48,21 @@ class Generations:
         self._a = generations
 
     def create(
-        self, *, prompt: str, provider: Provider, duration: int, idempotency_key: str | None = None
+        self,
+        *,
+        prompt: str,
+        provider: Provider,
+        duration: int,
+        deadline_seconds: int | None = None,
+        idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
             self._a.create(
-                prompt=prompt, provider=provider, duration=duration, idempotency_key=idempotency_key
+                prompt=prompt,
+                provider=provider,
+                duration=duration,
+                deadline_seconds=deadline_seconds,
+                idempotency_key=idempotency_key,
             )
         )
 
@@ -129,6 +139,7 @@ class Generations:
         prompt: str,
         provider: Provider,
         duration: int,
+        deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -138,6 +149,7 @@ class Generations:
                 prompt=prompt,
                 provider=provider,
                 duration=duration,
+                deadline_seconds=deadline_seconds,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,

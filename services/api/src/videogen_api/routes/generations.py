@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
@@ -20,10 +21,10 @@ from videogen_api.idempotency import (
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import newest_first_page
-from videogen_api.prefer import PREFER, applied, preferred_wait
-from videogen_api.problems import Problem, generation_busy, generation_terminal, not_found
+from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
+from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.routes.bodies import json_body
-from videogen_api.schemas import GenerateRequest, parse_body
+from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.domain import Provider, Status
 from videogen_common.events import REQUESTED, Envelope
@@ -56,6 +57,19 @@ def provider_unavailable(provider: str, enabled: Collection[Provider]) -> Proble
         message,
         errors=[{"field": "provider", "message": message, "code": "provider_unavailable"}],
     )
+
+
+def _deadline_seconds(request: web.Request, in_body: int | None) -> int | None:
+    """The client's deadline: ``deadline_seconds`` or the ``Cancel-After`` header, the sooner of the two."""
+    try:
+        in_header = cancel_after(request.headers.get(CANCEL_AFTER))
+    except ValueError as exc:
+        raise invalid([{"field": CANCEL_AFTER, "message": str(exc), "code": "duration"}]) from None
+    if in_header is not None and in_header > MAX_DEADLINE_SECONDS:
+        message = f"must be at most {MAX_DEADLINE_SECONDS} seconds"
+        raise invalid([{"field": CANCEL_AFTER, "message": message, "code": "duration"}])
+    given = [s for s in (in_body, in_header) if s is not None]
+    return min(given) if given else None
 
 
 async def _accepted(request: web.Request, view: dict[str, Any], *, replayed: bool = False) -> web.Response:
@@ -113,6 +127,9 @@ async def create_generation(request: web.Request) -> web.Response:
     )
     # The creating request's id stays with the generation: its status events carry it, so one generation can
     # be followed in every service's logs (internal; never shown).
+    deadline = _deadline_seconds(request, body.deadline_seconds)
+    if deadline is not None:
+        doc["deadline_at"] = now + timedelta(seconds=deadline)
     doc["trace_id"] = request_id
     # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
     doc["api_key_id"] = api_key_id_of(request)

@@ -3,7 +3,7 @@ cancel, and say what it asks the provider for."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -14,6 +14,13 @@ class Job:
     generation_id: str
     prompt: str
     duration: int
+    # Told how far the task is (0-100) by an adapter that learns it while a poll runs (the mock); adapters
+    # that learn it from the poll's answer return it in ``TaskState.progress`` instead.
+    on_progress: Callable[[int], None] | None = field(default=None, compare=False)
+
+    def report(self, progress: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress)
 
 
 class TaskStatus(StrEnum):
@@ -35,6 +42,8 @@ class ErrorCode(StrEnum):
     PROVIDER_ERROR = "provider_error"
     # The generation's deadline passed (or the provider timed the task out).
     PROVIDER_TIMEOUT = "provider_timeout"
+    # Not finished by the deadline the client's request set (deadline_seconds or Cancel-After).
+    DEADLINE_EXCEEDED = "deadline_exceeded"
     # The provider could not be reached, kept answering 429/5xx, refused our credentials, or is not enabled.
     PROVIDER_UNAVAILABLE = "provider_unavailable"
     # The task was canceled (by the client through the api, or at the provider).
@@ -92,6 +101,7 @@ class TaskState:
     output: Output | None = None
     error: GenerationError | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    progress: int | None = None  # 0-100, when the provider says how far it is
 
 
 class ProviderAdapter(Protocol):

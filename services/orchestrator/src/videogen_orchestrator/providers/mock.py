@@ -13,6 +13,7 @@ from videogen_orchestrator.providers.base import GenerationError, Job, Output, T
 from videogen_orchestrator.render import Rendered, render
 
 FAIL_MARKER = "#fail"
+PROGRESS_STEPS = 10
 
 RenderKey = tuple[str, int]
 
@@ -84,6 +85,7 @@ class MockProvider:
         self._sleep = sleep
         self.cache = RenderCache(cache_entries)
         self.submitted: list[str] = []
+        self.canceled: list[str] = []
 
     @property
     def latency_seconds(self) -> float:
@@ -100,9 +102,16 @@ class MockProvider:
         self.submitted.append(job.generation_id)
         return f"mock_{job.generation_id}"
 
+    async def cancel(self, task_id: str) -> None:
+        """Nothing runs between polls here: the cancel is recorded (what tests see)."""
+        self.canceled.append(task_id)
+
     async def poll(self, task_id: str, job: Job) -> TaskState:
         if self._latency:
-            await self._sleep(self._latency)
+            # The latency stands for the provider's render: progress is reported as it passes.
+            for step in range(1, PROGRESS_STEPS + 1):
+                await self._sleep(self._latency / PROGRESS_STEPS)
+                job.report(step * 100 // (PROGRESS_STEPS + 1))
         if FAIL_MARKER in job.prompt or (self._failure_rate and self._rng() < self._failure_rate):
             return TaskState(
                 TaskStatus.FAILED,

@@ -103,7 +103,7 @@ class RemoteAdapter:
         if status in self.queued_statuses:
             return TaskState(TaskStatus.QUEUED, details=details)
         if status in self.running_statuses:
-            return TaskState(TaskStatus.RUNNING, details=details)
+            return TaskState(TaskStatus.RUNNING, details=details, progress=_percent(task.get("progress")))
         return await self.final_state(task_id, status, task, details)
 
     def status_path(self, task_id: str) -> str:
@@ -204,3 +204,10 @@ def _unavailable(message: str, status: int | None, *, transient: bool = False) -
     provider_code = f"http_{status}" if status is not None else None
     error = GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, message, provider_code, retriable=True)
     return ProviderError(error, transient=transient)
+
+
+def _percent(value: Any) -> int | None:
+    """A provider's progress as 0-100: a fraction from 0 to 1 (Runway's ``progress``); None otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+        return round(value * 100)
+    return None

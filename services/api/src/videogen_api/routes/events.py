@@ -1,0 +1,134 @@
+"""``GET /v1/generations/{id}/events``: a generation's changes as Server-Sent Events.
+
+The generation as it is comes at once; then one event for every change of status or progress this api
+process hears of (from the status topic: see ``status_feed``, so it works whichever replica served the
+create), until the generation is terminal, when the stream ends. Each event is ``event: generation`` with the
+generation's public view as ``data`` (its ``timeline`` holds every state it entered), and an ``id`` that
+orders its changes (``version:progress``): a client reconnecting with ``Last-Event-ID`` gets only what is
+newer, so it neither misses the current state nor sees one twice. A comment line every 15 s keeps proxies
+from closing a quiet stream. Open streams are bounded per account in each process; a shutdown ends them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from videogen_api import state
+from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
+from videogen_api.problems import Problem, not_found
+from videogen_api.status_feed import RECHECK_SECONDS
+from videogen_common.domain import TERMINAL, Status
+from videogen_common.generations import public_view
+
+routes = web.RouteTableDef()
+
+Doc = dict[str, Any]
+Key = tuple[int, int]  # (version, progress; -1 when unknown): orders one generation's changes
+KEEP_ALIVE_SECONDS = 15.0
+
+
+def event_key(version: int | None, view: Doc) -> Key:
+    progress = view.get("progress")
+    return (version or 0, progress if isinstance(progress, int) else -1)
+
+
+def format_id(key: Key) -> str:
+    version, progress = key
+    return f"{version}:{progress if progress >= 0 else ''}"
+
+
+def parse_id(raw: str | None) -> Key | None:
+    """A ``Last-Event-ID`` this stream sent (``version:progress``); anything else counts as none."""
+    if not raw:
+        return None
+    version, _, progress = raw.partition(":")
+    if not (version.isascii() and version.isdigit()) or (progress and not progress.isdigit()):
+        return None
+    return int(version), int(progress) if progress else -1
+
+
+def too_many_streams(limit: int) -> Problem:
+    return Problem(
+        429,
+        "too-many-streams",
+        "Too Many Event Streams",
+        f"this account has {limit} event streams open here already; close one first",
+        headers={"Retry-After": "5"},
+    )
+
+
+@contextmanager
+def _counted(app: web.Application, account: str) -> Iterator[None]:
+    streams = app[state.EVENT_STREAMS]
+    limit = app[state.SETTINGS].event_streams_per_account
+    if streams.get(account, 0) >= limit:
+        raise too_many_streams(limit)
+    streams[account] = streams.get(account, 0) + 1
+    try:
+        yield
+    finally:
+        streams[account] -= 1
+        if not streams[account]:
+            del streams[account]
+
+
+@routes.get("/v1/generations/{id}/events")
+async def generation_events(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    generation_id, account = request.match_info["id"], account_of(request)
+    generations, feed = app[state.STORE].generations, app[state.FEED]
+
+    async def read() -> Doc | None:
+        return await generations.find_one({"_id": generation_id, "account_id": account})
+
+    with _counted(app, account), feed.watch(generation_id) as queue:
+        doc = await read()  # after watching: a change from now on is heard
+        if doc is None:
+            raise not_found(f"no generation {generation_id!r}")
+        response = web.StreamResponse(
+            headers={
+                REQUEST_ID: request[REQUEST_ID_KEY],  # sent before the handler returns, so set here
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",  # proxies that buffer by default (nginx) pass each event on
+            }
+        )
+        await response.prepare(request)
+        last = parse_id(request.headers.get("Last-Event-ID"))
+        written = time.monotonic()
+
+        async def offer(version: int | None, view: Doc) -> bool:
+            """Send the view if it is newer than what the client has; True once the stream is over."""
+            nonlocal last, written
+            key = event_key(version, view)
+            if last is None or key > last:
+                frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
+                await response.write(frame + orjson.dumps(view) + b"\n\n")
+                last, written = key, time.monotonic()
+            return Status(view["status"]) in TERMINAL
+
+        done = await offer(doc["version"], public_view(doc))
+        while not done and not feed.released:
+            try:
+                async with asyncio.timeout(RECHECK_SECONDS):
+                    envelope = await queue.get()
+            except TimeoutError:
+                doc = await read()  # a change this process did not hear of, if any
+                if doc is None:
+                    break
+                done = await offer(doc["version"], public_view(doc))
+                if time.monotonic() - written >= KEEP_ALIVE_SECONDS:
+                    await response.write(b": keep-alive\n\n")
+                    written = time.monotonic()
+                continue
+            if envelope is None:  # shutting down
+                break
+            done = await offer(envelope.version, envelope.generation)
+        await response.write_eof()
+        return response

@@ -1,0 +1,77 @@
+"""How far a generation's provider task is, as its actor learns it: written to the generation at most every
+``every`` seconds, and published as a status event, so a client streaming the generation's events (or a
+tenant subscribed to ``video.progress``) sees it move.
+
+A progress write changes no state, so it does not bump the generation's version: it is conditional on the
+version the actor holds (and on the lease), which leaves the actor's own compare-and-set writes undisturbed,
+and a progress report that comes after the generation moved on writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime
+from typing import Any
+
+from videogen_common.clock import Clock
+from videogen_common.domain import Status
+from videogen_common.store import Store
+from videogen_orchestrator.status_events import EventSink, publish_status
+
+log = logging.getLogger(__name__)
+
+Doc = dict[str, Any]
+
+
+class ProgressReporter:
+    def __init__(self, *, store: Store, sink: EventSink, clock: Clock, owner: str, every: float) -> None:
+        self._store = store
+        self._sink = sink
+        self._clock = clock
+        self._owner = owner
+        self._every = every
+        self._doc: Doc | None = None
+        self._written: int = -1
+        self._written_at: datetime | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def follow(self, doc: Doc) -> None:
+        """The generation as the actor holds it now (after each of its writes)."""
+        self._doc = doc
+
+    def seen(self, progress: int) -> None:
+        """The task is ``progress`` % done: written now, unless a write was made less than ``every`` seconds
+        ago (or is still under way), or it is not more than what was written."""
+        doc = self._doc
+        if doc is None or doc["status"] != Status.PROCESSING.value or progress <= self._written:
+            return
+        now = self._clock.now()
+        recent = self._written_at is not None and (now - self._written_at).total_seconds() < self._every
+        if recent or (self._task is not None and not self._task.done()):
+            return
+        self._written, self._written_at = progress, now
+        self._task = asyncio.create_task(self._write(doc, min(progress, 100), now), name="progress")
+
+    async def close(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _write(self, doc: Doc, progress: int, now: datetime) -> None:
+        try:
+            result = await self._store.generations.update_one(
+                {
+                    "_id": doc["_id"],
+                    "lease_owner": self._owner,
+                    "version": doc["version"],
+                    "status": Status.PROCESSING.value,
+                },
+                {"$set": {"progress": progress}},
+            )
+        except Exception as exc:  # progress is best effort: the generation goes on
+            log.warning("progress not written", extra={"generation_id": doc["_id"], "error": repr(exc)})
+            return
+        if result.modified_count == 1:
+            await publish_status(self._sink, {**doc, "progress": progress}, now, progress=True)
