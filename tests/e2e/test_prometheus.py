@@ -1,6 +1,7 @@
 """A real Prometheus (Debian's package) scraping the real stack, with videogen's alert rules loaded: every
 query of the Grafana dashboard returns data from that scrape, and a webhook endpoint answering 410,
-generations that fail and a killed orchestrator send the matching alerts pending or firing."""
+generations that fail, a black-hole endpoint whose deliveries are given up and a killed orchestrator send the
+matching alerts pending or firing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.support.receivers import Reply, always, receiving
+from tests.support.receivers import HANG, Reply, always, receiving
 from tests.support.stack import Stack, running_stack
 from videogen.engines import free_port, wait_for_http
 from videogen_client import AsyncClient
@@ -32,7 +33,12 @@ Doc = dict[str, Any]
 async def stack(
     base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
 ) -> AsyncIterator[Stack]:
-    env = {"VIDEOGEN_METRICS_REFRESH_SECONDS": "1"}  # the store-wide gauges, refreshed every second
+    env = {
+        "VIDEOGEN_METRICS_REFRESH_SECONDS": "1",  # the store-wide gauges, refreshed every second
+        # A black-hole endpoint's deliveries time out in a second and are given up after one retry.
+        "VIDEOGEN_DELIVERY_TIMEOUT_SECONDS": "1",
+        "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": "1",
+    }
     # The orchestrator is killed on purpose, so it cannot exit cleanly.
     async with running_stack(
         base_env, common_settings, store, tmp_path / "logs", env=env, clean_exit=False
@@ -100,10 +106,12 @@ async def test_the_dashboard_has_data_and_the_alerts_fire_on_a_real_scrape(
 ) -> None:
     async with (
         receiving(always(Reply(410))) as gone,
+        receiving(always(HANG)) as black_hole,
         AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client,
         aiohttp.ClientSession() as session,
     ):
         await client.webhooks.create(url=gone.url(), events=["video.completed", "video.failed"])
+        hole = await client.webhooks.create(url=black_hole.url(), events=["video.completed"])
         made = [
             await client.generations.create(prompt=prompt, provider="mock", duration=3)
             for prompt in ("a fox", "a heron", "a storm #fail", "a lake", "a crash #fail")
@@ -113,6 +121,9 @@ async def test_the_dashboard_has_data_and_the_alerts_fire_on_a_real_scrape(
                 while not (await client.generations.get(generation.id)).terminal:
                     await asyncio.sleep(0.1)
             await gone.request(1)  # the endpoint's 410: the delivery fails and the endpoint is disabled
+            # The black hole never answers: its deliveries time out, are retried once, then given up.
+            while not (await client.webhooks.deliveries_page(hole.id, status="failed")).data:
+                await asyncio.sleep(0.2)
 
         # Every query of the dashboard has data, once a few scrapes have seen the traffic.
         panels = json.loads((MONITORING / "dashboard.json").read_text())["panels"]
