@@ -43,6 +43,7 @@ from videogen_notifier.settings import NotifierSettings
 Doc = dict[str, Any]
 ACCOUNT = "acme"
 COMPLETED, FAILED = "video.completed", "video.failed"
+PROCESSING, PROGRESS = "video.processing", "video.progress"
 BOTH = (COMPLETED, FAILED)
 PROVIDER_ERROR = {
     "code": "provider_error",
@@ -81,13 +82,21 @@ def generation(status: str, now: datetime) -> Doc:
         "error": PROVIDER_ERROR if status == "failed" else None,
         "created_at": isoformat(now - timedelta(seconds=7)),
         "updated_at": isoformat(now),
+        "progress": 100 if completed else None,
+        "queue_reason": None,
     }
 
 
-def status_envelope(status: str, now: datetime, account_id: str = ACCOUNT) -> Envelope:
+def status_envelope(
+    status: str, now: datetime, account_id: str = ACCOUNT, *, notice: str | None = None, progress: int = 0
+) -> Envelope:
     gen = generation(status, now)
+    if notice == PROGRESS:
+        gen["progress"] = progress
     return Envelope(
-        event_id=status_event_id(gen["id"], status, 3),
+        event_id=status_event_id(gen["id"], status, 3)
+        + (f"_progress_{progress}" if notice == PROGRESS else ""),
+        notice=notice,
         type=STATUS,
         occurred_at=gen["updated_at"],
         account_id=account_id,
@@ -185,6 +194,35 @@ async def test_a_non_terminal_status_creates_no_delivery(
     assert await store.deliveries.count_documents({}) == 0
 
 
+async def test_processing_and_progress_notices_go_only_to_endpoints_that_list_them_with_the_progress(
+    h: Harness, store: Store, clock: ManualClock
+) -> None:
+    terminal_only, _ = await h.webhook("http://127.0.0.1:9/terminal", events=BOTH)
+    started, _ = await h.webhook("http://127.0.0.1:9/started", events=[PROCESSING, COMPLETED])
+    everything, _ = await h.webhook("http://127.0.0.1:9/all", events=[*BOTH, PROCESSING, PROGRESS])
+
+    processing = status_envelope("processing", clock.now(), notice=PROCESSING)
+    created = await deliveries_for(store, processing, clock.now())
+    assert sorted(w for _, w in created) == sorted([started, everything])
+    for delivery_id, _ in created:
+        doc = await h.delivery(delivery_id)
+        assert doc["event_type"] == PROCESSING and doc["event_id"] == processing.event_id
+        body = orjson.loads(doc["body"])
+        assert body["event"] == PROCESSING and body["data"]["status"] == "processing"
+
+    progress = status_envelope("processing", clock.now(), notice=PROGRESS, progress=40)
+    created = await deliveries_for(store, progress, clock.now())
+    assert [w for _, w in created] == [everything]
+    body = orjson.loads((await h.delivery(created[0][0]))["body"])
+    assert (body["event"], body["data"]["progress"]) == (PROGRESS, 40)
+    assert await deliveries_for(store, progress, clock.now()) == []  # a repeat creates nothing
+
+    # A progress event that is not a notice (the throttle let it pass) goes nowhere.
+    quiet = status_envelope("processing", clock.now(), progress=50)
+    assert await deliveries_for(store, quiet, clock.now()) == []
+    assert await store.deliveries.count_documents({"webhook_id": terminal_only}) == 0
+
+
 # --- one attempt --------------------------------------------------------------------------------------------
 
 
@@ -219,6 +257,8 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
                 "created_at",
                 "updated_at",
                 "error",
+                "progress",
+                "queue_reason",
             )
         },
     }
@@ -233,6 +273,8 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "created_at",
         "updated_at",
         "error",
+        "progress",
+        "queue_reason",
     }
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()

@@ -28,6 +28,7 @@ from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore, verify_media_link
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.reconciler import Reconciler
@@ -561,3 +562,38 @@ async def test_a_client_deadline_cuts_a_slow_task_short_fails_deadline_exceeded_
     # Failed at the deadline, not after the 5 s the task would have taken.
     assert doc["updated_at"] - now < timedelta(seconds=4)
     assert [e.generation["error"]["code"] for e in orch.sink.envelopes] == ["deadline_exceeded"]
+
+
+async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_notice_interval(
+    orch: Orchestrator,
+) -> None:
+    """Progress is written and published every ``every`` seconds; only one such event per ``notice_every``
+    seconds is marked as a ``video.progress`` webhook notice. The provider taking the task is marked as
+    ``video.processing``."""
+    owner = "orch-a"
+    doc = await orch.insert(
+        lease_owner=owner, provider_task_id="task_1", lease_expires_at=orch.clock.now() + LEASE
+    )
+    reporter = ProgressReporter(
+        store=orch.store, sink=orch.sink, clock=orch.clock, owner=owner, every=2, notice_every=10
+    )
+    reporter.started(doc)
+    await reporter.settled()
+    for step in range(7):  # every 2 s: 10 %, 20 %, … 70 %, at 0, 2, … 12 s
+        reporter.seen(10 * (step + 1))
+        await reporter.settled()
+        orch.clock.advance(timedelta(seconds=2))
+
+    published = [(e.generation["progress"], e.notice) for e in orch.sink.progress]
+    assert published == [
+        (None, "video.processing"),
+        (10, "video.progress"),
+        (20, None),
+        (30, None),
+        (40, None),
+        (50, None),
+        (60, "video.progress"),  # 10 s after the first notice
+        (70, None),
+    ]
+    assert (await orch.get(doc["_id"]))["progress"] == 70
+    await reporter.close()

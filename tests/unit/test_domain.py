@@ -75,6 +75,8 @@ def test_every_terminal_state_has_its_event() -> None:
     assert set(SUBSCRIBABLE_EVENTS) == {
         EventType.VIDEO_COMPLETED,
         EventType.VIDEO_FAILED,
+        EventType.VIDEO_PROCESSING,
+        EventType.VIDEO_PROGRESS,
         EventType.WEBHOOK_DISABLED,
     }
     assert EventType.WEBHOOK_DISABLED.value == "webhook.disabled"

@@ -18,7 +18,17 @@ GENERATION: dict[str, Any] = {
     "error": {"code": "x", "retriable": False},
 }
 
-FIELDS = ("event_id", "type", "occurred_at", "account_id", "generation", "trace_id", "traceparent", "version")
+FIELDS = (
+    "event_id",
+    "type",
+    "occurred_at",
+    "account_id",
+    "generation",
+    "trace_id",
+    "traceparent",
+    "version",
+    "notice",
+)
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
@@ -57,6 +67,13 @@ def test_topic_event_types() -> None:
 
 def test_generation_id() -> None:
     assert _envelope().generation_id == "gen_01"
+
+
+def test_a_notice_travels_and_is_optional_on_the_wire() -> None:
+    data = {**_valid(), "notice": "video.progress"}
+    assert Envelope.from_json(orjson.dumps(data)).notice == "video.progress"
+    del data["notice"]
+    assert Envelope.from_json(orjson.dumps(data)).notice is None
 
 
 def test_trace_id_and_traceparent_are_optional_on_the_wire() -> None:
@@ -121,6 +138,7 @@ def test_envelope_error_is_a_value_error() -> None:
         ("event_id", None),
         ("trace_id", 5),
         ("traceparent", ["00"]),
+        ("notice", 1),
         ("version", "3"),
         ("version", 0),
         ("version", True),

@@ -25,6 +25,8 @@ GENERATION: dict[str, Any] = {
     "error": None,
     "created_at": "2026-11-21T08:47:00.123Z",
     "updated_at": "2026-11-21T08:47:05.456Z",
+    "progress": 100,
+    "queue_reason": None,
 }
 DATA_FIELDS = {
     "id",
@@ -37,6 +39,8 @@ DATA_FIELDS = {
     "created_at",
     "updated_at",
     "error",
+    "progress",
+    "queue_reason",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict
 
 Status = Literal["queued", "processing", "completed", "failed"]
 Provider = Literal["mock", "runway", "luma", "pika"]
-EventType = Literal["video.completed", "video.failed", "webhook.disabled"]
+EventType = Literal[
+    "video.completed", "video.failed", "video.processing", "video.progress", "webhook.disabled"
+]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 AuditEventType = Literal[
     "api_key.created",

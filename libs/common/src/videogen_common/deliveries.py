@@ -21,7 +21,7 @@ PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 RETRY_AT = "retry_at"
 STATUSES = (PENDING, SUCCEEDED, FAILED)
 
-# The generation fields a delivery's ``data`` carries: the spec's, plus updated_at and error.
+# The generation fields a delivery's ``data`` carries: the spec's, plus updated_at, error, and how far it is.
 DATA_FIELDS = (
     "id",
     "status",
@@ -33,6 +33,8 @@ DATA_FIELDS = (
     "created_at",
     "updated_at",
     "error",
+    "progress",
+    "queue_reason",
 )
 
 Doc = dict[str, Any]

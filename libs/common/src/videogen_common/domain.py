@@ -48,6 +48,9 @@ class EventType(StrEnum):
 
     VIDEO_COMPLETED = "video.completed"
     VIDEO_FAILED = "video.failed"
+    # Off unless an endpoint lists them: the provider took the task, and how far it is (throttled).
+    VIDEO_PROCESSING = "video.processing"
+    VIDEO_PROGRESS = "video.progress"
     # Sent to an account's other endpoints when one of its endpoints is disabled after failing for too long.
     WEBHOOK_DISABLED = "webhook.disabled"
 

@@ -31,6 +31,9 @@ class Envelope:
     version: int | None = None
     # The W3C trace context of the work that made the event (see videogen_common.tracing); None untraced.
     traceparent: str | None = None
+    # The webhook event a status event of a state that is not terminal is delivered as, if any
+    # (``video.processing``, ``video.progress``); terminal events are delivered by their status.
+    notice: str | None = None
 
     @property
     def generation_id(self) -> str:
@@ -47,6 +50,7 @@ class Envelope:
                 "trace_id": self.trace_id,
                 "traceparent": self.traceparent,
                 "version": self.version,
+                "notice": self.notice,
             }
         )
 
@@ -70,10 +74,10 @@ class Envelope:
         if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
             bad.append("generation")
             generation = {}
-        trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
+        trace_id, traceparent, notice = data.get("trace_id"), data.get("traceparent"), data.get("notice")
         bad += [
             name
-            for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
+            for name, value in (("trace_id", trace_id), ("traceparent", traceparent), ("notice", notice))
             if value is not None and not isinstance(value, str)
         ]
         version = data.get("version")
@@ -90,6 +94,7 @@ class Envelope:
             trace_id=trace_id,
             traceparent=traceparent,
             version=version,
+            notice=notice,
         )
 
 

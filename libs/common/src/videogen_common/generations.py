@@ -9,7 +9,7 @@ from typing import Any
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.clock import isoformat
-from videogen_common.domain import Provider, Status, can_transition
+from videogen_common.domain import EventType, Provider, Status, can_transition
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.tracing import current_traceparent
 
@@ -187,21 +187,29 @@ async def settle_outbox(collection: AsyncCollection[Doc], generation_ids: list[s
 
 
 def status_envelope(
-    doc: Doc, now: datetime, trace_id: str | None = None, *, progress: bool = False
+    doc: Doc,
+    now: datetime,
+    trace_id: str | None = None,
+    *,
+    progress: bool = False,
+    notice: EventType | None = None,
 ) -> Envelope:
     """The ``generation.status`` event for the state ``doc`` is in. Its id is deterministic, so whoever
     publishes it (the orchestrator, its reconciler, or the api after a cancel) publishes the same event.
-    ``progress``: the event reports the progress ``doc`` holds, within its state (an id of its own)."""
+    ``progress``: the event reports the progress ``doc`` holds, within its state (an id of its own, and the
+    time it is reported at). ``notice``: the webhook event it is also delivered as (non-terminal events)."""
     event_id = status_event_id(doc["_id"], doc["status"], doc["version"])
     if progress:
         event_id += f"_progress_{doc.get('progress')}"
+    occurred = now if progress or not doc.get("updated_at") else doc["updated_at"]
     return Envelope(
         event_id=event_id,
         type=STATUS,
-        occurred_at=isoformat(doc["updated_at"] if doc.get("updated_at") else now),
+        occurred_at=isoformat(occurred),
         account_id=doc["account_id"],
         generation=public_view(doc),
         version=doc["version"],
         trace_id=trace_id or doc.get("trace_id"),
         traceparent=current_traceparent() or doc.get("traceparent"),
+        notice=notice.value if notice is not None else None,
     )

@@ -349,7 +349,11 @@ class Delivery(_Body):
     webhook_id: str
     event_id: str
     event_type: Annotated[
-        str, Field(description="video.completed, video.failed, webhook.disabled, webhook.test")
+        str,
+        Field(
+            description="video.completed, video.failed, video.processing, video.progress, webhook.disabled, "
+            "webhook.test"
+        ),
     ]
     generation_id: str | None
     status: Literal["pending", "succeeded", "failed"]

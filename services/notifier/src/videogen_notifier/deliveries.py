@@ -10,13 +10,14 @@ from typing import Any
 from pymongo.errors import BulkWriteError
 
 from videogen_common.deliveries import delivery_body, generation_data, new_delivery
-from videogen_common.domain import TERMINAL_EVENT, Status
+from videogen_common.domain import TERMINAL_EVENT, EventType, Status
 from videogen_common.events import Envelope
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
 DUPLICATE_KEY = 11000
+NOTICES = frozenset({EventType.VIDEO_PROCESSING.value, EventType.VIDEO_PROGRESS.value})
 
 
 async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> list[Doc]:
@@ -27,11 +28,7 @@ async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> lis
 
 async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: datetime) -> list[Doc]:
     """``new_deliveries`` for several status events at once, reading each account's endpoints once."""
-    wanted: list[tuple[Envelope, str]] = []
-    for envelope in envelopes:
-        terminal = TERMINAL_EVENT.get(Status(envelope.generation["status"]))
-        if terminal is not None:
-            wanted.append((envelope, terminal.value))
+    wanted = [(envelope, event_type) for envelope in envelopes if (event_type := webhook_event(envelope))]
     endpoints: dict[str, list[Doc]] = {}
     for account_id in dict.fromkeys(envelope.account_id for envelope, _ in wanted):
         # By account alone, which its index answers; the embedded store would scan every webhook for a
@@ -59,6 +56,18 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
             if event_type in endpoint.get("events", ())
         ]
     return docs
+
+
+def webhook_event(envelope: Envelope) -> str | None:
+    """The webhook event a status event is delivered as: ``video.completed``/``video.failed`` by its terminal
+    status; a non-terminal one only if it is marked as a notice (``video.processing`` when the provider took
+    the task, ``video.progress`` at most every few seconds), which endpoints get only if they list it."""
+    terminal = TERMINAL_EVENT.get(Status(envelope.generation["status"]))
+    if terminal is not None:
+        return terminal.value
+    if envelope.notice in NOTICES:
+        return envelope.notice
+    return None
 
 
 async def insert_new(store: Store, docs: list[Doc]) -> list[Doc]:

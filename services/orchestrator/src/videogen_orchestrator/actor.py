@@ -116,6 +116,7 @@ class GenerationActor:
             clock=self._clock,
             owner=self.owner,
             every=self._settings.progress_write_seconds,
+            notice_every=self._settings.progress_webhook_seconds,
         )
         try:
             return await self._drive(doc, adapter, progress)
@@ -139,6 +140,7 @@ class GenerationActor:
                 doc, error = await self._start_task(doc, adapter, job)
                 if error is not None:
                     return await self._finish(doc, error=error)
+                progress.started(doc)
             task_id: str = doc["provider_task_id"]
             while True:
                 if (late := self._late(doc)) is not None:

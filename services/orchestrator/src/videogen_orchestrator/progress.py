@@ -1,6 +1,7 @@
 """How far a generation's provider task is, as its actor learns it: written to the generation at most every
-``every`` seconds, and published as a status event, so a client streaming the generation's events (or a
-tenant subscribed to ``video.progress``) sees it move.
+``every`` seconds, and published as a status event, so a client streaming the generation's events sees it
+move; at most every ``notice_every`` seconds the event is also marked as a ``video.progress`` webhook notice
+(the actor holds the generation's lease, so one process throttles each generation; a takeover starts over).
 
 A progress write changes no state, so it does not bump the generation's version: it is conditional on the
 version the actor holds (and on the lease), which leaves the actor's own compare-and-set writes undisturbed,
@@ -11,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import Any
 
 from videogen_common.clock import Clock
-from videogen_common.domain import Status
+from videogen_common.domain import EventType, Status
 from videogen_common.store import Store
 from videogen_orchestrator.status_events import EventSink, publish_status
 
@@ -25,12 +27,16 @@ Doc = dict[str, Any]
 
 
 class ProgressReporter:
-    def __init__(self, *, store: Store, sink: EventSink, clock: Clock, owner: str, every: float) -> None:
+    def __init__(
+        self, *, store: Store, sink: EventSink, clock: Clock, owner: str, every: float, notice_every: float
+    ) -> None:
         self._store = store
         self._sink = sink
         self._clock = clock
         self._owner = owner
         self._every = every
+        self._notice_every = notice_every
+        self._noticed_at: datetime | None = None
         self._doc: Doc | None = None
         self._written: int = -1
         self._written_at: datetime | None = None
@@ -39,6 +45,15 @@ class ProgressReporter:
     def follow(self, doc: Doc) -> None:
         """The generation as the actor holds it now (after each of its writes)."""
         self._doc = doc
+
+    def started(self, doc: Doc) -> None:
+        """The provider took the task (its id is saved in ``doc``): published in the background as a
+        ``video.processing`` notice, so a broker that is slow to answer does not hold up the task's polls."""
+        self.follow(doc)
+        if doc["status"] == Status.PROCESSING.value:
+            notice = EventType.VIDEO_PROCESSING
+            sending = publish_status(self._sink, doc, self._clock.now(), notice=notice)
+            self._task = asyncio.create_task(_ignore_result(sending), name="processing-notice")
 
     def seen(self, progress: int) -> None:
         """The task is ``progress`` % done: written now, unless a write was made less than ``every`` seconds
@@ -52,6 +67,11 @@ class ProgressReporter:
             return
         self._written, self._written_at = progress, now
         self._task = asyncio.create_task(self._write(doc, min(progress, 100), now), name="progress")
+
+    async def settled(self) -> None:
+        """Wait for the write under way, if any."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():
@@ -73,5 +93,13 @@ class ProgressReporter:
         except Exception as exc:  # progress is best effort: the generation goes on
             log.warning("progress not written", extra={"generation_id": doc["_id"], "error": repr(exc)})
             return
-        if result.modified_count == 1:
-            await publish_status(self._sink, {**doc, "progress": progress}, now, progress=True)
+        if result.modified_count != 1:
+            return
+        notice = None
+        if self._noticed_at is None or (now - self._noticed_at).total_seconds() >= self._notice_every:
+            notice, self._noticed_at = EventType.VIDEO_PROGRESS, now
+        await publish_status(self._sink, {**doc, "progress": progress}, now, progress=True, notice=notice)
+
+
+async def _ignore_result(work: Awaitable[object]) -> None:
+    await work

@@ -40,6 +40,8 @@ class OrchestratorSettings(CommonSettings):
     poll_interval_seconds: float = Field(default=1.0, gt=0)
     # A task's progress is written to its generation (and published) at most this often.
     progress_write_seconds: float = Field(default=2.0, gt=0)
+    # ... and offered as a `video.progress` webhook at most this often per generation.
+    progress_webhook_seconds: float = Field(default=10.0, gt=0)
     mock_latency_ms: int = Field(default=0, ge=0)
     mock_failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     # Rendered mock videos kept in memory, by (prompt, duration): a load test is not bound by encoding.

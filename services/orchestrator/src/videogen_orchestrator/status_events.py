@@ -11,6 +11,7 @@ import logging
 from datetime import datetime
 from typing import Any, Protocol
 
+from videogen_common.domain import EventType
 from videogen_common.events import Envelope
 from videogen_common.generations import status_envelope
 
@@ -24,13 +25,19 @@ class EventSink(Protocol):
 
 
 async def publish_status(
-    sink: EventSink, doc: dict[str, Any], now: datetime, *, progress: bool = False
+    sink: EventSink,
+    doc: dict[str, Any],
+    now: datetime,
+    *,
+    progress: bool = False,
+    notice: EventType | None = None,
 ) -> bool:
     """Put ``doc``'s status event on Kafka; False (logged) if the broker did not take it. Nothing is cleared
     here: the notifier settles the outbox when it takes the event in. Events of a state that is not
-    terminal (processing, queued, progress) are best effort: nothing is owed if one is lost."""
+    terminal (processing, queued, progress) are best effort: nothing is owed if one is lost; so are the
+    webhook ``notice``s they carry."""
     try:
-        await sink.send(status_envelope(doc, now, progress=progress))
+        await sink.send(status_envelope(doc, now, progress=progress, notice=notice))
     except Exception as exc:
         log.warning(
             "status event not published; the reconciler will retry",
