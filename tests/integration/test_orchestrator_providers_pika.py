@@ -19,7 +19,8 @@ from tests.support.fake_providers.fal import (
     FakeFal,
 )
 from tests.support.generations import PROMPT
-from tests.support.provider_runs import ProviderRun, provider_run
+from tests.support.provider_runs import ProviderRun, eventually, provider_run
+from videogen_orchestrator.providers.base import Job
 from videogen_common.store import Store
 
 
@@ -97,3 +98,26 @@ async def test_an_invalid_request_is_provider_rejected(
 
     assert doc["status"] == "failed"
     assert (doc["error"]["code"], doc["error"]["provider_code"]) == ("provider_rejected", "http_422")
+
+
+async def test_a_running_requests_progress_is_estimated_from_its_logs_and_rises(
+    run: ProviderRun, fake: FakeFal
+) -> None:
+    fake.task_seconds = 3.0
+    gid = await run.start()
+
+    async def reported() -> bool:
+        return (await run.get(gid)).get("progress") is not None
+
+    await eventually(reported)
+    first = (await run.get(gid))["progress"]
+    assert 0 <= first <= 99
+    assert [e.generation["progress"] for e in run.sink.progress if e.generation["progress"] is not None][
+        0
+    ] == first
+    job = Job(generation_id=gid, prompt=PROMPT, duration=5)
+    later = (await run.adapter.poll((await run.get(gid))["provider_task_id"], job)).progress
+    assert later is not None and first <= later <= 99
+    assert fake.log_requests and set(fake.log_requests) == {"1"}  # every status read asks for the logs
+    await run.runner.wait_idle()
+    assert (await run.get(gid))["progress"] == 100  # the finished video

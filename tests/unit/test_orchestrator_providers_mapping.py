@@ -11,7 +11,7 @@ from videogen_orchestrator.providers.base import Job
 from videogen_orchestrator.providers.http import ProviderHTTP, Reply, RetryPolicy
 from videogen_orchestrator.providers.luma import LumaAdapter
 from videogen_orchestrator.providers.luma import failure as luma_failure
-from videogen_orchestrator.providers.pika import PikaAdapter, app_id
+from videogen_orchestrator.providers.pika import PikaAdapter, app_id, progress_from_logs
 from videogen_orchestrator.providers.pika import failure as fal_failure
 from videogen_orchestrator.providers.remote import message_of
 from videogen_orchestrator.providers.runway import RunwayAdapter
@@ -163,3 +163,30 @@ def test_a_refused_request(status: int, body: Any, ours: str, retriable: bool) -
 )
 def test_the_reason_in_an_error_body(body: Any, text: str) -> None:
     assert message_of(body) == text
+
+
+@pytest.mark.parametrize(
+    ("messages", "progress"),
+    [
+        (["Generating video:  45%|████▌     | 9/20 [00:04<00:05]"], 45),
+        (["step 9/20"], 45),
+        (["Loading the model", "Generating video: 100%|██████████| 20/20"], 99),  # 100 is the finished video
+        (
+            ["  10%|█ | 2/20", "Generating video:  60%|██████    | 12/20", "Saving the video"],
+            60,
+        ),  # newest that says
+        (["Loading the model"], None),
+        (["resized to 1280/720", "v2.2"], None),  # a ratio that is not a count (done > total)
+        ([], None),
+    ],
+)
+def test_fals_progress_is_estimated_from_the_newest_log_line_with_a_progress_bar(
+    messages: list[str], progress: int | None
+) -> None:
+    logs = [{"message": m, "level": "INFO", "timestamp": "2026-11-25T06:00:00Z"} for m in messages]
+    assert progress_from_logs(logs) == progress
+
+
+@pytest.mark.parametrize("logs", [None, "45%|", [None, 3, {"message": 7}]])
+def test_fals_progress_is_unknown_without_usable_logs(logs: object) -> None:
+    assert progress_from_logs(logs) is None

@@ -1,6 +1,7 @@
 """A fake of fal.ai's queue API serving Pika (``fal-ai/pika/v2.2/text-to-video``): ``POST /{model_id}``
 answers ``request_id`` and the status / response / cancel URLs; ``GET /{app_id}/requests/{id}/status``
-answers IN_QUEUE / IN_PROGRESS / COMPLETED; ``GET /{app_id}/requests/{id}`` the result
+answers IN_QUEUE / IN_PROGRESS / COMPLETED (with ``?logs=1``, a running request's log lines, the model's
+progress bar among them, as fal's diffusion models print it); ``GET /{app_id}/requests/{id}`` the result
 (``{"video": {"url", ...}}``, or the model's error with its status: 422 ``{"detail": [{"type": ...}]}``, or
 ``{"detail", "error_type"}`` for infrastructure errors); ``PUT /{app_id}/requests/{id}/cancel`` answers 202
 CANCELLATION_REQUESTED, or 400 ALREADY_COMPLETED. ``app_id`` is the model id without its sub-path. Requests
@@ -18,6 +19,7 @@ MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
 APP_ID = "fal-ai/pika"
 DURATIONS = {5, 10}
 RESOLUTIONS = {"720p", "1080p"}
+STEPS = 20  # the model's denoising steps, shown in its progress bar
 
 # ``failure`` values and the answer the result endpoint gives for each.
 CONTENT_POLICY = "content_policy_violation"
@@ -53,6 +55,10 @@ class FakeFal(FakeProviderAPI):
     not_found = "Request not found"
     canceled_gone = False
 
+    def __init__(self, **knobs: Any) -> None:
+        super().__init__(**knobs)
+        self.log_requests: list[str | None] = []  # each status read's ``logs`` query value
+
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(f"/{MODEL_ID}", self.create)
         app.router.add_get(f"/{APP_ID}/requests/{{task_id}}/status", self.read)
@@ -76,6 +82,28 @@ class FakeFal(FakeProviderAPI):
 
     def created(self, task: FakeTask) -> web.Response:
         return web.json_response({"request_id": task.id, **self._urls(task), "queue_position": 0})
+
+    async def read(self, request: web.Request) -> web.Response:
+        task = self.task_or_answer(request, "poll")
+        if isinstance(task, web.Response):
+            return task
+        view = self.view(task)
+        self.log_requests.append(request.query.get("logs"))
+        if request.query.get("logs") == "1" and view["status"] == "IN_PROGRESS":
+            view["logs"] = self._logs(task)
+        return web.json_response(view)
+
+    def _logs(self, task: FakeTask) -> list[dict[str, str]]:
+        done = int(task.progress(self.now()) * STEPS)
+        bar = "█" * (done * 10 // STEPS)
+        line = (
+            f"Generating video: {done * 100 // STEPS:3d}%|{bar:<10}| {done}/{STEPS} [00:0{done // 4}<00:09]"
+        )
+        stamp = task.created_wall.isoformat()
+        return [
+            {"message": "Loading the model", "level": "INFO", "source": "USER", "timestamp": stamp},
+            {"message": line, "level": "INFO", "source": "USER", "timestamp": stamp},
+        ]
 
     def view(self, task: FakeTask) -> dict[str, Any]:
         phase = task.phase(self.now())

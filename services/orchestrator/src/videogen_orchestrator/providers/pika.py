@@ -2,10 +2,14 @@
 ``GET {app_id}/requests/{id}/status`` reads the queue status (IN_QUEUE / IN_PROGRESS / COMPLETED),
 ``GET {app_id}/requests/{id}`` the result (``{"video": {"url": ...}}``, or the model's error), and
 ``PUT {app_id}/requests/{id}/cancel`` cancels. ``app_id`` is the model id's first two segments: status,
-result and cancel do not take the endpoint's sub-path. Auth is ``Authorization: Key <key>``."""
+result and cancel do not take the endpoint's sub-path. Auth is ``Authorization: Key <key>``.
+
+fal gives no progress figure: the status is read with ``logs=1`` and the newest log line that shows a
+progress bar (``45%|████▌ | 9/20``, or ``step 9/20``) gives the estimate; none, and progress stays unknown."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from videogen_orchestrator.providers.base import (
@@ -30,6 +34,30 @@ DURATIONS = (5, 10)
 ASPECT_RATIO = "16:9"
 # fal's infrastructure error types (``error_type``) that mean the request ran out of time.
 _TIMEOUTS = {"request_timeout", "startup_timeout"}
+
+
+# A tqdm bar's percentage ("45%|"), or its "done/total" count.
+_PERCENT = re.compile(r"(?<![\d.])(\d{1,3})%\|")
+_STEPS = re.compile(r"(?<![\d.])(\d{1,6})/(\d{1,6})(?![\d.])")
+
+
+def progress_from_logs(logs: Any) -> int | None:
+    """The best estimate of a running request's progress from fal's status ``logs``
+    (``[{"message", "level", "timestamp"}]``): the newest line with a progress bar or a step count, capped at
+    99 (100 is the finished video). None when no line says."""
+    if not isinstance(logs, list):
+        return None
+    for entry in reversed(logs):
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, str):
+            continue
+        if (bar := _PERCENT.search(message)) is not None and int(bar.group(1)) <= 100:
+            return min(int(bar.group(1)), 99)
+        if (steps := _STEPS.search(message)) is not None:
+            done, total = int(steps.group(1)), int(steps.group(2))
+            if 0 < total and done <= total:
+                return min(done * 100 // total, 99)
+    return None
 
 
 def app_id(model_id: str) -> str:
@@ -97,7 +125,10 @@ class PikaAdapter(ModelResolutionAdapter):
         )
 
     def status_path(self, task_id: str) -> str:
-        return f"/{self.app}/requests/{task_id}/status"
+        return f"/{self.app}/requests/{task_id}/status?logs=1"
+
+    def running_progress(self, task: dict[str, Any]) -> int | None:
+        return progress_from_logs(task.get("logs"))
 
     async def final_state(
         self, task_id: str, status: Any, task: dict[str, Any], details: dict[str, Any]

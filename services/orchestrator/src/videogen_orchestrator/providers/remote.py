@@ -103,8 +103,13 @@ class RemoteAdapter:
         if status in self.queued_statuses:
             return TaskState(TaskStatus.QUEUED, details=details)
         if status in self.running_statuses:
-            return TaskState(TaskStatus.RUNNING, details=details, progress=_percent(task.get("progress")))
+            return TaskState(TaskStatus.RUNNING, details=details, progress=self.running_progress(task))
         return await self.final_state(task_id, status, task, details)
+
+    def running_progress(self, task: dict[str, Any]) -> int | None:
+        """How far a running task is, 0-100, from its status answer; None when the answer does not say.
+        By default the answer's ``progress`` as a fraction from 0 to 1 (Runway's)."""
+        return _percent(task.get("progress"))
 
     def status_path(self, task_id: str) -> str:
         """Where the task's status is read."""
