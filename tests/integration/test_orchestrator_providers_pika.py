@@ -20,8 +20,8 @@ from tests.support.fake_providers.fal import (
 )
 from tests.support.generations import PROMPT
 from tests.support.provider_runs import ProviderRun, eventually, provider_run
-from videogen_orchestrator.providers.base import Job
 from videogen_common.store import Store
+from videogen_orchestrator.providers.base import Job
 
 
 @pytest.fixture
@@ -112,9 +112,10 @@ async def test_a_running_requests_progress_is_estimated_from_its_logs_and_rises(
     await eventually(reported)
     first = (await run.get(gid))["progress"]
     assert 0 <= first <= 99
-    assert [e.generation["progress"] for e in run.sink.progress if e.generation["progress"] is not None][
-        0
-    ] == first
+    assert (
+        next(e.generation["progress"] for e in run.sink.progress if e.generation["progress"] is not None)
+        == first
+    )
     job = Job(generation_id=gid, prompt=PROMPT, duration=5)
     later = (await run.adapter.poll((await run.get(gid))["provider_task_id"], job)).progress
     assert later is not None and first <= later <= 99

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -18,10 +18,12 @@ from aiokafka.errors import KafkaError
 
 from videogen_common.domain import TERMINAL, Status
 from videogen_common.events import Envelope, EnvelopeError
+from videogen_common.generations import public_view
 
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
+Change = tuple[int | None, Doc]  # a generation's version and its public view then
 # A waiter that heard nothing for this long reads the generation again.
 RECHECK_SECONDS = 5.0
 RETRY_SECONDS = 2.0
@@ -84,29 +86,49 @@ class StatusFeed:
                 if not queues:
                     del self._waiters[generation_id]
 
+    async def changes(
+        self, generation_id: str, read: Callable[[], Awaitable[Doc | None]]
+    ) -> AsyncGenerator[Change, None]:
+        """The generation as ``read`` finds it (the stored document), then as each status event of it reports
+        it, until it is terminal or this feed is released: (version, public view) pairs. After
+        ``RECHECK_SECONDS`` with no event it is read again and given again (unchanged, maybe: a consumer
+        keeps what is newer). Nothing if ``read`` finds none."""
+        with self.watch(generation_id) as queue:
+            doc = await read()  # after watching: a change from now on is heard
+            if doc is None:
+                return
+            change = doc["version"], public_view(doc)
+            while True:
+                yield change
+                if Status(change[1]["status"]) in TERMINAL or self._released:
+                    return
+                try:
+                    async with asyncio.timeout(RECHECK_SECONDS):
+                        envelope = await queue.get()
+                except TimeoutError:
+                    doc = await read()  # a change this process did not hear of, if any
+                    if doc is None:
+                        return
+                    change = doc["version"], public_view(doc)
+                    continue
+                if envelope is None:  # released
+                    return
+                change = envelope.version, envelope.generation  # the public view at that event
+
     async def until_terminal(
         self, generation_id: str, read: Callable[[], Awaitable[Doc | None]], seconds: float
     ) -> Doc | None:
-        """The generation (as ``read`` returns it: its public view) once it is terminal, or as it is after
-        ``seconds``, whichever comes first; None if ``read`` finds none."""
-        with self.watch(generation_id) as queue:
-            view = await read()  # after watching: a change from now on is heard
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + seconds
-            while view is not None and Status(view["status"]) not in TERMINAL and not self._released:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                try:
-                    async with asyncio.timeout(min(remaining, RECHECK_SECONDS)):
-                        envelope = await queue.get()
-                except TimeoutError:
-                    view = await read()
-                    continue
-                if envelope is None:
-                    break
-                view = envelope.generation  # the public view at that event
-            return view
+        """The generation's public view once it is terminal, or as it is after ``seconds``, whichever comes
+        first; None if ``read`` finds none."""
+        view: Doc | None = None
+        with contextlib.suppress(TimeoutError):
+            async with (
+                asyncio.timeout(seconds),
+                contextlib.aclosing(self.changes(generation_id, read)) as changes,
+            ):
+                async for change in changes:
+                    view = change[1]
+        return view
 
     async def _follow(self) -> None:
         while not self._stopping:

@@ -10,7 +10,7 @@ from closing a quiet stream. Open streams are bounded per account in each proces
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +22,7 @@ from aiohttp import web
 from videogen_api import state
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
-from videogen_api.status_feed import RECHECK_SECONDS
-from videogen_common.domain import TERMINAL, Status
-from videogen_common.generations import public_view
+from videogen_api.status_feed import Change
 
 routes = web.RouteTableDef()
 
@@ -87,48 +85,33 @@ async def generation_events(request: web.Request) -> web.StreamResponse:
     async def read() -> Doc | None:
         return await generations.find_one({"_id": generation_id, "account_id": account})
 
-    with _counted(app, account), feed.watch(generation_id) as queue:
-        doc = await read()  # after watching: a change from now on is heard
-        if doc is None:
-            raise not_found(f"no generation {generation_id!r}")
-        response = web.StreamResponse(
-            headers={
-                REQUEST_ID: request[REQUEST_ID_KEY],  # sent before the handler returns, so set here
-                "Content-Type": "text/event-stream",
-                "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",  # proxies that buffer by default (nginx) pass each event on
-            }
-        )
-        await response.prepare(request)
-        last = parse_id(request.headers.get("Last-Event-ID"))
-        written = time.monotonic()
-
-        async def offer(version: int | None, view: Doc) -> bool:
-            """Send the view if it is newer than what the client has; True once the stream is over."""
-            nonlocal last, written
-            key = event_key(version, view)
-            if last is None or key > last:
-                frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
-                await response.write(frame + orjson.dumps(view) + b"\n\n")
-                last, written = key, time.monotonic()
-            return Status(view["status"]) in TERMINAL
-
-        done = await offer(doc["version"], public_view(doc))
-        while not done and not feed.released:
-            try:
-                async with asyncio.timeout(RECHECK_SECONDS):
-                    envelope = await queue.get()
-            except TimeoutError:
-                doc = await read()  # a change this process did not hear of, if any
-                if doc is None:
-                    break
-                done = await offer(doc["version"], public_view(doc))
-                if time.monotonic() - written >= KEEP_ALIVE_SECONDS:
+    with _counted(app, account):
+        async with contextlib.aclosing(feed.changes(generation_id, read)) as changes:
+            first = await anext(changes, None)
+            if first is None:
+                raise not_found(f"no generation {generation_id!r}")
+            response = web.StreamResponse(
+                headers={
+                    REQUEST_ID: request[REQUEST_ID_KEY],  # sent before the handler returns, so set here
+                    "Content-Type": "text/event-stream",
+                    "Cache-Control": "no-cache",
+                    "X-Accel-Buffering": "no",  # proxies that buffer by default (nginx) pass each event on
+                }
+            )
+            await response.prepare(request)
+            last = parse_id(request.headers.get("Last-Event-ID"))
+            written = time.monotonic()
+            change: Change | None = first
+            while change is not None:
+                version, view = change
+                key = event_key(version, view)
+                if last is None or key > last:  # newer than what the client has
+                    frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
+                    await response.write(frame + orjson.dumps(view) + b"\n\n")
+                    last, written = key, time.monotonic()
+                elif time.monotonic() - written >= KEEP_ALIVE_SECONDS:
                     await response.write(b": keep-alive\n\n")
                     written = time.monotonic()
-                continue
-            if envelope is None:  # shutting down
-                break
-            done = await offer(envelope.version, envelope.generation)
-        await response.write_eof()
-        return response
+                change = await anext(changes, None)
+            await response.write_eof()
+            return response

@@ -90,12 +90,13 @@ async def _waited(
     generations = request.app[state.STORE].generations
 
     async def read() -> dict[str, Any] | None:
-        doc = await generations.find_one({"_id": generation_id, "account_id": account})
-        return None if doc is None else public_view(doc)
+        return await generations.find_one({"_id": generation_id, "account_id": account})
 
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
-        found = view if view is not None else await read()
+        if view is None and (doc := await read()) is not None:
+            view = public_view(doc)
+        found = view
         waited: dict[str, str] = {}
     else:
         found = await request.app[state.FEED].until_terminal(generation_id, read, seconds)

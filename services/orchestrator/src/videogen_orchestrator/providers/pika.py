@@ -55,7 +55,7 @@ def progress_from_logs(logs: Any) -> int | None:
             return min(int(bar.group(1)), 99)
         if (steps := _STEPS.search(message)) is not None:
             done, total = int(steps.group(1)), int(steps.group(2))
-            if 0 < total and done <= total:
+            if total > 0 and done <= total:
                 return min(done * 100 // total, 99)
     return None
 
