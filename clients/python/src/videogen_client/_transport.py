@@ -8,12 +8,13 @@ import email.utils
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 
 from videogen_client.errors import APIConnectionError, APITimeoutError, status_error
 from videogen_client.models import Problem
@@ -159,6 +160,35 @@ class Transport:
                 continue
             await response.aread()
             raise status_error(status, _problem(response), response.headers.get(REQUEST_ID), retry_after)
+
+    async def events(
+        self, path: str, last_event_id: str | None = None
+    ) -> AsyncGenerator[ServerSentEvent, None]:
+        """The Server-Sent Events the API streams at ``path``, resumed after ``last_event_id`` if given. Not
+        retried: an error status raises the SDK's error for it, a broken or silent connection
+        ``APIConnectionError``; the caller decides how to go on."""
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            async with aconnect_sse(
+                self.http, "GET", str(self.base_url.join(path)), headers=headers, auth=self.auth
+            ) as source:
+                response = source.response
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise status_error(
+                        response.status_code,
+                        _problem(response),
+                        response.headers.get(REQUEST_ID),
+                        retry_after_seconds(response.headers),
+                    )
+                async for event in source.aiter_sse():
+                    yield event
+        except httpx.TimeoutException as exc:
+            raise APITimeoutError(f"GET {path}: the event stream fell silent") from exc
+        except (httpx.TransportError, SSEError) as exc:
+            raise APIConnectionError(f"GET {path}: {exc.__class__.__name__}: {exc}") from exc
 
     async def _wait(self, retry: int, retry_after: float | None) -> None:
         await self._sleep(self.policy.delay(retry, retry_after, self._rand()))

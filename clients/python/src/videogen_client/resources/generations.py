@@ -12,13 +12,20 @@ from typing import IO, Any
 
 from videogen_client._paging import walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
-from videogen_client.errors import GenerationFailedError, VideogenError, WaitTimeoutError
+from videogen_client.errors import (
+    APIConnectionError,
+    GenerationFailedError,
+    RateLimitError,
+    VideogenError,
+    WaitTimeoutError,
+)
 from videogen_client.models import Generation, GenerationList, Provider, Status
 
 ProgressCallback = Callable[[Generation], None]
 # Bytes written so far, and the total if the server said (Content-Length).
 DownloadProgress = Callable[[int, int | None], None]
 DEFAULT_WAIT_TIMEOUT_S = 600.0
+MAX_PREFER_WAIT_S = 60  # the most the API waits for one request
 CHUNK = 64 * 1024
 
 
@@ -111,26 +118,53 @@ class AsyncGenerations:
         max_poll_interval: float = 5.0,
     ) -> Generation:
         """Follow the generation until it is finished and return it ``completed``. ``on_progress`` is told
-        each change seen. Raises ``GenerationFailedError`` if it failed (or was cancelled) and
-        ``WaitTimeoutError`` after ``timeout`` seconds. Polls, backing off from ``poll_interval`` to
-        ``max_poll_interval``."""
+        each change seen (status or progress). Raises ``GenerationFailedError`` if it failed (or was
+        cancelled) and ``WaitTimeoutError`` after ``timeout`` seconds.
+
+        Follows the generation's event stream: each change is pushed as it happens, and a dropped connection
+        is resumed where it left off (``Last-Event-ID``), after a pause that backs off from ``poll_interval``
+        to ``max_poll_interval``. Where the API refuses a stream (the account holds too many open), it asks
+        with ``Prefer: wait`` instead: each request answers when the generation finishes or after a while."""
         deadline = self._monotonic() + timeout
-        interval = poll_interval
-        seen: Generation | None = None
-        while True:
-            generation = await self.get(generation_id)
-            if on_progress is not None and (seen is None or generation.updated_at != seen.updated_at):
-                on_progress(generation)
-            seen = generation
-            if generation.status == "completed":
-                return generation
-            if generation.status == "failed":
-                raise GenerationFailedError(generation)
-            left = deadline - self._monotonic()
-            if left <= 0:
-                raise WaitTimeoutError(generation, timeout)
-            await self._sleep(min(interval, left))
-            interval = min(interval * 1.5, max_poll_interval)
+        follower = _Follower(on_progress)
+        streaming, last_event_id, pause = True, None, poll_interval
+        while (left := deadline - self._monotonic()) > 0:
+            try:
+                async with asyncio.timeout(left):
+                    if not streaming:
+                        if follower.see(await self._get_waiting(generation_id, left)):
+                            return follower.finished()
+                        continue
+                    async for event in self._t.events(f"generations/{generation_id}/events", last_event_id):
+                        if event.event != "generation":
+                            continue
+                        last_event_id = event.id or last_event_id
+                        if follower.see(Generation.model_validate_json(event.data)):
+                            return follower.finished()
+                        pause = poll_interval
+                    # The stream ended before the generation did (the api shutting down): resume at once.
+                    continue
+            except TimeoutError:
+                break
+            except RateLimitError as exc:
+                if exc.type.endswith(":too-many-streams"):
+                    streaming = False
+                    continue
+                await self._sleep(min(exc.retry_after or pause, max(0.0, deadline - self._monotonic())))
+            except APIConnectionError:
+                await self._sleep(min(pause, max(0.0, deadline - self._monotonic())))
+                pause = min(pause * 2, max_poll_interval)
+        raise WaitTimeoutError(follower.latest or await self.get(generation_id), timeout)
+
+    async def _get_waiting(self, generation_id: str, left: float) -> Generation:
+        """The generation once it is finished, or as it is after up to ``Prefer: wait`` seconds: less than
+        what is left of the wait, and than the client's read timeout."""
+        read = self._t.http.timeout.read
+        seconds = max(1, int(min(left, MAX_PREFER_WAIT_S, (read or 65.0) - 5.0)))
+        response = await self._t.request(
+            "GET", f"generations/{generation_id}", headers={"Prefer": f"wait={seconds}"}
+        )
+        return Generation.model_validate_json(response.content)
 
     async def create_and_wait(
         self,
@@ -198,3 +232,32 @@ class AsyncGenerations:
             total = int(length) if length is not None and length.isdigit() else None
             async for chunk in response.aiter_bytes(CHUNK):
                 yield chunk, total
+
+
+class _Follower:
+    """What a wait has seen of a generation: tells ``on_progress`` of each change; says when it is over."""
+
+    def __init__(self, on_progress: ProgressCallback | None) -> None:
+        self._on_progress = on_progress
+        self.latest: Generation | None = None
+
+    def see(self, generation: Generation) -> bool:
+        """True once ``generation`` is finished."""
+        seen = self.latest
+        changed = seen is None or (generation.status, generation.progress, generation.updated_at) != (
+            seen.status,
+            seen.progress,
+            seen.updated_at,
+        )
+        self.latest = generation
+        if changed and self._on_progress is not None:
+            self._on_progress(generation)
+        return generation.status in ("completed", "failed")
+
+    def finished(self) -> Generation:
+        """The finished generation, if completed; raises ``GenerationFailedError`` if it failed."""
+        generation = self.latest
+        assert generation is not None
+        if generation.status == "failed":
+            raise GenerationFailedError(generation)
+        return generation
