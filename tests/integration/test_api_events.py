@@ -160,3 +160,30 @@ async def test_a_last_event_id_not_ours_counts_as_none(client: Client, store: St
     response = await stream(client, key, doc["_id"], **{"Last-Event-ID": last})
     assert (await next_event(events(response))).id == "1:"
     response.close()
+
+
+async def test_a_change_nobody_published_reaches_streams_and_waiting_reads_at_the_next_recheck(
+    base_env: dict[str, str], store: Store, topics: Topics
+) -> None:
+    """The status topic never hears of it (an event lost, or published while this process was not reading):
+    the feed's recheck, one query for every generation waited on here, hands it to both kinds of waiter."""
+    settings = settings_for(ApiSettings, {**base_env, "VIDEOGEN_STATUS_RECHECK_SECONDS": "0.2"}, api_port=0)
+    async with api_client(settings) as client:
+        key = await create_key(store, "acme")
+        docs = [await generation(client, key, store) for _ in range(3)]
+        feeds = [events(await stream(client, key, doc["_id"])) for doc in docs[:2]]
+        for feed in feeds:
+            assert (await next_event(feed)).data["status"] == "processing"
+        headers = {**bearer(key), "Prefer": "wait=30"}
+        waiting = asyncio.ensure_future(client.get(f"/v1/generations/{docs[2]['_id']}", headers=headers))
+        while client.app[state.FEED].waiting < 3:
+            await asyncio.sleep(0.01)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for doc in docs:  # written, never published
+            assert await transition(store.generations, doc, Status.COMPLETED, now=doc["created_at"])
+        for feed in feeds:
+            assert [e.data["status"] for e in [event async for event in feed]] == ["completed"]
+        answer = await asyncio.wait_for(waiting, 10)
+        assert (await answer.json())["status"] == "completed"
+        assert loop.time() - started < 3  # within a few 0.2 s rechecks

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
@@ -160,7 +161,17 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
 
 async def _status_feed(app: web.Application) -> AsyncIterator[None]:
     settings = app[state.SETTINGS]
-    feed = StatusFeed(settings.kafka_bootstrap, Topics(settings.topic_prefix).status)
+    generations = app[state.STORE].generations
+
+    def read_many(ids: list[str]) -> AsyncIterator[dict[str, Any]]:
+        return aiter(generations.find({"_id": {"$in": ids}}))
+
+    feed = StatusFeed(
+        settings.kafka_bootstrap,
+        Topics(settings.topic_prefix).status,
+        read_many,
+        recheck_seconds=settings.status_recheck_seconds,
+    )
     app[state.FEED] = feed
     feed.start()
     try:

@@ -1,16 +1,18 @@
 """The status events this api process reads, for the requests that wait on a generation here (``Prefer:
 wait``): every replica reads the whole status topic itself, from its end (no consumer group, nothing
 committed), and hands each event to whoever waits on its generation in this process. A waiting request costs
-a queue in memory, not a store query held open: it reads the generation once when it starts waiting, and again
-only if no event reached it for ``RECHECK_SECONDS`` (an event published while this process was not reading
-the topic, or the broker away), so it never waits past a change it could not hear of for longer than that."""
+a queue in memory, not a store query held open: it reads the generation once when it starts waiting; after
+that, every ``recheck_seconds`` the feed reads every generation waited on here in one query (per 500) and
+hands each waiter its generation as stored, so a change it could not hear of (an event published while this
+process was not reading the topic, or the broker away) reaches it that much later at most, and a thousand idle
+waiters cost the store one query every few seconds, not a thousand."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -24,22 +26,36 @@ log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 Change = tuple[int | None, Doc]  # a generation's version and its public view then
-# A waiter that heard nothing for this long reads the generation again.
+Key = tuple[int, int]  # (version, progress; -1 when unknown): orders one generation's changes
+ReadMany = Callable[[list[str]], AsyncIterator[Doc]]
+# How often the generations waited on are read again, all at once, and the most read by one query.
 RECHECK_SECONDS = 5.0
+RECHECK_BATCH = 500
 RETRY_SECONDS = 2.0
 STOP_SECONDS = 5.0
 # Events queued for one waiter beyond this are dropped: it catches up from the store.
 QUEUE_LIMIT = 64
 
 
+def change_key(change: Change) -> Key:
+    version, view = change
+    progress = view.get("progress")
+    return (version or 0, progress if isinstance(progress, int) else -1)
+
+
 class StatusFeed:
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, read_many: ReadMany, *, recheck_seconds: float = RECHECK_SECONDS
+    ) -> None:
+        """``read_many(ids)``: the stored generations of these ids (those that exist)."""
         self._bootstrap = bootstrap
         self._topic = topic
-        self._waiters: dict[str, set[asyncio.Queue[Envelope | None]]] = {}
+        self._read_many = read_many
+        self._recheck_seconds = recheck_seconds
+        self._waiters: dict[str, set[asyncio.Queue[Change | None]]] = {}
         self._released = False
         self._stopping = False
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         # Set once this process reads every partition of the topic from its end (what tests await).
         self.ready = asyncio.Event()
 
@@ -52,16 +68,20 @@ class StatusFeed:
         return sum(len(queues) for queues in self._waiters.values())
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._follow(), name="status-feed")
+        self._tasks = [
+            asyncio.create_task(self._follow(), name="status-feed"),
+            asyncio.create_task(self._recheck(), name="status-feed-recheck"),
+        ]
 
     async def stop(self) -> None:
         self.release()
         self._stopping = True  # the loop ends even if a Kafka call swallowed the cancellation
-        if self._task is not None:
-            self._task.cancel()
+        if self._tasks:
+            for task in self._tasks:
+                task.cancel()
             # Bounded: a consumer caught half-started may not stop cleanly; the process is going anyway.
-            done, _ = await asyncio.wait({self._task}, timeout=STOP_SECONDS)
-            if not done:
+            _, pending = await asyncio.wait(self._tasks, timeout=STOP_SECONDS)
+            if pending:
                 log.warning("status feed did not stop in time; left behind")
 
     def release(self) -> None:
@@ -73,9 +93,9 @@ class StatusFeed:
                     queue.put_nowait(None)
 
     @contextlib.contextmanager
-    def watch(self, generation_id: str) -> Iterator[asyncio.Queue[Envelope | None]]:
-        """The status events of ``generation_id`` that arrive while the block runs (None: released)."""
-        queue: asyncio.Queue[Envelope | None] = asyncio.Queue(QUEUE_LIMIT)
+    def watch(self, generation_id: str) -> Iterator[asyncio.Queue[Change | None]]:
+        """The changes of ``generation_id`` heard or read while the block runs (None: released)."""
+        queue: asyncio.Queue[Change | None] = asyncio.Queue(QUEUE_LIMIT)
         self._waiters.setdefault(generation_id, set()).add(queue)
         try:
             yield queue
@@ -89,31 +109,29 @@ class StatusFeed:
     async def changes(
         self, generation_id: str, read: Callable[[], Awaitable[Doc | None]]
     ) -> AsyncGenerator[Change, None]:
-        """The generation as ``read`` finds it (the stored document), then as each status event of it reports
-        it, until it is terminal or this feed is released: (version, public view) pairs. After
-        ``RECHECK_SECONDS`` with no event it is read again and given again (unchanged, maybe: a consumer
-        keeps what is newer). Nothing if ``read`` finds none."""
+        """The generation as ``read`` finds it (the stored document), then each newer state of it heard of
+        (a status event) or read (the recheck), until it is terminal or this feed is released: (version,
+        public view) pairs, each newer than the one before. With nothing newer for ``recheck_seconds`` the
+        last one is given again (a stream's cue for a keep-alive). Nothing if ``read`` finds none."""
         with self.watch(generation_id) as queue:
             doc = await read()  # after watching: a change from now on is heard
             if doc is None:
                 return
-            change = doc["version"], public_view(doc)
+            current: Change = doc["version"], public_view(doc)
             while True:
-                yield change
-                if Status(change[1]["status"]) in TERMINAL or self._released:
+                yield current
+                if Status(current[1]["status"]) in TERMINAL or self._released:
                     return
                 try:
-                    async with asyncio.timeout(RECHECK_SECONDS):
-                        envelope = await queue.get()
+                    async with asyncio.timeout(self._recheck_seconds):
+                        change = await queue.get()
+                        while change is not None and change_key(change) <= change_key(current):
+                            change = await queue.get()  # nothing new
                 except TimeoutError:
-                    doc = await read()  # a change this process did not hear of, if any
-                    if doc is None:
-                        return
-                    change = doc["version"], public_view(doc)
                     continue
-                if envelope is None:  # released
+                if change is None:  # released
                     return
-                change = envelope.version, envelope.generation  # the public view at that event
+                current = change
 
     async def until_terminal(
         self, generation_id: str, read: Callable[[], Awaitable[Doc | None]], seconds: float
@@ -126,8 +144,8 @@ class StatusFeed:
                 asyncio.timeout(seconds),
                 contextlib.aclosing(self.changes(generation_id, read)) as changes,
             ):
-                async for change in changes:
-                    view = change[1]
+                async for _version, view in changes:  # noqa: B007 — the last one is the answer
+                    pass
         return view
 
     async def _follow(self) -> None:
@@ -176,6 +194,23 @@ class StatusFeed:
             envelope = Envelope.from_json(value)
         except EnvelopeError:
             return
-        for queue in queues:
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(envelope)
+        self._offer(envelope.generation_id, (envelope.version, envelope.generation))
+
+    def _offer(self, generation_id: str, change: Change) -> None:
+        for queue in self._waiters.get(generation_id, ()):
+            with contextlib.suppress(asyncio.QueueFull):  # it catches up at the next recheck
+                queue.put_nowait(change)
+
+    async def _recheck(self) -> None:
+        """Every ``recheck_seconds``: every generation waited on here, read in one query per
+        ``RECHECK_BATCH``, handed to its waiters (who keep only what is newer than what they have)."""
+        while not self._stopping:
+            await asyncio.sleep(self._recheck_seconds)
+            ids = list(self._waiters)
+            for start in range(0, len(ids), RECHECK_BATCH):
+                try:
+                    async for doc in self._read_many(ids[start : start + RECHECK_BATCH]):
+                        self._offer(doc["_id"], (doc["version"], public_view(doc)))
+                except Exception as exc:  # the store away: the waiters wait on, and this tries again
+                    log.warning("could not read the generations waited on", extra={"error": repr(exc)})
+                    break

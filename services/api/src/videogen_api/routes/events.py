@@ -22,18 +22,12 @@ from aiohttp import web
 from videogen_api import state
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
-from videogen_api.status_feed import Change
+from videogen_api.status_feed import Change, Key, change_key
 
 routes = web.RouteTableDef()
 
 Doc = dict[str, Any]
-Key = tuple[int, int]  # (version, progress; -1 when unknown): orders one generation's changes
 KEEP_ALIVE_SECONDS = 15.0
-
-
-def event_key(version: int | None, view: Doc) -> Key:
-    progress = view.get("progress")
-    return (version or 0, progress if isinstance(progress, int) else -1)
 
 
 def format_id(key: Key) -> str:
@@ -103,8 +97,8 @@ async def generation_events(request: web.Request) -> web.StreamResponse:
             written = time.monotonic()
             change: Change | None = first
             while change is not None:
-                version, view = change
-                key = event_key(version, view)
+                view = change[1]
+                key = change_key(change)
                 if last is None or key > last:  # newer than what the client has
                     frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
                     await response.write(frame + orjson.dumps(view) + b"\n\n")
