@@ -66,7 +66,7 @@ class Round:
             f"{self.rss_before_kib / 1024:.1f} → {self.rss_streams_kib / 1024:.1f} MiB: {per_stream:.1f} KiB "
             "per stream",
             f"  store operations/s while idle: {self.idle_ops:.2f} without streams, {self.streams_ops:.2f} "
-            f"with them; api CPU {self.idle_api_cpu * 100:.1f}% → {self.streams_api_cpu * 100:.1f}% of a core",
+            f"with them; api CPU {self.idle_api_cpu:.1%} → {self.streams_api_cpu:.1%} of a core",
             f"  create beside the streams / alone (mean of before and after) = {self.ratio:.2f}",
         ]
 
