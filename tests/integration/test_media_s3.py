@@ -18,7 +18,7 @@ from tests.support.fakes import ManualClock
 from tests.support.s3 import s3_client
 from videogen_api.settings import ApiSettings
 from videogen_common.media import CHUNK_BYTES, MediaChanged, MediaStore, open_media_store
-from videogen_common.s3_media import S3MediaStore
+from videogen_common.media.s3 import S3MediaStore
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output

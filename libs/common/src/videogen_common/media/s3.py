@@ -12,7 +12,7 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession, get_session
 from botocore.exceptions import ClientError
 
-from videogen_common.media import CHUNK_BYTES, MediaChanged, MediaInfo, check_key, content_type_of
+from videogen_common.media.storage import CHUNK_BYTES, MediaChanged, MediaInfo, check_key, content_type_of
 from videogen_common.settings import CommonSettings
 
 if TYPE_CHECKING:
