@@ -43,6 +43,9 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "Problem": models.Problem,
     "ValidationProblem": models.Problem,
     "FieldError": models.FieldError,
+    "ProviderList": models.ProviderList,
+    "ProviderInfo": models.ProviderInfo,
+    "ProviderCapabilities": models.ProviderCapabilities,
 }
 
 
@@ -53,6 +56,8 @@ ENUMS: dict[str, Any] = {
     "EventType": models.EventType,
     "AuditEventType": models.AuditEventType,
     "AuditActorType": models.AuditActorType,
+    "AspectRatio": models.AspectRatio,
+    "Resolution": models.Resolution,
 }
 
 

@@ -131,6 +131,53 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     assert code == 4
 
 
+async def test_generate_takes_the_video_options_and_metadata_and_providers_says_what_each_makes(
+    stack: Stack, tmp_path: Path
+) -> None:
+    env = user_env(stack, tmp_path)
+    code, out, err = await vg(
+        env,
+        "--json",
+        "generate",
+        "a tall lighthouse",
+        "--duration",
+        "3",
+        "--aspect-ratio",
+        "9:16",
+        "--resolution",
+        "480p",
+        "--seed",
+        "11",
+        "--negative-prompt",
+        "fog",
+        "--metadata",
+        "order_id=42",
+        "--metadata",
+        "team=ads",
+    )
+    assert code == 0, err
+    made = json.loads(out)
+    assert (made["aspect_ratio"], made["resolution"], made["seed"], made["negative_prompt"]) == (
+        "9:16",
+        "480p",
+        11,
+        "fog",
+    )
+    assert made["metadata"] == {"order_id": "42", "team": "ads"}
+    code, out, _ = await vg(env, "--json", "generations", "list", "--metadata", "order_id=42")
+    assert code == 0 and [g["id"] for g in json.loads(out)] == [made["id"]]
+    code, _, err = await vg(env, "generate", "x", "--metadata", "no-equals-sign")
+    assert code == 2 and "KEY=VALUE" in err
+
+    code, out, _ = await vg(env, "providers")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["ID", "ENABLED"]
+    assert lines[1].split()[:2] == ["mock", "yes"] and lines[2].split()[:2] == ["runway", "no"]
+    code, out, _ = await vg(env, "--json", "providers")
+    assert code == 0 and json.loads(out)[0]["capabilities"]["seed"] is True
+
+
 async def test_login_saves_a_private_config_that_later_commands_use(stack: Stack, tmp_path: Path) -> None:
     env = user_env(stack, tmp_path, with_key=False)
     code, _, err = await vg(env, "login", "--api-key", "vg_wrong", "--base-url", f"{stack.base}/v1")

@@ -571,8 +571,9 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> 
 async def notifier(base_env: dict[str, str], store: Store) -> AsyncIterator[Dispatcher]:
     """The notifier's dispatcher, swept as its runtime sweeps it (every ``sweep_interval_seconds``, one
     second by default), sending over a plain session to receivers on 127.0.0.1; no retries after the first
-    attempt."""
-    settings = settings_for(NotifierSettings, base_env, webhook_retry_schedule="")
+    attempt; the endpoint read afresh for every attempt, so a change made through the API (a rotated
+    secret) shows in the next delivery however soon it is sent."""
+    settings = settings_for(NotifierSettings, base_env, webhook_retry_schedule="", endpoint_cache_seconds=0)
     async with aiohttp.ClientSession() as session:
         dispatcher = Dispatcher(
             settings=settings,

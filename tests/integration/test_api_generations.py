@@ -47,6 +47,11 @@ async def test_create_answers_202_with_the_generation_and_location(
         "progress",
         "queue_reason",
         "timeline",
+        "aspect_ratio",
+        "resolution",
+        "seed",
+        "negative_prompt",
+        "metadata",
         "created_at",
         "updated_at",
     }

@@ -307,6 +307,28 @@ async def test_usage_and_the_audit_trail_answer_as_documented(answers: Answers) 
     await answers.call("GET", "/v1/audit-events", 401, auth=False)
 
 
+async def test_providers_and_the_video_options_answer_as_documented(answers: Answers) -> None:
+    providers = await answers.call("GET", "/v1/providers", 200)
+    assert [p["id"] for p in providers["data"]] == ["mock", "runway", "luma", "pika"]
+    await answers.call("GET", "/v1/providers", 401, auth=False)
+    body = {
+        "prompt": "a kite",
+        "provider": "mock",
+        "duration": 4,
+        "aspect_ratio": "9:16",
+        "resolution": "720p",
+        "seed": 3,
+        "negative_prompt": "rain",
+        "metadata": {"order_id": "42"},
+    }
+    created = await answers.call("POST", "/v1/generate", 202, json=body)
+    assert created["metadata"] == {"order_id": "42"}
+    await answers.call("POST", "/v1/generate", 422, json={**body, "resolution": "4k"})
+    page = await answers.call("GET", "/v1/generations", 200, "/v1/generations?metadata[order_id]=42")
+    assert [g["id"] for g in page["data"]] == [created["id"]]
+    await answers.call("GET", "/v1/generations", 422, "/v1/generations?metadata[a.b]=1")
+
+
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
     covered = {
@@ -329,6 +351,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/media/{folder}/{file}"),
         ("get", "/v1/usage"),
         ("get", "/v1/audit-events"),
+        ("get", "/v1/providers"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

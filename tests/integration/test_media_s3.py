@@ -22,7 +22,7 @@ from videogen_common.media.s3 import S3MediaStore
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
-from videogen_orchestrator.render import Rendered, render
+from videogen_orchestrator.render import Rendered, Scene, render
 from videogen_orchestrator.settings import OrchestratorSettings
 
 KEY = "gen_1/video.mp4"
@@ -118,7 +118,7 @@ async def test_bad_keys_are_refused_before_reaching_s3(s3: S3MediaStore, key: st
 
 @pytest.fixture(scope="module")
 def rendered() -> Rendered:
-    return render("a hot air balloon over a desert at dawn", 3)
+    return render(Scene("a hot air balloon over a desert at dawn", 3))
 
 
 def path_of(url: str) -> str:

@@ -245,7 +245,8 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "event": COMPLETED,
         "timestamp": envelope.occurred_at,
         "data": {
-            k: envelope.generation[k]
+            # An event published before the video options existed: absent ones are null, metadata empty.
+            k: envelope.generation.get(k, {} if k == "metadata" else None)
             for k in (
                 "id",
                 "status",
@@ -259,6 +260,11 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
                 "error",
                 "progress",
                 "queue_reason",
+                "aspect_ratio",
+                "resolution",
+                "seed",
+                "negative_prompt",
+                "metadata",
             )
         },
     }
@@ -275,6 +281,11 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "error",
         "progress",
         "queue_reason",
+        "aspect_ratio",
+        "resolution",
+        "seed",
+        "negative_prompt",
+        "metadata",
     }
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()

@@ -93,3 +93,23 @@ async def test_a_refused_request_is_provider_rejected(
     assert doc["status"] == "failed"
     assert (doc["error"]["code"], doc["error"]["provider_code"]) == ("provider_rejected", "http_400")
     assert "resolution" in doc["error"]["message"]
+
+
+async def test_the_aspect_ratio_and_resolution_asked_for_reach_luma(run: ProviderRun, fake: FakeLuma) -> None:
+    doc = await run.run(duration=5, aspect_ratio="21:9", resolution="1080p")
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.submissions == [
+        {
+            "generation_type": "video",
+            "prompt": PROMPT,
+            "model": "ray-2",
+            "resolution": "1080p",
+            "aspect_ratio": "21:9",
+            "duration": "5s",
+        }
+    ]
+    assert (doc["provider_request"]["aspect_ratio"], doc["provider_request"]["resolution"]) == (
+        "21:9",
+        "1080p",
+    )

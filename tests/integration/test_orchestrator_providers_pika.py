@@ -122,3 +122,25 @@ async def test_a_running_requests_progress_is_estimated_from_its_logs_and_rises(
     assert fake.log_requests and set(fake.log_requests) == {"1"}  # every status read asks for the logs
     await run.runner.wait_idle()
     assert (await run.get(gid))["progress"] == 100  # the finished video
+
+
+async def test_every_option_pika_takes_reaches_fal(run: ProviderRun, fake: FakeFal) -> None:
+    doc = await run.run(
+        duration=10, aspect_ratio="4:5", resolution="1080p", seed=7, negative_prompt="blurry, text"
+    )
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.submissions == [
+        {
+            "prompt": PROMPT,
+            "duration": 10,
+            "resolution": "1080p",
+            "aspect_ratio": "4:5",
+            "seed": 7,
+            "negative_prompt": "blurry, text",
+        }
+    ]
+    assert (doc["provider_request"]["aspect_ratio"], doc["provider_request"]["resolution"]) == (
+        "4:5",
+        "1080p",
+    )

@@ -261,3 +261,15 @@ async def test_a_graceful_stop_during_a_submit_saves_the_task_id_and_the_next_ow
     assert doc["status"] == "completed", doc["error"]
     assert len(fake.submissions) == 1
     assert fake.count("POST") == 1
+
+
+async def test_a_portrait_video_with_a_seed_is_asked_for_in_runways_terms(
+    run: ProviderRun, fake: FakeRunway
+) -> None:
+    doc = await run.run(duration=5, aspect_ratio="9:16", resolution="720p", seed=42)
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.submissions == [
+        {"model": "gen4.5", "promptText": PROMPT, "ratio": "720:1280", "duration": 5, "seed": 42}
+    ]
+    assert doc["provider_request"]["ratio"] == "720:1280"

@@ -17,14 +17,14 @@ from tests.support.fakes import ManualClock
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
-from videogen_orchestrator.render import HEIGHT, WIDTH, Rendered, render
+from videogen_orchestrator.render import HEIGHT, WIDTH, Rendered, Scene, render
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.thumbnails import thumbnail_of
 
 
 @pytest.fixture(scope="module")
 def rendered() -> Rendered:
-    return render("a paper boat drifting down a rainy street", 3)
+    return render(Scene("a paper boat drifting down a rainy street", 3))
 
 
 @pytest.fixture

@@ -22,6 +22,11 @@ PUBLIC = {
     "progress",
     "queue_reason",
     "timeline",
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
     "created_at",
     "updated_at",
 }
@@ -73,7 +78,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 13
+    assert len(view) == 18
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -100,9 +105,37 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "progress": None,
         "queue_reason": None,
         "timeline": [{"status": "processing", "at": "2026-11-21T08:47:00.123Z"}],
+        "aspect_ratio": None,
+        "resolution": None,
+        "seed": None,
+        "negative_prompt": None,
+        "metadata": {},
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
     }
+
+
+def test_the_video_options_and_metadata_given_are_stored_and_shown_as_given() -> None:
+    options = {"aspect_ratio": "9:16", "resolution": "720p", "seed": 42, "negative_prompt": "blur"}
+    doc = new_generation(
+        generation_id="gen_01",
+        account_id="acc_1",
+        prompt="a cat",
+        provider=Provider.MOCK,
+        duration=5,
+        now=NOW,
+        options=options,
+        metadata={"order_id": "42"},
+    )
+    view = public_view(doc)
+    assert {name: view[name] for name in options} == options
+    assert view["metadata"] == {"order_id": "42"}
+    assert {name: doc[name] for name in options} == options
+
+
+def test_a_generation_without_options_stores_none_of_them() -> None:
+    doc = _doc()
+    assert not {"aspect_ratio", "resolution", "seed", "negative_prompt", "metadata"} & set(doc)
 
 
 def test_the_timeline_of_a_generation_made_before_it_was_kept_is_its_first_and_current_states() -> None:

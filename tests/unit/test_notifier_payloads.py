@@ -27,6 +27,11 @@ GENERATION: dict[str, Any] = {
     "updated_at": "2026-11-21T08:47:05.456Z",
     "progress": 100,
     "queue_reason": None,
+    "aspect_ratio": "9:16",
+    "resolution": "720p",
+    "seed": 42,
+    "negative_prompt": None,
+    "metadata": {"order_id": "42"},
 }
 DATA_FIELDS = {
     "id",
@@ -41,6 +46,11 @@ DATA_FIELDS = {
     "error",
     "progress",
     "queue_reason",
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -88,6 +98,7 @@ def test_delivery_body_missing_fields_are_null() -> None:
     assert data["error"] == error
     assert data["video_url"] is None
     assert data["thumbnail_url"] is None
+    assert data["metadata"] == {}
 
 
 def test_delivery_body_is_compact_json_bytes() -> None:

@@ -7,7 +7,7 @@ import pytest
 from videogen_orchestrator.providers import mock
 from videogen_orchestrator.providers.base import Job, TaskStatus
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.render import Rendered
+from videogen_orchestrator.render import Rendered, Scene
 
 
 def _job(prompt: str = "a cat", generation_id: str = "gen_01") -> Job:
@@ -23,8 +23,8 @@ def fake_render(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """Replace the (slow, real) renderer; record what it was asked for."""
     calls: list[tuple[str, int]] = []
 
-    def _render(prompt: str, duration_s: int) -> Rendered:
-        calls.append((prompt, duration_s))
+    def _render(scene: Scene) -> Rendered:
+        calls.append((scene.prompt, scene.duration_s))
         return Rendered(video=b"video-bytes", thumbnail=b"\xff\xd8thumb")
 
     monkeypatch.setattr(mock, "render", _render)

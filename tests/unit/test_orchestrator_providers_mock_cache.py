@@ -12,7 +12,7 @@ from tests.support.env import settings_for
 from videogen_orchestrator.providers.base import Job, TaskStatus
 from videogen_orchestrator.providers.mock import MockProvider, RenderCache
 from videogen_orchestrator.providers.registry import build_providers
-from videogen_orchestrator.render import Rendered
+from videogen_orchestrator.render import Rendered, Scene
 from videogen_orchestrator.settings import OrchestratorSettings
 
 
@@ -24,18 +24,18 @@ class CountingRenderer:
         self.gate = threading.Event()
         self.gate.set()
 
-    def __call__(self, prompt: str, duration: int) -> Rendered:
-        self.calls.append((prompt, duration))
+    def __call__(self, scene: Scene) -> Rendered:
+        self.calls.append((scene.prompt, scene.duration_s))
         self.gate.wait(5)
-        return Rendered(video=f"{prompt}/{duration}".encode(), thumbnail=b"\xff\xd8")
+        return Rendered(video=f"{scene.prompt}/{scene.duration_s}".encode(), thumbnail=b"\xff\xd8")
 
 
 async def test_a_repeated_video_is_rendered_once() -> None:
     renderer = CountingRenderer()
     cache = RenderCache(4, renderer)
 
-    first = await cache.get("a fox", 5)
-    again = await cache.get("a fox", 5)
+    first = await cache.get(Scene("a fox", 5))
+    again = await cache.get(Scene("a fox", 5))
 
     assert again is first
     assert renderer.calls == [("a fox", 5)]
@@ -46,7 +46,7 @@ async def test_the_prompt_and_the_duration_both_key_the_cache() -> None:
     renderer = CountingRenderer()
     cache = RenderCache(4, renderer)
 
-    videos = {(await cache.get(p, d)).video for p, d in [("a fox", 5), ("a fox", 6), ("a cat", 5)]}
+    videos = {(await cache.get(Scene(p, d))).video for p, d in [("a fox", 5), ("a fox", 6), ("a cat", 5)]}
 
     assert videos == {b"a fox/5", b"a fox/6", b"a cat/5"}
     assert len(renderer.calls) == 3
@@ -55,15 +55,15 @@ async def test_the_prompt_and_the_duration_both_key_the_cache() -> None:
 async def test_the_least_recently_used_render_is_dropped_beyond_the_bound() -> None:
     renderer = CountingRenderer()
     cache = RenderCache(2, renderer)
-    await cache.get("a", 3)
-    await cache.get("b", 3)
-    await cache.get("a", 3)  # "a" is now the most recent
-    await cache.get("c", 3)  # evicts "b"
+    await cache.get(Scene("a", 3))
+    await cache.get(Scene("b", 3))
+    await cache.get(Scene("a", 3))  # "a" is now the most recent
+    await cache.get(Scene("c", 3))  # evicts "b"
 
     assert len(cache) == 2
-    await cache.get("a", 3)
+    await cache.get(Scene("a", 3))
     assert renderer.calls == [("a", 3), ("b", 3), ("c", 3)]
-    await cache.get("b", 3)
+    await cache.get(Scene("b", 3))
     assert renderer.calls[-1] == ("b", 3)
 
 
@@ -72,7 +72,7 @@ async def test_concurrent_requests_for_one_video_share_one_render() -> None:
     renderer.gate.clear()
     cache = RenderCache(4, renderer)
 
-    waiters = [asyncio.create_task(cache.get("a fox", 5)) for _ in range(5)]
+    waiters = [asyncio.create_task(cache.get(Scene("a fox", 5))) for _ in range(5)]
     await asyncio.sleep(0)
     renderer.gate.set()
     results = await asyncio.gather(*waiters)
@@ -86,8 +86,8 @@ async def test_a_waiter_giving_up_does_not_cancel_the_shared_render() -> None:
     renderer.gate.clear()
     cache = RenderCache(4, renderer)
 
-    quitter = asyncio.create_task(cache.get("a fox", 5))
-    stayer = asyncio.create_task(cache.get("a fox", 5))
+    quitter = asyncio.create_task(cache.get(Scene("a fox", 5)))
+    stayer = asyncio.create_task(cache.get(Scene("a fox", 5)))
     await asyncio.sleep(0)
     quitter.cancel()
     renderer.gate.set()
@@ -100,8 +100,8 @@ async def test_a_waiter_giving_up_does_not_cancel_the_shared_render() -> None:
 async def test_a_cache_of_zero_entries_renders_every_time() -> None:
     renderer = CountingRenderer()
     cache = RenderCache(0, renderer)
-    await cache.get("a fox", 5)
-    await cache.get("a fox", 5)
+    await cache.get(Scene("a fox", 5))
+    await cache.get(Scene("a fox", 5))
     assert len(renderer.calls) == 2
     assert len(cache) == 0
 

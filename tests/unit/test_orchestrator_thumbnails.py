@@ -8,13 +8,13 @@ import av
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from videogen_orchestrator.render import HEIGHT, WIDTH, Rendered, render
+from videogen_orchestrator.render import HEIGHT, WIDTH, Rendered, Scene, render
 from videogen_orchestrator.thumbnails import MAX_SIDE, ThumbnailError, make_thumbnail, thumbnail_of
 
 
 @pytest.fixture(scope="module")
 def rendered() -> Rendered:
-    return render("a lighthouse in a storm, waves breaking", 4)
+    return render(Scene("a lighthouse in a storm, waves breaking", 4))
 
 
 def difference(a: Image.Image, b: Image.Image) -> float:

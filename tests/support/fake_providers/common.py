@@ -17,7 +17,7 @@ from typing import Any, Literal, Self
 
 from aiohttp import web
 
-from videogen_orchestrator.render import render
+from videogen_orchestrator.render import Scene, render
 
 Kind = Literal["submit", "poll", "result", "cancel"]
 Phase = Literal["queued", "running", "succeeded", "failed", "canceled"]
@@ -27,7 +27,7 @@ Phase = Literal["queued", "running", "succeeded", "failed", "canceled"]
 def sample_media() -> tuple[bytes, bytes]:
     """A one-second real MP4 and its JPEG thumbnail, rendered once per process (CPU-bound: call it in a
     thread)."""
-    rendered = render("fake provider output", 1)
+    rendered = render(Scene("fake provider output", 1))
     return rendered.video, rendered.thumbnail
 
 

@@ -19,6 +19,7 @@ MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
 APP_ID = "fal-ai/pika"
 DURATIONS = {5, 10}
 RESOLUTIONS = {"720p", "1080p"}
+ASPECT_RATIOS = {"16:9", "9:16", "1:1", "4:5", "5:4", "3:2", "2:3"}
 STEPS = 20  # the model's denoising steps, shown in its progress bar
 
 # ``failure`` values and the answer the result endpoint gives for each.
@@ -159,4 +160,10 @@ def _validate(body: dict[str, Any] | None) -> str | None:
         return f"duration must be one of {sorted(DURATIONS)}"
     if body.get("resolution", "720p") not in RESOLUTIONS:
         return f"resolution must be one of {sorted(RESOLUTIONS)}"
+    if body.get("aspect_ratio", "16:9") not in ASPECT_RATIOS:
+        return f"aspect_ratio must be one of {sorted(ASPECT_RATIOS)}"
+    if not isinstance(body.get("seed", 0), int) or isinstance(body.get("seed"), bool):
+        return "seed must be an integer"
+    if not isinstance(body.get("negative_prompt", ""), str):
+        return "negative_prompt must be a string"
     return None

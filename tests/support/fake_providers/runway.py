@@ -105,4 +105,7 @@ def _validate(body: dict[str, Any] | None) -> str | None:
     duration = body.get("duration")
     if not isinstance(duration, int) or duration not in MODEL_DURATIONS[model]:
         return f"Invalid duration for {model}: {duration!r}."
+    seed = body.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= 4_294_967_295:
+        return f"Invalid seed: {seed!r}."
     return None

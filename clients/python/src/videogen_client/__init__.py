@@ -23,7 +23,7 @@ from videogen_client.errors import (
     VideogenError,
     WaitTimeoutError,
 )
-from videogen_client.models import Delivery, Generation, Webhook, WebhookCreated, WebhookEvent
+from videogen_client.models import Delivery, Generation, ProviderInfo, Webhook, WebhookCreated, WebhookEvent
 
 __version__ = "0.1.0"
 
@@ -41,6 +41,7 @@ __all__ = [
     "GenerationFailedError",
     "InternalServerError",
     "NotFoundError",
+    "ProviderInfo",
     "RateLimitError",
     "ValidationError",
     "VideogenError",

@@ -26,6 +26,8 @@ AuditEventType = Literal[
     "delivery.retry_requested",
 ]
 AuditActorType = Literal["api_key", "operator", "system"]
+AspectRatio = Literal["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21", "4:5", "5:4", "3:2", "2:3"]
+Resolution = Literal["360p", "480p", "540p", "720p", "1080p", "4k"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed"})
 
 
@@ -57,6 +59,12 @@ class Generation(Model):
     progress: int | None = None  # 0-100 while processing, when the provider says
     queue_reason: Literal["account_concurrency", "provider"] | None = None
     timeline: list[TimelineStep] = []
+    # As asked; None: the provider's (or the deployment's) default.
+    aspect_ratio: AspectRatio | None = None
+    resolution: Resolution | None = None
+    seed: int | None = None
+    negative_prompt: str | None = None
+    metadata: dict[str, str] = {}
     created_at: datetime
     updated_at: datetime
 
@@ -68,6 +76,26 @@ class Generation(Model):
 class GenerationList(Model):
     data: list[Generation]
     next_cursor: str | None = None
+
+
+class ProviderCapabilities(Model):
+    durations: list[int]  # the lengths it makes; a request's duration is mapped to the nearest
+    aspect_ratios: list[AspectRatio]
+    resolutions: list[Resolution]
+    default_resolution: Resolution
+    image_input: bool
+    seed: bool
+    negative_prompt: bool
+
+
+class ProviderInfo(Model):
+    id: Provider
+    enabled: bool  # whether this deployment offers it
+    capabilities: ProviderCapabilities
+
+
+class ProviderList(Model):
+    data: list[ProviderInfo]
 
 
 class Webhook(Model):

@@ -21,7 +21,8 @@ PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 RETRY_AT = "retry_at"
 STATUSES = (PENDING, SUCCEEDED, FAILED)
 
-# The generation fields a delivery's ``data`` carries: the spec's, plus updated_at, error, and how far it is.
+# The generation fields a delivery's ``data`` carries: the spec's, plus updated_at, error, how far it is, what
+# the request asked of the video, and the client's metadata.
 DATA_FIELDS = (
     "id",
     "status",
@@ -35,6 +36,11 @@ DATA_FIELDS = (
     "error",
     "progress",
     "queue_reason",
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
 )
 
 Doc = dict[str, Any]
@@ -51,7 +57,9 @@ def delivery_id(event_id: str, webhook_id: str) -> str:
 
 
 def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
-    return {k: generation.get(k) for k in DATA_FIELDS}
+    data = {k: generation.get(k) for k in DATA_FIELDS}
+    data["metadata"] = data["metadata"] or {}  # events published before metadata existed
+    return data
 
 
 def new_delivery(

@@ -27,9 +27,16 @@ PUBLIC_FIELDS = (
     "progress",
     "queue_reason",
     "timeline",
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
     "created_at",
     "updated_at",
 )
+# What a request asks of the video beyond prompt, provider and duration, kept as given (absent: not asked).
+VIDEO_OPTIONS = ("aspect_ratio", "resolution", "seed", "negative_prompt")
 
 
 class QueueReason:
@@ -59,8 +66,22 @@ class TransitionError(ValueError):
 
 
 def new_generation(
-    *, generation_id: str, account_id: str, prompt: str, provider: Provider, duration: int, now: datetime
+    *,
+    generation_id: str,
+    account_id: str,
+    prompt: str,
+    provider: Provider,
+    duration: int,
+    now: datetime,
+    options: Doc | None = None,
+    metadata: dict[str, str] | None = None,
 ) -> Doc:
+    """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` that were given; ``metadata``: the
+    client's own keys and values. Neither is stored when empty, so a spec-minimum request is stored as before
+    they existed."""
+    extra: Doc = {name: value for name, value in (options or {}).items() if value is not None}
+    if metadata:
+        extra["metadata"] = dict(metadata)
     return {
         "_id": generation_id,
         "account_id": account_id,
@@ -81,6 +102,7 @@ def new_generation(
         "lease_expires_at": None,
         "provider_task_id": None,
         "attempts": 0,
+        **extra,
     }
 
 
@@ -108,6 +130,11 @@ def public_view(doc: Doc) -> dict[str, Any]:
             {"status": e["status"], "at": created_at if e["at"] == created else isoformat(e["at"])}
             for e in timeline
         ],
+        "aspect_ratio": doc.get("aspect_ratio"),
+        "resolution": doc.get("resolution"),
+        "seed": doc.get("seed"),
+        "negative_prompt": doc.get("negative_prompt"),
+        "metadata": doc.get("metadata") or {},
         "created_at": created_at,
         # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
         "updated_at": created_at if updated == created else isoformat(updated),

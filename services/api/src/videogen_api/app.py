@@ -27,7 +27,17 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import audit, deliveries, events, generations, health, media, usage, webhooks
+from videogen_api.routes import (
+    audit,
+    deliveries,
+    events,
+    generations,
+    health,
+    media,
+    providers,
+    usage,
+    webhooks,
+)
 from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
@@ -72,6 +82,7 @@ def create_app(
     for table in (
         generations.routes,
         events.routes,
+        providers.routes,
         webhooks.routes,
         deliveries.routes,
         usage.routes,

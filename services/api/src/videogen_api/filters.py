@@ -6,6 +6,8 @@ string.
 - ``created_after`` / ``created_before``: ISO 8601 timestamps with a time zone (``Z`` or an offset; in a URL
   write ``+`` as ``%2B``). Both bounds are exclusive; ``created_after`` later than ``created_before`` is
   a 422.
+- ``metadata[KEY]=VALUE``: generations whose metadata has exactly that value under ``KEY``; several must
+  all match.
 
 Filters only narrow the set; order and paging stay as they are (see ``paging``). A status filter applies to
 each page as it is read, so a generation that changes status during a walk is judged by its status then.
@@ -13,6 +15,7 @@ each page as it is read, so a generation that changes status during a walk is ju
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -26,6 +29,8 @@ from videogen_common.domain import Provider, Status
 E = TypeVar("E", bound=StrEnum)
 
 _MS = timedelta(milliseconds=1)
+_METADATA_PARAM = re.compile(r"^metadata\[(.*)\]$")
+_METADATA_KEY = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 @dataclass(frozen=True)
@@ -34,10 +39,11 @@ class GenerationFilters:
     providers: tuple[Provider, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
 
     def clause(self) -> dict[str, Any]:
         """The MongoDB query clause; empty without filters."""
-        clause: dict[str, Any] = {}
+        clause: dict[str, Any] = {f"metadata.{key}": value for key, value in self.metadata}
         if self.statuses:
             clause["status"] = {"$in": [s.value for s in self.statuses]}
         if self.providers:
@@ -75,9 +81,28 @@ def parse_filters(query: MultiMapping[str]) -> GenerationFilters:
     statuses = choices(query, "status", Status, errors)
     providers = choices(query, "provider", Provider, errors)
     after, before = created_bounds(query, errors)
+    metadata = metadata_filters(query, errors)
     if errors:
         raise invalid(errors)
-    return GenerationFilters(statuses, providers, after, before)
+    return GenerationFilters(statuses, providers, after, before, metadata)
+
+
+def metadata_filters(query: MultiMapping[str], errors: list[dict[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``metadata[KEY]=VALUE`` parameters, each key once."""
+    found: dict[str, str] = {}
+    for name in dict.fromkeys(query.keys()):
+        match = _METADATA_PARAM.fullmatch(name)
+        if match is None:
+            continue
+        key, values = match.group(1), query.getall(name)
+        if not _METADATA_KEY.fullmatch(key):
+            message = "a metadata key is 1 to 40 letters, digits, _ or -"
+            errors.append({"field": name, "message": message, "code": "metadata_key"})
+        elif len(values) != 1:
+            errors.append({"field": name, "message": "give it once", "code": "metadata_value"})
+        else:
+            found[key] = values[0]
+    return tuple(found.items())
 
 
 def choices(

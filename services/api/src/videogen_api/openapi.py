@@ -37,6 +37,7 @@ from videogen_api.schemas import (
     Generation,
     GenerationList,
     Problem,
+    ProviderList,
     Recovered,
     RecoverRequest,
     RotatedSecret,
@@ -175,8 +176,22 @@ OPERATIONS: tuple[Operation, ...] = (
             "GenerationProvider",
             "CreatedAfter",
             "CreatedBefore",
+            "Metadata",
         ),
         errors={422: "Invalid"},
+    ),
+    Operation(
+        "get",
+        "/v1/providers",
+        "listProviders",
+        "Generations",
+        "List providers and what they can make",
+        "Every provider the API knows, whether this deployment offers it, and its aspect ratios, "
+        "resolutions, durations and inputs. A request asking a provider for something it cannot make is a "
+        "422 naming the field and what the provider would accept.",
+        200,
+        "The providers.",
+        ProviderList,
     ),
     Operation(
         "get",
@@ -478,6 +493,7 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     DeliveryList,
     Recovered,
     Usage,
+    ProviderList,
     AuditEventList,
     Problem,
     ValidationProblem,
@@ -582,6 +598,19 @@ def _parameters() -> Doc:
         "GenerationProvider": _choices_parameter("provider", Provider, "Only these providers"),
         "CreatedAfter": _timestamp_parameter("created_after", "Only those created after this time."),
         "CreatedBefore": _timestamp_parameter("created_before", "Only those created before this time."),
+        "Metadata": {
+            "name": "metadata",
+            "in": "query",
+            "description": "metadata[KEY]=VALUE: only those whose metadata has exactly VALUE under KEY; "
+            "several must all match.",
+            "style": "deepObject",
+            "explode": True,
+            "schema": {
+                "type": "object",
+                "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,40}$"},
+                "additionalProperties": {"type": "string"},
+            },
+        },
         "DeliveryStatus": {
             "name": "status",
             "in": "query",

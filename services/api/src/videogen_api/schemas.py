@@ -22,9 +22,34 @@ from pydantic.config import JsonDict
 from videogen_api import problems
 from videogen_api.problems import invalid, malformed_json
 from videogen_common.audit import AuditActorType, AuditEventType
+from videogen_common.capabilities import MAX_SEED, AspectRatio, Resolution
 from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider, Status
+from videogen_common.generations import VIDEO_OPTIONS
 
 MAX_DEADLINE_SECONDS = 86_400
+MAX_METADATA_KEYS = 16
+METADATA_KEY = r"^[A-Za-z0-9_-]{1,40}$"
+MAX_METADATA_VALUE_CHARS = 500
+MAX_NEGATIVE_PROMPT_CHARS = 1000
+
+Seed = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=MAX_SEED,
+        description="The same prompt, seed and options give the same video, where the provider takes one.",
+    ),
+]
+MetadataValue = Annotated[str, Field(max_length=MAX_METADATA_VALUE_CHARS)]
+Metadata = Annotated[
+    dict[Annotated[str, Field(pattern=METADATA_KEY)], MetadataValue],
+    Field(
+        max_length=MAX_METADATA_KEYS,
+        description=f"Up to {MAX_METADATA_KEYS} keys (letters, digits, _ and -, at most 40 characters) with "
+        f"string values of at most {MAX_METADATA_VALUE_CHARS} characters: your own ids and labels, never "
+        "interpreted, returned on the generation and in its webhooks, and filterable in the listing.",
+    ),
+]
 
 
 class GenerateRequest(BaseModel):
@@ -51,6 +76,39 @@ class GenerateRequest(BaseModel):
             "provider allows it, and video.failed is sent). The Cancel-After header says the same.",
         ),
     ] = None
+    aspect_ratio: Annotated[
+        AspectRatio | None,
+        Field(description="Width:height. Optional (the provider's default, 16:9); see GET /v1/providers."),
+    ] = None
+    resolution: Annotated[
+        Resolution | None,
+        Field(
+            description="The frame's shorter side. Optional (the deployment's default for the provider); see "
+            "GET /v1/providers."
+        ),
+    ] = None
+    seed: Seed | None = None
+    negative_prompt: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=MAX_NEGATIVE_PROMPT_CHARS,
+            description="What the video should not show (where the provider takes one).",
+        ),
+    ] = None
+    metadata: Metadata | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The optional fields about the video that were given (what a provider may not support), as JSON
+        values."""
+        return self.model_dump(mode="json", include=set(VIDEO_OPTIONS), exclude_none=True)
+
+    @field_validator("negative_prompt")
+    @classmethod
+    def _negative_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return value
 
     @field_validator("prompt")
     @classmethod
@@ -291,6 +349,11 @@ class Generation(_Body):
     timeline: Annotated[
         list[TimelineStep], Field(min_length=1, description="Every state it entered, oldest first.")
     ]
+    aspect_ratio: Annotated[AspectRatio | None, Field(description="As asked; null: the provider's default.")]
+    resolution: Annotated[Resolution | None, Field(description="As asked; null: the deployment's default.")]
+    seed: Annotated[int | None, Field(ge=0, le=MAX_SEED, description="As asked; null if none was given.")]
+    negative_prompt: Annotated[str | None, Field(description="As asked; null if none was given.")]
+    metadata: Annotated[dict[str, str], Field(description="Your metadata, as given ({} if none).")]
     created_at: Moment
     updated_at: Moment
 
@@ -302,6 +365,32 @@ class GenerationList(_Body):
     next_cursor: Annotated[
         str | None, Field(description="Pass as cursor for the next page; null on the last page.")
     ]
+
+
+class ProviderCapabilities(_Body):
+    """What a provider can make."""
+
+    durations: Annotated[
+        list[int], Field(description="The lengths it makes; a request's duration is mapped to the nearest.")
+    ]
+    aspect_ratios: list[AspectRatio]
+    resolutions: list[Resolution]
+    default_resolution: Resolution
+    image_input: Annotated[bool, Field(description="Whether it takes a first frame.")]
+    seed: bool
+    negative_prompt: bool
+
+
+class ProviderInfo(_Body):
+    id: Provider
+    enabled: Annotated[bool, Field(description="Whether this deployment offers it.")]
+    capabilities: ProviderCapabilities
+
+
+class ProviderList(_Body):
+    """Every provider the API knows, whether this deployment offers it, and what it can make."""
+
+    data: list[ProviderInfo]
 
 
 class Webhook(_Body):

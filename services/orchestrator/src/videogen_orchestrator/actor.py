@@ -129,6 +129,10 @@ class GenerationActor:
             generation_id=doc["_id"],
             prompt=doc["prompt"],
             duration=doc["duration"],
+            aspect_ratio=doc.get("aspect_ratio"),
+            resolution=doc.get("resolution"),
+            seed=doc.get("seed"),
+            negative_prompt=doc.get("negative_prompt"),
             on_progress=progress.seen,
         )
         try:

@@ -23,12 +23,13 @@ from videogen_client.errors import (
     GenerationFailedError,
     WaitTimeoutError,
 )
-from videogen_client.models import AuditEventType, Generation
+from videogen_client.models import AspectRatio, AuditEventType, Generation, Resolution
 
 OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
 WEBHOOK_COLUMNS = ("id", "url", "events", "active", "disabled_reason")
 DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at", "failure_reason")
+PROVIDER_COLUMNS = ("id", "enabled", "aspect_ratios", "resolutions", "durations", "image", "seed", "negative")
 USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENTS = ("video.completed", "video.failed", "webhook.disabled")
@@ -94,6 +95,11 @@ def _generate(args: argparse.Namespace) -> int:
             prompt=args.prompt,
             provider=args.provider,
             duration=args.duration,
+            aspect_ratio=args.aspect_ratio,
+            resolution=args.resolution,
+            seed=args.seed,
+            negative_prompt=args.negative_prompt,
+            metadata=dict(args.metadata or []) or None,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -129,7 +135,9 @@ def _generations(args: argparse.Namespace) -> int:
     with _client(args) as client:
         command = args.generations_command
         if command == "list":
-            found = client.generations.list(status=args.status or None, provider=args.provider)
+            found = client.generations.list(
+                status=args.status or None, provider=args.provider, metadata=dict(args.metadata or []) or None
+            )
             rows = [g for _, g in zip(range(args.limit), found, strict=False)]
             print(output.as_json(rows) if args.json else output.table(rows, GENERATION_COLUMNS))
         elif command == "get":
@@ -170,6 +178,36 @@ def _webhooks(args: argparse.Namespace) -> int:
             requeued = client.webhooks.recover(args.id, since=args.since)
             print(output.as_json({"requeued": requeued}) if args.json else f"requeued {requeued}")
     return OK
+
+
+def _providers(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        found = client.providers.list()
+    if args.json:
+        print(output.as_json(found))
+        return OK
+    rows = [
+        {
+            "id": p.id,
+            "enabled": "yes" if p.enabled else "no",
+            "aspect_ratios": p.capabilities.aspect_ratios,
+            "resolutions": p.capabilities.resolutions,
+            "durations": p.capabilities.durations,
+            "image": "yes" if p.capabilities.image_input else "no",
+            "seed": "yes" if p.capabilities.seed else "no",
+            "negative": "yes" if p.capabilities.negative_prompt else "no",
+        }
+        for p in found
+    ]
+    print(output.rows_table(rows, PROVIDER_COLUMNS))
+    return OK
+
+
+def _metadata_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
 
 
 def _usage(args: argparse.Namespace) -> int:
@@ -225,6 +263,13 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("prompt")
     generate.add_argument("--provider", default="mock", choices=["mock", "runway", "luma", "pika"])
     generate.add_argument("--duration", type=int, default=5, help="seconds, 3-10")
+    generate.add_argument("--aspect-ratio", choices=get_args(AspectRatio), help="see `vg providers`")
+    generate.add_argument("--resolution", choices=get_args(Resolution), help="see `vg providers`")
+    generate.add_argument("--seed", type=int, help="the same seed and prompt, the same video")
+    generate.add_argument("--negative-prompt", help="what the video should not show")
+    generate.add_argument(
+        "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="your own ids (repeat)"
+    )
     generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
     generate.add_argument(
         "--download", type=Path, metavar="PATH", help="then save the video there (implies --wait)"
@@ -236,6 +281,12 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("generations", help="list, read, wait for, cancel and download generations")
     )
     _webhook_commands(sub.add_parser("webhooks", help="manage webhook endpoints and their deliveries"))
+    _command(
+        sub,
+        "providers",
+        "the providers, whether this deployment offers each, and what each makes",
+        _providers,
+    )
 
     susage = _command(sub, "usage", "generations and seconds of video by day, provider and status", _usage)
     susage.add_argument("--start", type=_moment, help="a date or an ISO 8601 time (default: 30 days ago)")
@@ -263,6 +314,9 @@ def _generation_commands(parser: argparse.ArgumentParser) -> None:
     glist = _command(gsub, "list", "the account's generations, newest first", _generations)
     glist.add_argument("--status", action="append", choices=["queued", "processing", "completed", "failed"])
     glist.add_argument("--provider", choices=["mock", "runway", "luma", "pika"])
+    glist.add_argument(
+        "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="only these (repeat)"
+    )
     glist.add_argument(
         "--limit", type=int, default=20, help="at most this many (pages are fetched as needed)"
     )

@@ -26,7 +26,11 @@ def as_json(value: BaseModel | Sequence[BaseModel] | dict[str, Any]) -> str:
 
 
 def table(rows: Sequence[BaseModel], columns: Sequence[str]) -> str:
-    cells = [[_cell(row.model_dump(mode="json").get(c)) for c in columns] for row in rows]
+    return rows_table([row.model_dump(mode="json") for row in rows], columns)
+
+
+def rows_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]

@@ -19,7 +19,16 @@ from videogen_client.errors import (
     VideogenError,
     WaitTimeoutError,
 )
-from videogen_client.models import Generation, GenerationList, Provider, Status
+from videogen_client.models import (
+    AspectRatio,
+    Generation,
+    GenerationList,
+    Provider,
+    ProviderInfo,
+    ProviderList,
+    Resolution,
+    Status,
+)
 
 ProgressCallback = Callable[[Generation], None]
 # Bytes written so far, and the total if the server said (Content-Length).
@@ -43,17 +52,31 @@ class AsyncGenerations:
         prompt: str,
         provider: Provider,
         duration: int,
+        aspect_ratio: AspectRatio | None = None,
+        resolution: Resolution | None = None,
+        seed: int | None = None,
+        negative_prompt: str | None = None,
+        metadata: dict[str, str] | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
         ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
-        makes a second generation. ``deadline_seconds``: past it, the generation fails with
+        makes a second generation. ``aspect_ratio``, ``resolution``, ``seed``, ``negative_prompt``: what the
+        provider can make is in ``client.providers.list()``. ``metadata``: your own keys and values, returned
+        on the generation and in its webhooks. ``deadline_seconds``: past it, the generation fails with
         ``deadline_exceeded``."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
+        given = {
+            "aspect_ratio": aspect_ratio,
+            "resolution": resolution,
+            "seed": seed,
+            "negative_prompt": negative_prompt,
+            "metadata": metadata,
+            "deadline_seconds": deadline_seconds,
+        }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
-        if deadline_seconds is not None:
-            body["deadline_seconds"] = deadline_seconds
+        body.update({name: value for name, value in given.items() if value is not None})
         response = await self._t.request("POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key})
         return Generation.model_validate_json(response.content)
 
@@ -68,15 +91,18 @@ class AsyncGenerations:
         provider: Provider | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        metadata: dict[str, str] | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> GenerationList:
-        """One page of the account's generations, newest first; ``next_cursor`` leads to the next."""
+        """One page of the account's generations, newest first; ``next_cursor`` leads to the next.
+        ``metadata``: only those whose metadata has each of these values."""
         params = {
             "status": status,
             "provider": provider,
             "created_after": created_after,
             "created_before": created_before,
+            **{f"metadata[{name}]": value for name, value in (metadata or {}).items()},
             "limit": limit,
             "cursor": cursor,
         }
@@ -90,6 +116,7 @@ class AsyncGenerations:
         provider: Provider | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        metadata: dict[str, str] | None = None,
         page_size: int | None = None,
     ) -> AsyncIterator[Generation]:
         """Every generation that matches, newest first, fetching page after page as it is iterated."""
@@ -99,6 +126,7 @@ class AsyncGenerations:
                 provider=provider,
                 created_after=created_after,
                 created_before=created_before,
+                metadata=metadata,
                 limit=page_size,
                 cursor=cursor,
             )
@@ -261,3 +289,13 @@ class _Follower:
         if generation.status == "failed":
             raise GenerationFailedError(generation)
         return generation
+
+
+class AsyncProviders:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def list(self) -> list[ProviderInfo]:
+        """Every provider the API knows, whether this deployment offers it, and what it can make."""
+        response = await self._t.request("GET", "providers")
+        return ProviderList.model_validate_json(response.content).data

@@ -10,6 +10,7 @@ from typing import IO
 from videogen_client._paging import walk_blocking
 from videogen_client._portal import Portal
 from videogen_client.models import (
+    AspectRatio,
     AuditEvent,
     AuditEventList,
     AuditEventType,
@@ -20,6 +21,8 @@ from videogen_client.models import (
     Generation,
     GenerationList,
     Provider,
+    ProviderInfo,
+    Resolution,
     RotatedSecret,
     Status,
     Webhook,
@@ -30,6 +33,7 @@ from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
 from videogen_client.resources.generations import (
     DEFAULT_WAIT_TIMEOUT_S,
     AsyncGenerations,
+    AsyncProviders,
     DownloadProgress,
     ProgressCallback,
 )
@@ -53,6 +57,11 @@ class Generations:
         prompt: str,
         provider: Provider,
         duration: int,
+        aspect_ratio: AspectRatio | None = None,
+        resolution: Resolution | None = None,
+        seed: int | None = None,
+        negative_prompt: str | None = None,
+        metadata: dict[str, str] | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
@@ -61,6 +70,11 @@ class Generations:
                 prompt=prompt,
                 provider=provider,
                 duration=duration,
+                aspect_ratio=aspect_ratio,
+                resolution=resolution,
+                seed=seed,
+                negative_prompt=negative_prompt,
+                metadata=metadata,
                 deadline_seconds=deadline_seconds,
                 idempotency_key=idempotency_key,
             )
@@ -76,6 +90,7 @@ class Generations:
         provider: Provider | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        metadata: dict[str, str] | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> GenerationList:
@@ -85,6 +100,7 @@ class Generations:
                 provider=provider,
                 created_after=created_after,
                 created_before=created_before,
+                metadata=metadata,
                 limit=limit,
                 cursor=cursor,
             )
@@ -97,6 +113,7 @@ class Generations:
         provider: Provider | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        metadata: dict[str, str] | None = None,
         page_size: int | None = None,
     ) -> Iterator[Generation]:
         return walk_blocking(
@@ -106,6 +123,7 @@ class Generations:
                 provider=provider,
                 created_after=created_after,
                 created_before=created_before,
+                metadata=metadata,
                 limit=page_size,
                 cursor=cursor,
             ),
@@ -275,6 +293,17 @@ class Deliveries:
 
     def retry(self, delivery_id: str) -> Delivery:
         return self._run(self._a.retry(delivery_id))
+
+
+class Providers:
+    __doc__ = AsyncProviders.__doc__
+
+    def __init__(self, portal: Portal, providers: AsyncProviders) -> None:
+        self._run = portal.run
+        self._a = providers
+
+    def list(self) -> list[ProviderInfo]:
+        return self._run(self._a.list())
 
 
 class Usage:

@@ -26,6 +26,7 @@ from videogen_api.problems import Problem, generation_busy, generation_terminal,
 from videogen_api.routes.bodies import json_body
 from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_body
 from videogen_api.serialize import json_response
+from videogen_common.capabilities import unsupported
 from videogen_common.domain import Provider, Status
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import (
@@ -115,6 +116,9 @@ async def create_generation(request: web.Request) -> web.Response:
     body = parse_body(GenerateRequest, await json_body(request), prompt_max_chars=settings.prompt_max_chars)
     if body.provider not in settings.providers:
         raise provider_unavailable(body.provider.value, settings.providers)
+    options = body.options()
+    if errors := unsupported(body.provider, options):
+        raise invalid(errors)
     account = account_of(request)
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
@@ -125,6 +129,8 @@ async def create_generation(request: web.Request) -> web.Response:
         provider=body.provider,
         duration=body.duration,
         now=now,
+        options=options,
+        metadata=body.metadata,
     )
     # The creating request's id stays with the generation: its status events carry it, so one generation can
     # be followed in every service's logs (internal; never shown).

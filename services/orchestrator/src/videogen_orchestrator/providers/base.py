@@ -14,6 +14,12 @@ class Job:
     generation_id: str
     prompt: str
     duration: int
+    # What the request asked of the video beyond the spec's three fields; None: not asked (the provider's
+    # default). The api has checked them against the provider's capabilities.
+    aspect_ratio: str | None = None
+    resolution: str | None = None
+    seed: int | None = None
+    negative_prompt: str | None = None
     # Told how far the task is (0-100) by an adapter that learns it while a poll runs (the mock); adapters
     # that learn it from the poll's answer return it in ``TaskState.progress`` instead.
     on_progress: Callable[[int], None] | None = field(default=None, compare=False)

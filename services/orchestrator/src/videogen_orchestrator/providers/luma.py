@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from videogen_common.capabilities import CAPABILITIES
+from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import (
     ErrorCode,
     GenerationError,
@@ -16,10 +18,6 @@ from videogen_orchestrator.providers.base import (
 )
 from videogen_orchestrator.providers.http import ProviderHTTP
 from videogen_orchestrator.providers.remote import ModelResolutionAdapter, failed, looks_like_moderation
-
-# Ray models make 5 s or 9 s videos ("5s", "9s").
-DURATIONS = (5, 9)
-ASPECT_RATIO = "16:9"
 
 
 def failure(reason: str | None) -> GenerationError:
@@ -36,8 +34,7 @@ class LumaAdapter(ModelResolutionAdapter):
     status_field = "state"
     queued_statuses = ("queued",)
     running_statuses = ("dreaming",)
-    durations = DURATIONS
-    aspect_ratio = ASPECT_RATIO
+    capabilities = CAPABILITIES[Provider.LUMA]
 
     def __init__(self, http: ProviderHTTP, *, model: str = "ray-2", resolution: str = "720p") -> None:
         super().__init__(http, model=model, resolution=resolution)
@@ -48,9 +45,9 @@ class LumaAdapter(ModelResolutionAdapter):
             "generation_type": "video",
             "prompt": job.prompt,
             "model": self.model,
-            "resolution": self.resolution,
-            "aspect_ratio": ASPECT_RATIO,
-            "duration": f"{plan['duration_s']}s",
+            "resolution": plan["resolution"],
+            "aspect_ratio": plan["aspect_ratio"],
+            "duration": f"{plan['duration_s']}s",  # Ray makes "5s" or "9s"
         }
         return await self.submit_task(
             "/generations", body, id_field="id", missing="Luma accepted the generation without giving its id"

@@ -9,33 +9,32 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO, frame_size
+from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import GenerationError, Job, Output, TaskState, TaskStatus
-from videogen_orchestrator.render import Rendered, render
+from videogen_orchestrator.render import Rendered, Scene, render
 
 FAIL_MARKER = "#fail"
 PROGRESS_STEPS = 10
 
-RenderKey = tuple[str, int]
-
 
 class RenderCache:
-    """The last ``entries`` renders, by (prompt, duration): what the renderer draws depends on nothing else,
-    so a load test repeating prompts is not bound by video encoding. Concurrent requests for the same video
-    share one render. ``entries=0`` renders every time."""
+    """The last ``entries`` renders, by scene: what the renderer draws depends on nothing else, so a load
+    test repeating prompts is not bound by video encoding. Concurrent requests for the same video share one
+    render. ``entries=0`` renders every time."""
 
-    def __init__(self, entries: int, renderer: Callable[[str, int], Rendered] | None = None) -> None:
+    def __init__(self, entries: int, renderer: Callable[[Scene], Rendered] | None = None) -> None:
         self._entries = entries
         self._renderer = renderer
-        self._done: OrderedDict[RenderKey, Rendered] = OrderedDict()
-        self._pending: dict[RenderKey, asyncio.Future[Rendered]] = {}
+        self._done: OrderedDict[Scene, Rendered] = OrderedDict()
+        self._pending: dict[Scene, asyncio.Future[Rendered]] = {}
         self.hits = 0
         self.renders = 0
 
     def __len__(self) -> int:
         return len(self._done)
 
-    async def get(self, prompt: str, duration: int) -> Rendered:
-        key = (prompt, duration)
+    async def get(self, key: Scene) -> Rendered:
         cached = self._done.get(key)
         if cached is not None:
             self._done.move_to_end(key)
@@ -46,7 +45,7 @@ class RenderCache:
             self.renders += 1
             # CPU-bound: in a thread, so the event loop keeps serving the other generations.
             renderer = self._renderer or render  # looked up now, so the module's renderer can be swapped
-            pending = asyncio.ensure_future(asyncio.to_thread(renderer, prompt, duration))
+            pending = asyncio.ensure_future(asyncio.to_thread(renderer, key))
             if self._entries > 0:
                 self._pending[key] = pending
                 pending.add_done_callback(lambda done: self._finished(key, done))
@@ -55,7 +54,7 @@ class RenderCache:
         # Shielded: one waiter giving up (its generation canceled) does not cancel the others' render.
         return await asyncio.shield(pending)
 
-    def _finished(self, key: RenderKey, done: asyncio.Future[Rendered]) -> None:
+    def _finished(self, key: Scene, done: asyncio.Future[Rendered]) -> None:
         self._pending.pop(key, None)
         if done.cancelled() or done.exception() is not None:
             return
@@ -67,6 +66,7 @@ class RenderCache:
 
 class MockProvider:
     name = "mock"
+    capabilities = CAPABILITIES[Provider.MOCK]
     # Free and local: a submit whose id was lost in a crash may simply be made again.
     pays_per_submit = False
 
@@ -95,8 +95,20 @@ class MockProvider:
     def failure_rate(self) -> float:
         return self._failure_rate
 
+    def scene(self, job: Job) -> Scene:
+        width, height = frame_size(
+            job.aspect_ratio or DEFAULT_ASPECT_RATIO, job.resolution or self.capabilities.default_resolution
+        )
+        return Scene(job.prompt, job.duration, width, height, job.seed, job.negative_prompt)
+
     def plan(self, job: Job) -> dict[str, Any]:
-        return {"duration_s": job.duration, "requested_duration_s": job.duration}
+        scene = self.scene(job)
+        return {
+            "duration_s": job.duration,
+            "requested_duration_s": job.duration,
+            "width": scene.width,
+            "height": scene.height,
+        }
 
     async def submit(self, job: Job) -> str:
         self.submitted.append(job.generation_id)
@@ -121,5 +133,5 @@ class MockProvider:
                     provider_code="mock.failure",
                 ),
             )
-        rendered = await self.cache.get(job.prompt, job.duration)
+        rendered = await self.cache.get(self.scene(job))
         return TaskState(TaskStatus.SUCCEEDED, output=Output(rendered.video, rendered.thumbnail))

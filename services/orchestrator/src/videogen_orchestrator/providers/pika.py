@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from videogen_common.capabilities import CAPABILITIES
+from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import (
     ErrorCode,
     GenerationError,
@@ -29,9 +31,6 @@ from videogen_orchestrator.providers.remote import (
 )
 
 DEFAULT_MODEL = "fal-ai/pika/v2.2/text-to-video"
-# Pika 2.2 makes 5 s or 10 s videos.
-DURATIONS = (5, 10)
-ASPECT_RATIO = "16:9"
 # fal's infrastructure error types (``error_type``) that mean the request ran out of time.
 _TIMEOUTS = {"request_timeout", "startup_timeout"}
 
@@ -102,8 +101,7 @@ class PikaAdapter(ModelResolutionAdapter):
     queued_statuses = ("IN_QUEUE",)
     running_statuses = ("IN_PROGRESS",)
     detail_fields = ("queue_position",)
-    durations = DURATIONS
-    aspect_ratio = ASPECT_RATIO
+    capabilities = CAPABILITIES[Provider.PIKA]
 
     def __init__(self, http: ProviderHTTP, *, model: str = DEFAULT_MODEL, resolution: str = "720p") -> None:
         super().__init__(http, model=model.strip("/"), resolution=resolution)
@@ -111,12 +109,16 @@ class PikaAdapter(ModelResolutionAdapter):
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
-        body = {
+        body: dict[str, Any] = {
             "prompt": job.prompt,
             "duration": plan["duration_s"],
-            "resolution": self.resolution,
-            "aspect_ratio": ASPECT_RATIO,
+            "resolution": plan["resolution"],
+            "aspect_ratio": plan["aspect_ratio"],
         }
+        if job.seed is not None:
+            body["seed"] = job.seed
+        if job.negative_prompt is not None:
+            body["negative_prompt"] = job.negative_prompt
         return await self.submit_task(
             f"/{self.model}",
             body,

@@ -9,6 +9,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities
 from videogen_orchestrator.providers.base import (
     ErrorCode,
     GenerationError,
@@ -70,6 +71,8 @@ class RemoteAdapter:
     """Base of the adapters that call a provider's HTTP API through ``ProviderHTTP``."""
 
     name: str
+    # What the provider can make (``videogen_common.capabilities``, which the api checks requests against).
+    capabilities: Capabilities
     # Statuses the provider documents as "nothing was done, try again": a submit answered with one of these
     # is repeated (within the retry policy). Any other failure of a submit is never repeated.
     submit_safe_statuses: Collection[int] = (429,)
@@ -187,11 +190,9 @@ class RemoteAdapter:
 
 
 class ModelResolutionAdapter(RemoteAdapter):
-    """An adapter asking its provider for a model's video at a resolution, in one aspect ratio, in one of the
-    fixed durations the provider makes."""
-
-    durations: Collection[int]
-    aspect_ratio = "16:9"
+    """An adapter asking its provider for a model's video at the aspect ratio and resolution the request asks
+    for (else 16:9, and the deployment's resolution), in one of the fixed durations the provider makes, all
+    as its ``capabilities`` declare them."""
 
     def __init__(self, http: ProviderHTTP, *, model: str, resolution: str) -> None:
         super().__init__(http)
@@ -200,7 +201,11 @@ class ModelResolutionAdapter(RemoteAdapter):
 
     def plan(self, job: Job) -> dict[str, Any]:
         return planned(
-            job, self.durations, model=self.model, resolution=self.resolution, aspect_ratio=self.aspect_ratio
+            job,
+            self.capabilities.durations,
+            model=self.model,
+            resolution=job.resolution or self.resolution,
+            aspect_ratio=self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO),
         )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO
+from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import (
     ErrorCode,
     GenerationError,
@@ -18,7 +20,6 @@ from videogen_orchestrator.providers.http import ProviderHTTP
 from videogen_orchestrator.providers.remote import RemoteAdapter, failed, planned
 
 API_VERSION = "2024-11-06"
-RATIO = "1280:720"
 # The durations each text-to-video model makes, as Runway documents them.
 MODEL_DURATIONS: dict[str, tuple[int, ...]] = {
     "gen4.5": tuple(range(2, 11)),
@@ -52,6 +53,7 @@ class RunwayAdapter(RemoteAdapter):
     queued_statuses = ("PENDING", "THROTTLED")
     running_statuses = ("RUNNING",)
     detail_fields = ("progress",)
+    capabilities = CAPABILITIES[Provider.RUNWAY]
 
     def __init__(self, http: ProviderHTTP, *, model: str = "gen4.5") -> None:
         if model not in MODEL_DURATIONS:
@@ -66,11 +68,19 @@ class RunwayAdapter(RemoteAdapter):
         return {**super().headers(api_key), "X-Runway-Version": version}
 
     def plan(self, job: Job) -> dict[str, Any]:
-        return planned(job, MODEL_DURATIONS[self.model], model=self.model, ratio=RATIO)
+        ratio = self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO)
+        return planned(job, MODEL_DURATIONS[self.model], model=self.model, ratio=ratio)
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
-        body = {"model": self.model, "promptText": job.prompt, "ratio": RATIO, "duration": plan["duration_s"]}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "promptText": job.prompt,
+            "ratio": plan["ratio"],
+            "duration": plan["duration_s"],
+        }
+        if job.seed is not None:
+            body["seed"] = job.seed
         return await self.submit_task(
             "/v1/text_to_video", body, id_field="id", missing="Runway accepted the task without giving its id"
         )
