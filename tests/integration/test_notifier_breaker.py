@@ -23,13 +23,13 @@ from tests.support.notifier import NotifierHarness
 from tests.support.receivers import OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
+from videogen_common.destinations.guarded_http import guarded_session
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.dispatcher import Dispatcher
-from videogen_notifier.guarded_http import guarded_session
 from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id, notices
-from videogen_notifier.runtime import NotifierRuntime
+from videogen_notifier.runtime import USER_AGENT, NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 
 Doc = dict[str, Any]
@@ -52,7 +52,7 @@ class Harness(NotifierHarness):
     async def dispatcher(self, **overrides: Any) -> Dispatcher:
         """A Dispatcher sending through the guarded session, exactly as the runtime builds it."""
         settings = self.settings(**overrides)
-        return self.dispatcher_with(settings, guarded_session(settings))
+        return self.dispatcher_with(settings, guarded_session(settings.allowed_networks, USER_AGENT))
 
     async def webhook(
         self,

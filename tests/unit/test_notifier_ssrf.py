@@ -14,9 +14,10 @@ import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from videogen_common.destinations.addresses import AddressPolicy, parse_address
+from videogen_common.destinations.guarded_http import DestinationNotAllowed, GuardedConnector, guarded_session
 from videogen_common.settings import SettingsError, load_settings
-from videogen_notifier.addresses import AddressPolicy, parse_address
-from videogen_notifier.guarded_http import DestinationNotAllowed, GuardedConnector, guarded_session
+from videogen_notifier.runtime import USER_AGENT
 from videogen_notifier.settings import NotifierSettings
 
 REFUSED = [
@@ -306,8 +307,10 @@ async def test_the_socket_factory_refuses_an_address_that_reaches_it_unchecked()
 
 @pytest.mark.usefixtures("clean_env")
 async def test_guarded_session_builds_the_guard_from_the_settings() -> None:
-    strict = guarded_session(load_settings(NotifierSettings))
-    opened = guarded_session(load_settings(NotifierSettings, webhook_allow_cidrs="127.0.0.0/8"))
+    strict = guarded_session(load_settings(NotifierSettings).allowed_networks, USER_AGENT)
+    opened = guarded_session(
+        load_settings(NotifierSettings, webhook_allow_cidrs="127.0.0.0/8").allowed_networks, USER_AGENT
+    )
     try:
         assert isinstance(strict.connector, GuardedConnector)
         assert isinstance(opened.connector, GuardedConnector)

@@ -13,18 +13,20 @@ from mode import Service
 from prometheus_client import CollectorRegistry
 
 from videogen_common.clock import Clock, SystemClock
+from videogen_common.destinations.guarded_http import guarded_session
 from videogen_common.metrics import new_registry
 from videogen_common.periodic import Periodic
 from videogen_common.probes import WorkerProbes
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_notifier.dispatcher import Dispatcher
-from videogen_notifier.guarded_http import guarded_session
 from videogen_notifier.metrics import NotifierMetrics
 from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
 
 log = logging.getLogger(__name__)
+
+USER_AGENT = "videogen-webhooks/1"
 
 
 class NotifierRuntime(Service):
@@ -66,7 +68,7 @@ class NotifierRuntime(Service):
             durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
-        self._session = guarded_session(settings)
+        self._session = guarded_session(settings.allowed_networks, USER_AGENT)
         self.dispatcher = Dispatcher(
             settings=settings,
             store=self.store,

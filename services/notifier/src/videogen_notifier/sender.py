@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from videogen_notifier.guarded_http import DestinationNotAllowed
+from videogen_common.destinations.guarded_http import DestinationNotAllowed
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import math
-from ipaddress import IPv4Network, IPv6Network, ip_network
+from ipaddress import IPv4Network, IPv6Network
 
 from pydantic import Field, field_validator
 
+from videogen_common.destinations.addresses import parse_cidrs
 from videogen_common.settings import CommonSettings
 
 # Standard Webhooks' spirit: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
@@ -67,7 +68,7 @@ class NotifierSettings(CommonSettings):
     @field_validator("webhook_allow_cidrs")
     @classmethod
     def _cidrs(cls, value: str) -> str:
-        _parse_cidrs(value)
+        parse_cidrs(value)
         return value
 
     @property
@@ -76,17 +77,4 @@ class NotifierSettings(CommonSettings):
 
     @property
     def allowed_networks(self) -> list[IPv4Network | IPv6Network]:
-        return _parse_cidrs(self.webhook_allow_cidrs)
-
-
-def _parse_cidrs(value: str) -> list[IPv4Network | IPv6Network]:
-    networks = []
-    for part in (p.strip() for p in value.split(",")):
-        if not part:
-            continue
-        try:
-            # strict: "10.1.2.3/8" is more likely a typo than a wish to open all of 10/8
-            networks.append(ip_network(part, strict=True))
-        except ValueError as exc:
-            raise ValueError(f"{part!r} is not a network in CIDR form, e.g. '127.0.0.0/8' ({exc})") from None
-    return networks
+        return parse_cidrs(self.webhook_allow_cidrs)

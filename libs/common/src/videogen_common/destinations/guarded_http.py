@@ -1,4 +1,5 @@
-"""The HTTP client deliveries go out through, with the destination guard in its connector.
+"""The HTTP client requests to customer-given URLs go out through, with the destination guard in its
+connector.
 
 The guard checks the addresses a connection is actually made to, not the URL's text: the connector resolves
 the hostname itself and drops every address the policy refuses, after each DNS lookup or cache hit, so a
@@ -17,15 +18,12 @@ from aiohappyeyeballs import AddrInfoType
 from aiohttp.abc import ResolveResult
 from aiohttp.tracing import Trace
 
-from videogen_notifier.addresses import AddressPolicy, parse_address
-from videogen_notifier.settings import NotifierSettings
-
-USER_AGENT = "videogen-webhooks/1"
+from videogen_common.destinations.addresses import AddressPolicy, Network, parse_address
 
 
 class DestinationNotAllowed(aiohttp.ClientConnectionError):
-    """The endpoint's address is one deliveries may not connect to. Not an OSError on purpose: aiohttp
-    passes it through unwrapped, so the sender can tell it from a network failure."""
+    """The URL's address is one we may not connect to. Not an OSError on purpose: aiohttp passes it through
+    unwrapped, so a caller can tell it from a network failure."""
 
     def __init__(self, address: str) -> None:
         super().__init__(f"destination address not allowed: {address}")
@@ -58,12 +56,13 @@ class GuardedConnector(aiohttp.TCPConnector):
         return socket.socket(family, kind, proto)
 
 
-def guarded_session(settings: NotifierSettings) -> aiohttp.ClientSession:
+def guarded_session(allow: Sequence[Network], user_agent: str) -> aiohttp.ClientSession:
+    """A session that connects only where the policy allows (``allow``: networks an operator opened)."""
     return aiohttp.ClientSession(
-        headers={"User-Agent": USER_AGENT},
-        # No pool-wide or per-host cap: concurrency is capped per endpoint by the dispatcher's lanes, and a
+        headers={"User-Agent": user_agent},
+        # No pool-wide or per-host cap: callers cap concurrency themselves (the notifier per endpoint), and a
         # per-host cap would let one dead endpoint block others on the same host.
-        connector=GuardedConnector(AddressPolicy(settings.allowed_networks), limit=0, limit_per_host=0),
+        connector=GuardedConnector(AddressPolicy(allow), limit=0, limit_per_host=0),
         # Never through an environment-configured proxy: the guard would then vet the proxy's address, and
         # the proxy would connect wherever the URL says.
         trust_env=False,

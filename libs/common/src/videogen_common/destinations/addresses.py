@@ -1,13 +1,14 @@
-"""Which IP addresses a delivery may connect to. Webhook URLs come from customers, so without this a customer
-could make the notifier POST to our own network: the cloud metadata service, a database's admin port, a
-loopback-only sidecar. Anything that is not plainly a public unicast address is refused unless an operator
-opens its range (``VIDEOGEN_WEBHOOK_ALLOW_CIDRS``)."""
+"""Which IP addresses a request to a customer-given URL may connect to. Webhook URLs and image URLs come from
+customers, so without this a customer could make our services call our own network: the cloud metadata
+service, a database's admin port, a loopback-only sidecar. Anything that is not plainly a public unicast
+address is refused unless an operator opens its range (``VIDEOGEN_WEBHOOK_ALLOW_CIDRS``,
+``VIDEOGEN_IMAGE_FETCH_ALLOW_CIDRS``)."""
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Iterable
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
 IPAddress = IPv4Address | IPv6Address
 Network = IPv4Network | IPv6Network
@@ -112,3 +113,17 @@ class AddressPolicy:
         """``host`` is an address string as a resolver returns it; anything unparseable is refused."""
         address = parse_address(host)
         return address is not None and self.refusal(address) is None
+
+
+def parse_cidrs(value: str) -> list[Network]:
+    """A comma-separated list of networks in CIDR form (a setting's value)."""
+    networks: list[Network] = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        try:
+            # strict: "10.1.2.3/8" is more likely a typo than a wish to open all of 10/8
+            networks.append(ip_network(part, strict=True))
+        except ValueError as exc:
+            raise ValueError(f"{part!r} is not a network in CIDR form, e.g. '127.0.0.0/8' ({exc})") from None
+    return networks
