@@ -46,6 +46,9 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "ProviderList": models.ProviderList,
     "ProviderInfo": models.ProviderInfo,
     "ProviderCapabilities": models.ProviderCapabilities,
+    "GenerationImage": models.GenerationImage,
+    "ImageInput": models.ImageInput,
+    "Upload": models.Upload,
 }
 
 
@@ -101,6 +104,11 @@ def test_every_field_a_request_takes_is_an_argument_of_the_sdk_method(
     arguments = set(inspect.signature(REQUESTS[name]).parameters)
     missing = properties(schemas[name], schemas) - arguments
     assert not missing, f"{REQUESTS[name].__qualname__} does not take {sorted(missing)}"
+
+
+def test_create_and_wait_takes_every_field_create_takes() -> None:
+    create = set(inspect.signature(AsyncGenerations.create).parameters)
+    assert create <= set(inspect.signature(AsyncGenerations.create_and_wait).parameters)
 
 
 @pytest.mark.parametrize("name", sorted(ENUMS))

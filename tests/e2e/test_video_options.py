@@ -1,6 +1,6 @@
 """What a request asks of the video, through the three services as processes: the mock honours the frame size,
-the seed and the negative prompt for real (its render cache off, so every video is rendered anew), and the
-client's metadata rides to the webhook and filters the listing."""
+the seed, the negative prompt and an uploaded first frame for real (its render cache off, so every video is
+rendered anew), and the client's metadata rides to the webhook and filters the listing."""
 
 from __future__ import annotations
 
@@ -15,14 +15,17 @@ import av
 import orjson
 import pytest
 
+from tests.support.images import close_to, opening_colour, solid_image
 from tests.support.pipeline import Receiver, call, verify
 from tests.support.stack import Stack, running_stack, subscribe
+from videogen_client import AsyncClient
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
 
 PROMPT = "a paper lantern rising over a dark lake"
+GREEN = (40, 190, 60)
 
 
 @pytest.fixture
@@ -98,3 +101,22 @@ async def test_the_mock_honours_frame_size_seed_and_negative_prompt_and_metadata
         status, page = await call(session, "GET", url, stack.key)
         assert status == 200
         assert [g["id"] for g in page["data"]] == [tall["id"]]
+
+
+async def test_an_uploaded_image_opens_the_video(stack: Stack, tmp_path: Path) -> None:
+    frame = tmp_path / "frame.png"
+    frame.write_bytes(solid_image(GREEN, size=(320, 240)))
+    async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+        upload = await client.uploads.create(frame)
+        made = await client.generations.create_and_wait(
+            prompt=PROMPT, provider="mock", duration=3, aspect_ratio="1:1", image=upload.id
+        )
+        again = await client.generations.create_and_wait(
+            prompt=PROMPT, provider="mock", duration=3, image=frame.read_bytes()
+        )
+        video = b"".join([chunk async for chunk in client.generations.iter_video(made.id)])
+
+    assert (upload.content_type, upload.width, upload.height) == ("image/png", 320, 240)
+    assert made.image is not None and made.image.upload_id == upload.id
+    assert again.image is not None and again.image.upload_id not in (None, upload.id)  # uploaded anew
+    assert close_to(await asyncio.to_thread(opening_colour, video), GREEN)

@@ -52,6 +52,7 @@ async def test_create_answers_202_with_the_generation_and_location(
         "seed",
         "negative_prompt",
         "metadata",
+        "image",
         "created_at",
         "updated_at",
     }

@@ -19,6 +19,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator
 from pydantic import BaseModel, ValidationError
 
 from tests.support.api import bearer
+from tests.support.images import solid_image
 from videogen_api import openapi, schemas
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
@@ -328,6 +329,16 @@ async def test_providers_and_the_video_options_answer_as_documented(answers: Ans
     assert [g["id"] for g in page["data"]] == [created["id"]]
     await answers.call("GET", "/v1/generations", 422, "/v1/generations?metadata[a.b]=1")
 
+    png = {"Content-Type": "image/png"}
+    upload = await answers.call("POST", "/v1/uploads", 201, data=solid_image((1, 2, 3)), headers=png)
+    await answers.call("POST", "/v1/uploads", 415, data=b"x", headers={"Content-Type": "text/plain"})
+    await answers.call("POST", "/v1/uploads", 422, data=b"not an image", headers=png)
+    await answers.call("POST", "/v1/uploads", 401, auth=False, data=solid_image((1, 2, 3)), headers=png)
+    with_image = {**body, "image": {"upload_id": upload["id"]}}
+    assert (await answers.call("POST", "/v1/generate", 202, json=with_image))["image"]["upload_id"] == upload[
+        "id"
+    ]
+
 
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
@@ -352,6 +363,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/usage"),
         ("get", "/v1/audit-events"),
         ("get", "/v1/providers"),
+        ("post", "/v1/uploads"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

@@ -265,6 +265,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
                 "seed",
                 "negative_prompt",
                 "metadata",
+                "image",
             )
         },
     }
@@ -286,6 +287,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "seed",
         "negative_prompt",
         "metadata",
+        "image",
     }
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()

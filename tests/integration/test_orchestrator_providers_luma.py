@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from tests.support.fake_providers.luma import INTERNAL_FAILURE, MODERATION_FAILURE, FakeLuma
 from tests.support.generations import PROMPT
+from tests.support.images import solid_image
 from tests.support.provider_runs import ProviderRun, provider_run
+from videogen_common.media import verify_media_link
 from videogen_common.store import Store
 
 
@@ -112,4 +115,25 @@ async def test_the_aspect_ratio_and_resolution_asked_for_reach_luma(run: Provide
     assert (doc["provider_request"]["aspect_ratio"], doc["provider_request"]["resolution"]) == (
         "21:9",
         "1080p",
+    )
+
+
+async def test_a_first_frame_is_lumas_first_keyframe_at_our_signed_link(
+    run: ProviderRun, fake: FakeLuma
+) -> None:
+    await run.media.put("upl_1/image.png", solid_image((10, 200, 10)))
+    doc = await run.run(
+        duration=5, image={"upload_id": "upl_1"}, image_key="upl_1/image.png", image_type="image/png"
+    )
+
+    assert doc["status"] == "completed", doc["error"]
+    [body] = fake.submissions
+    frame = body["keyframes"]["frame0"]
+    assert frame["type"] == "image"
+    link = urlsplit(frame["url"])
+    assert frame["url"].startswith(run.settings.public_base_url + "/v1/media/upl_1/image.png?")
+    query = dict(parse_qsl(link.query))
+    signing_key = run.settings.media_signing_key.get_secret_value()
+    assert verify_media_link(
+        signing_key, "upl_1/image.png", int(query["exp"]), query["sig"], now=run.clock.now()
     )

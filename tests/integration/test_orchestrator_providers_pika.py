@@ -5,6 +5,7 @@ alike (queueing, a lost submit answer, the deadline, a client's cancel) is in
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,12 +14,14 @@ import pytest
 from tests.support.fake_providers.fal import (
     APP_ID,
     CONTENT_POLICY,
+    IMAGE_MODEL_ID,
     MODEL_ID,
     REQUEST_TIMEOUT,
     RUNNER_ERROR,
     FakeFal,
 )
 from tests.support.generations import PROMPT
+from tests.support.images import solid_image
 from tests.support.provider_runs import ProviderRun, eventually, provider_run
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job
@@ -144,3 +147,32 @@ async def test_every_option_pika_takes_reaches_fal(run: ProviderRun, fake: FakeF
         "4:5",
         "1080p",
     )
+
+
+async def test_a_first_frame_goes_to_pikas_image_to_video_model_inline(
+    run: ProviderRun, fake: FakeFal
+) -> None:
+    image = solid_image((10, 200, 10), kind="JPEG")
+    await run.media.put("upl_1/image.jpg", image)
+    doc = await run.run(
+        duration=5,
+        seed=3,
+        image={"upload_id": "upl_1"},
+        image_key="upl_1/image.jpg",
+        image_type="image/jpeg",
+    )
+
+    assert doc["status"] == "completed", doc["error"]
+    assert ("POST", f"/{IMAGE_MODEL_ID}") in fake.requests
+    assert fake.submissions == [
+        {
+            "prompt": PROMPT,
+            "duration": 5,
+            "resolution": "720p",
+            "image_url": "data:image/jpeg;base64," + base64.b64encode(image).decode(),
+            "seed": 3,
+        }
+    ]
+    assert doc["provider_request"]["model"] == IMAGE_MODEL_ID
+    # Status and result are read under the same app id as for text to video.
+    assert f"/{APP_ID}/requests/{doc['provider_task_id']}" in {path for _, path in fake.requests}

@@ -4,6 +4,7 @@ lost submit answer, the deadline, a client's cancel) is in ``test_orchestrator_p
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tests.support.fake_providers.runway import API_VERSION, FakeRunway
 from tests.support.generations import PROMPT
+from tests.support.images import solid_image
 from tests.support.provider_runs import ProviderRun, eventually, provider_run
 from videogen_common.store import Store
 
@@ -273,3 +275,23 @@ async def test_a_portrait_video_with_a_seed_is_asked_for_in_runways_terms(
         {"model": "gen4.5", "promptText": PROMPT, "ratio": "720:1280", "duration": 5, "seed": 42}
     ]
     assert doc["provider_request"]["ratio"] == "720:1280"
+
+
+async def test_a_first_frame_starts_an_image_to_video_task_with_the_image_inline(
+    run: ProviderRun, fake: FakeRunway
+) -> None:
+    image = solid_image((10, 200, 10))
+    await run.media.put("upl_1/image.png", image)
+    doc = await run.run(
+        duration=5,
+        image={"upload_id": "upl_1"},
+        image_key="upl_1/image.png",
+        image_type="image/png",
+    )
+
+    assert doc["status"] == "completed", doc["error"]
+    assert ("POST", "/v1/image_to_video") in fake.requests
+    [body] = fake.submissions
+    assert body["promptImage"] == "data:image/png;base64," + base64.b64encode(image).decode()
+    assert (body["promptText"], body["ratio"], body["duration"]) == (PROMPT, "1280:720", 5)
+    assert doc["provider_request"]["from_image"] is True

@@ -38,9 +38,10 @@ async def run_generation(
     provider: ProviderAdapter,
     clock: ManualClock,
     duration: int = 3,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """Insert a generation already leased to ``settings.orchestrator_instance`` (as the runner's claim would
-    leave it), run its actor, and return the final document."""
+    """Insert a generation (with ``fields``) already leased to ``settings.orchestrator_instance`` (as the
+    runner's claim would leave it), run its actor, and return the final document."""
     now = clock.now()
     doc = await insert_generation(
         store,
@@ -48,6 +49,7 @@ async def run_generation(
         duration=duration,
         lease_owner=settings.orchestrator_instance,
         lease_expires_at=now + timedelta(minutes=5),
+        **fields,
     )
     actor = GenerationActor(
         settings=settings,

@@ -27,6 +27,7 @@ PUBLIC = {
     "seed",
     "negative_prompt",
     "metadata",
+    "image",
     "created_at",
     "updated_at",
 }
@@ -78,7 +79,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 18
+    assert len(view) == 19
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -110,6 +111,7 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "seed": None,
         "negative_prompt": None,
         "metadata": {},
+        "image": None,
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
     }

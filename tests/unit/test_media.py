@@ -173,7 +173,12 @@ async def test_local_store_refuses_bad_keys(tmp_path: Path, key: str) -> None:
 
 
 def test_content_types() -> None:
-    assert CONTENT_TYPES == {".mp4": "video/mp4", ".jpg": "image/jpeg"}
+    assert CONTENT_TYPES == {
+        ".mp4": "video/mp4",
+        ".jpg": "image/jpeg",
+        ".png": "image/png",  # first frames
+        ".webp": "image/webp",
+    }
 
 
 async def test_local_store_stat_describes_the_file(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ GENERATION: dict[str, Any] = {
     "seed": 42,
     "negative_prompt": None,
     "metadata": {"order_id": "42"},
+    "image": {"url": None, "upload_id": "upl_01"},
 }
 DATA_FIELDS = {
     "id",
@@ -51,6 +52,7 @@ DATA_FIELDS = {
     "seed",
     "negative_prompt",
     "metadata",
+    "image",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -16,6 +16,7 @@ from aiohttp import web
 from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
 
 MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
+IMAGE_MODEL_ID = "fal-ai/pika/v2.2/image-to-video"
 APP_ID = "fal-ai/pika"
 DURATIONS = {5, 10}
 RESOLUTIONS = {"720p", "1080p"}
@@ -62,6 +63,7 @@ class FakeFal(FakeProviderAPI):
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(f"/{MODEL_ID}", self.create)
+        app.router.add_post(f"/{IMAGE_MODEL_ID}", self.create)
         app.router.add_get(f"/{APP_ID}/requests/{{task_id}}/status", self.read)
         app.router.add_get(f"/{APP_ID}/requests/{{task_id}}", self._result)
         app.router.add_put(f"/{APP_ID}/requests/{{task_id}}/cancel", self._cancel)
@@ -166,4 +168,7 @@ def _validate(body: dict[str, Any] | None) -> str | None:
         return "seed must be an integer"
     if not isinstance(body.get("negative_prompt", ""), str):
         return "negative_prompt must be a string"
+    image = body.get("image_url")
+    if image is not None and not (isinstance(image, str) and image.startswith(("https://", "data:image/"))):
+        return "image_url must be a URL or a data URI"
     return None

@@ -81,4 +81,10 @@ def _validate(body: dict[str, Any] | None) -> str | None:
         return f"Invalid resolution: {body.get('resolution')!r}"
     if body.get("aspect_ratio", "16:9") not in ASPECT_RATIOS:
         return f"Invalid aspect_ratio: {body.get('aspect_ratio')!r}"
+    keyframes = body.get("keyframes", {})
+    frame = keyframes.get("frame0") if isinstance(keyframes, dict) else None
+    if keyframes and not (
+        isinstance(frame, dict) and frame.get("type") == "image" and isinstance(frame.get("url"), str)
+    ):
+        return "Invalid keyframes: frame0 must be {type: image, url}"
     return None

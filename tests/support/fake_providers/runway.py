@@ -43,6 +43,7 @@ class FakeRunway(FakeProviderAPI):
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/text_to_video", self.create)
+        app.router.add_post("/v1/image_to_video", self.create)
         app.router.add_get("/v1/tasks/{task_id}", self.read)
         app.router.add_delete("/v1/tasks/{task_id}", self.delete)
 
@@ -105,6 +106,9 @@ def _validate(body: dict[str, Any] | None) -> str | None:
     duration = body.get("duration")
     if not isinstance(duration, int) or duration not in MODEL_DURATIONS[model]:
         return f"Invalid duration for {model}: {duration!r}."
+    image = body.get("promptImage")
+    if image is not None and not (isinstance(image, str) and image.startswith(("https://", "data:image/"))):
+        return "promptImage must be an HTTPS URL or a data URI of an image."
     seed = body.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= 4_294_967_295:
         return f"Invalid seed: {seed!r}."

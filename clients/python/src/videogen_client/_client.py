@@ -13,8 +13,16 @@ from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
-from videogen_client.resources.generations import AsyncGenerations, AsyncProviders
-from videogen_client.resources.sync import AuditEvents, Deliveries, Generations, Providers, Usage, Webhooks
+from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.sync import (
+    AuditEvents,
+    Deliveries,
+    Generations,
+    Providers,
+    Uploads,
+    Usage,
+    Webhooks,
+)
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -55,6 +63,7 @@ class AsyncClient:
         )
         self.generations = AsyncGenerations(self._transport, sleep)
         self.providers = AsyncProviders(self._transport)
+        self.uploads = AsyncUploads(self._transport)
         self.webhooks = AsyncWebhooks(self._transport)
         self.deliveries = AsyncDeliveries(self._transport)
         self.usage = AsyncUsage(self._transport)
@@ -100,6 +109,7 @@ class Client:
         self._portal = Portal()
         self.generations = Generations(self._portal, self._async.generations)
         self.providers = Providers(self._portal, self._async.providers)
+        self.uploads = Uploads(self._portal, self._async.uploads)
         self.webhooks = Webhooks(self._portal, self._async.webhooks)
         self.deliveries = Deliveries(self._portal, self._async.deliveries)
         self.usage = Usage(self._portal, self._async.usage)

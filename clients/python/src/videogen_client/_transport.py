@@ -121,8 +121,10 @@ class Transport:
         json_body: Any = None,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        files: Mapping[str, Any] | None = None,
     ) -> httpx.Response:
-        """The answer to the call, retried where safe; raises the SDK's errors for error statuses."""
+        """The answer to the call, retried where safe; raises the SDK's errors for error statuses.
+        ``files``: a multipart form's file parts (httpx's ``files``)."""
         sent_headers = dict(headers or {})
         # Repeating it changes nothing: an idempotent method, or a call the API deduplicates by its key.
         repeatable = method in IDEMPOTENT_METHODS or IDEMPOTENCY_KEY in sent_headers
@@ -133,6 +135,7 @@ class Transport:
                     method,
                     self.base_url.join(path),
                     json=json_body,
+                    files=files,
                     params=_query(params),
                     headers=sent_headers,
                     auth=self.auth,

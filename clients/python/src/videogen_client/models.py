@@ -47,6 +47,16 @@ class TimelineStep(Model):
     at: datetime
 
 
+class GenerationImage(Model):
+    """The first frame asked for: one of the two is set."""
+
+    url: str | None = None
+    upload_id: str | None = None
+
+
+ImageInput = GenerationImage  # what a request sends: the same two fields, exactly one of them
+
+
 class Generation(Model):
     id: str
     status: Status
@@ -65,6 +75,7 @@ class Generation(Model):
     seed: int | None = None
     negative_prompt: str | None = None
     metadata: dict[str, str] = {}
+    image: GenerationImage | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -76,6 +87,18 @@ class Generation(Model):
 class GenerationList(Model):
     data: list[Generation]
     next_cursor: str | None = None
+
+
+class Upload(Model):
+    """An image uploaded for use as a first frame; usable until ``expires_at``."""
+
+    id: str
+    content_type: Literal["image/png", "image/jpeg", "image/webp"]
+    bytes: int
+    width: int
+    height: int
+    created_at: datetime
+    expires_at: datetime
 
 
 class ProviderCapabilities(Model):

@@ -89,34 +89,35 @@ CAPABILITIES: dict[Provider, Capabilities] = {
         seed=True,
         negative_prompt=True,
     ),
-    # Gen-4.5 text to video: 1280:720 or 720:1280, 2 to 10 s, a seed; no negative prompt.
+    # Gen-4.5, text or image to video: 1280:720 or 720:1280, 2 to 10 s, a seed; no negative prompt.
     Provider.RUNWAY: Capabilities(
         durations=tuple(range(2, 11)),
         aspect_ratios=("16:9", "9:16"),
         resolutions=("720p",),
         default_resolution="720p",
-        image=False,
+        image=True,
         seed=True,
         negative_prompt=False,
         native_ratios={"16:9": "1280:720", "9:16": "720:1280"},
     ),
-    # Ray 2: seven aspect ratios, 540p to 4k, 5 s or 9 s; no seed, no negative prompt.
+    # Ray 2: seven aspect ratios, 540p to 4k, 5 s or 9 s, a first keyframe; no seed, no negative prompt.
     Provider.LUMA: Capabilities(
         durations=(5, 9),
         aspect_ratios=("16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21"),
         resolutions=("540p", "720p", "1080p", "4k"),
         default_resolution="720p",
-        image=False,
+        image=True,
         seed=False,
         negative_prompt=False,
     ),
-    # Pika 2.2 on fal: seven aspect ratios, 720p or 1080p, 5 s or 10 s, a seed and a negative prompt.
+    # Pika 2.2 on fal: seven aspect ratios, 720p or 1080p, 5 s or 10 s, a seed, a negative prompt, and an
+    # image (its image-to-video model, whose frame follows the image's shape).
     Provider.PIKA: Capabilities(
         durations=(5, 10),
         aspect_ratios=("16:9", "9:16", "1:1", "4:5", "5:4", "3:2", "2:3"),
         resolutions=("720p", "1080p"),
         default_resolution="720p",
-        image=False,
+        image=True,
         seed=True,
         negative_prompt=True,
     ),

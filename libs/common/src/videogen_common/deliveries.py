@@ -41,6 +41,7 @@ DATA_FIELDS = (
     "seed",
     "negative_prompt",
     "metadata",
+    "image",
 )
 
 Doc = dict[str, Any]

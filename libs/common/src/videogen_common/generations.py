@@ -32,6 +32,7 @@ PUBLIC_FIELDS = (
     "seed",
     "negative_prompt",
     "metadata",
+    "image",
     "created_at",
     "updated_at",
 )
@@ -135,10 +136,17 @@ def public_view(doc: Doc) -> dict[str, Any]:
         "seed": doc.get("seed"),
         "negative_prompt": doc.get("negative_prompt"),
         "metadata": doc.get("metadata") or {},
+        "image": _image_view(doc.get("image")),
         "created_at": created_at,
         # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
         "updated_at": created_at if updated == created else isoformat(updated),
     }
+
+
+def _image_view(image: Doc | None) -> Doc | None:
+    if not image:
+        return None
+    return {"url": image.get("url"), "upload_id": image.get("upload_id")}
 
 
 async def transition(

@@ -4,12 +4,14 @@ with ``load_settings`` and passes it down; nothing reads the environment at impo
 from __future__ import annotations
 
 import re
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from videogen_common.destinations.addresses import parse_cidrs
 from videogen_common.domain import Provider
 from videogen_common.store import Durability
 
@@ -64,6 +66,21 @@ class CommonSettings(BaseSettings):
     # The providers this deployment offers (VIDEOGEN_PROVIDERS=mock,runway): the api refuses the others with a
     # 422, and the orchestrator refuses to start without the credentials of each one enabled here.
     providers: Annotated[frozenset[Provider], NoDecode] = frozenset({Provider.MOCK})
+    # A first frame, uploaded or fetched from a URL, is at most this large.
+    image_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # Networks an image URL may point into although they are private (the api refuses such an address when
+    # the URL names it; the orchestrator's fetch refuses it after DNS). Empty: none.
+    image_fetch_allow_cidrs: str = ""
+
+    @property
+    def image_fetch_networks(self) -> list[IPv4Network | IPv6Network]:
+        return parse_cidrs(self.image_fetch_allow_cidrs)
+
+    @field_validator("image_fetch_allow_cidrs")
+    @classmethod
+    def _cidrs(cls, value: str) -> str:
+        parse_cidrs(value)
+        return value
 
     @property
     def media_dir(self) -> Path:

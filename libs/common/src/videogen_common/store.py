@@ -47,6 +47,11 @@ class Store:
         return self.db["account_slots"]
 
     @property
+    def uploads(self) -> AsyncCollection[Doc]:
+        """Images clients uploaded for use as a first frame (the bytes are in media storage)."""
+        return self.db["uploads"]
+
+    @property
     def rate_limits(self) -> AsyncCollection[Doc]:
         """The api's per-account request counts, one document per (policy, window, account), all replicas'."""
         return self.db["rate_limits"]
@@ -150,6 +155,8 @@ INDEXES: dict[str, list[IndexModel]] = {
             [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
         ),
     ],
+    # An upload is forgotten once it expires (a generation made from it has its own reference to the bytes).
+    "uploads": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
     # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
     "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
 }

@@ -35,6 +35,7 @@ from videogen_api.routes import (
     health,
     media,
     providers,
+    uploads,
     usage,
     webhooks,
 )
@@ -83,6 +84,7 @@ def create_app(
         generations.routes,
         events.routes,
         providers.routes,
+        uploads.routes,
         webhooks.routes,
         deliveries.routes,
         usage.routes,

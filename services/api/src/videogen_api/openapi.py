@@ -41,6 +41,7 @@ from videogen_api.schemas import (
     Recovered,
     RecoverRequest,
     RotatedSecret,
+    Upload,
     Usage,
     ValidationProblem,
     Webhook,
@@ -89,6 +90,8 @@ class Operation:
     public: bool = False
     # The answer is a stream of Server-Sent Events (text/event-stream), not a JSON body.
     stream: bool = False
+    # A request body that is not a JSON model (an upload's bytes), written out.
+    raw_body: Doc | None = None
 
 
 _REF_TEMPLATE = "#/components/schemas/{model}"
@@ -179,6 +182,46 @@ OPERATIONS: tuple[Operation, ...] = (
             "Metadata",
         ),
         errors={422: "Invalid"},
+    ),
+    Operation(
+        "post",
+        "/v1/uploads",
+        "createUpload",
+        "Generations",
+        "Upload an image for a first frame",
+        "The image's bytes with its Content-Type, or a multipart/form-data form whose file part holds them. "
+        "Its type is taken from its content, which must decode as a PNG, JPEG or WebP image, at most "
+        "8192 pixels on each side. Use the answer's id as image.upload_id on POST /v1/generate until "
+        "expires_at; only this account can.",
+        201,
+        "Created: the upload.",
+        Upload,
+        raw_body={
+            "required": True,
+            "content": {
+                **{
+                    media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
+                    for media_type in ("image/png", "image/jpeg", "image/webp")
+                },
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "file": {"type": "string", "contentMediaType": "application/octet-stream"}
+                        },
+                        "required": ["file"],
+                    }
+                },
+            },
+        },
+        errors={
+            400: _problem("malformed-form: the multipart form does not parse."),
+            413: _problem(
+                "payload-too-large: the image is over the deployment's limit (VIDEOGEN_IMAGE_MAX_BYTES)."
+            ),
+            415: _problem("unsupported-media-type: neither an image type nor multipart/form-data."),
+            422: "Invalid",
+        },
     ),
     Operation(
         "get",
@@ -494,6 +537,7 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     Recovered,
     Usage,
     ProviderList,
+    Upload,
     AuditEventList,
     Problem,
     ValidationProblem,
@@ -850,6 +894,8 @@ def _operation(op: Operation, *, rate_limited: bool) -> Doc:
     }
     if op.body is not None:
         out["requestBody"] = {"required": True, "content": {JSON: {"schema": _ref(op.body)}}}
+    elif op.raw_body is not None:
+        out["requestBody"] = deepcopy(op.raw_body)
     out["responses"] = responses
     if op.public:
         out["security"] = []

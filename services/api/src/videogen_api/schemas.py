@@ -52,6 +52,109 @@ Metadata = Annotated[
 ]
 
 
+# What the document states of a webhook URL: http(s)://, a host part, no spaces or control characters (the
+# validator below checks the rest: a host, no credentials).
+_HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\x00-\x20\x7f][^\x00-\x20\x7f]*$"
+WebhookUrl = Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": _HTTP_URL})]
+
+
+def check_http_url(value: str) -> str:
+    """An absolute http(s) URL with a host and no credentials, exactly as given."""
+    # urlsplit (and aiohttp's client) silently drop some of these, so the URL used would not be the URL given.
+    if any(c <= " " or c == "\x7f" for c in value):
+        raise ValueError("must not contain spaces or control characters")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an absolute http or https URL")
+    if parts.username or parts.password:
+        raise ValueError("must not carry credentials")
+    return value
+
+
+WebhookEvents = Annotated[list[EventType], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
+
+
+class WebhookCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    url: WebhookUrl
+    events: WebhookEvents
+
+    @field_validator("url")
+    @classmethod
+    def _absolute_http(cls, value: str) -> str:
+        return check_http_url(value)
+
+    @field_validator("events")
+    @classmethod
+    def _unique(cls, value: list[EventType]) -> list[EventType]:
+        if len(set(value)) != len(value):
+            raise ValueError("must not repeat an event type")
+        return value
+
+
+def _no_default(schema: JsonDict) -> None:
+    schema.pop("default", None)
+
+
+def _absent_not_null(schema: JsonDict) -> None:
+    """The JSON schema of a field that may be left out but not sent as null: only its non-null form."""
+    schema.pop("default", None)
+    branches = schema.pop("anyOf", [])
+    for branch in branches if isinstance(branches, list) else []:
+        if isinstance(branch, dict) and branch != {"type": "null"}:
+            schema.update(branch)
+
+
+UploadId = Annotated[str, Field(pattern=r"^upl_[0-9a-z]{26}$")]
+ImageUrl = Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": _HTTP_URL})]
+
+
+class ImageInput(BaseModel):
+    """The video's first frame: an image at a URL we fetch, or one uploaded with POST /v1/uploads. Exactly
+    one of the two."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"minProperties": 1, "maxProperties": 1},
+    )
+
+    url: Annotated[
+        ImageUrl | None,
+        Field(
+            description="An absolute http(s) URL of a PNG, JPEG or WebP image; it must be reachable from the "
+            "internet (private, loopback and link-local addresses are refused).",
+            json_schema_extra=_absent_not_null,
+        ),
+    ] = None
+    upload_id: Annotated[
+        UploadId | None,
+        Field(description="The id POST /v1/uploads answered.", json_schema_extra=_absent_not_null),
+    ] = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None:
+            raise ValueError("must not be null")
+        return check_http_url(value)
+
+    @field_validator("upload_id")
+    @classmethod
+    def _upload(cls, value: str | None) -> str | None:
+        if value is None:
+            raise ValueError("must not be null")
+        return value
+
+    @model_validator(mode="after")
+    def _one(self) -> ImageInput:
+        if len(self.model_fields_set) != 1:
+            raise ValueError("give exactly one of url and upload_id")
+        return self
+
+
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -97,11 +200,15 @@ class GenerateRequest(BaseModel):
         ),
     ] = None
     metadata: Metadata | None = None
+    image: Annotated[
+        ImageInput | None,
+        Field(description="The first frame (image to video), where the provider takes one."),
+    ] = None
 
     def options(self) -> dict[str, Any]:
         """The optional fields about the video that were given (what a provider may not support), as JSON
         values."""
-        return self.model_dump(mode="json", include=set(VIDEO_OPTIONS), exclude_none=True)
+        return self.model_dump(mode="json", include={*VIDEO_OPTIONS, "image"}, exclude_none=True)
 
     @field_validator("negative_prompt")
     @classmethod
@@ -119,54 +226,6 @@ class GenerateRequest(BaseModel):
         if limit is not None and len(value) > limit:
             raise ValueError(f"must be at most {limit} characters")
         return value
-
-
-# What the document states of a webhook URL: http(s)://, a host part, no spaces or control characters (the
-# validator below checks the rest: a host, no credentials).
-_HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\x00-\x20\x7f][^\x00-\x20\x7f]*$"
-WebhookUrl = Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": _HTTP_URL})]
-WebhookEvents = Annotated[list[EventType], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
-
-
-class WebhookCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    url: WebhookUrl
-    events: WebhookEvents
-
-    @field_validator("url")
-    @classmethod
-    def _absolute_http(cls, value: str) -> str:
-        # urlsplit (and the notifier's client) silently drop some of these, so the URL used would not be the
-        # URL given.
-        if any(c <= " " or c == "\x7f" for c in value):
-            raise ValueError("must not contain spaces or control characters")
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an absolute http or https URL")
-        if parts.username or parts.password:
-            raise ValueError("must not carry credentials")
-        return value
-
-    @field_validator("events")
-    @classmethod
-    def _unique(cls, value: list[EventType]) -> list[EventType]:
-        if len(set(value)) != len(value):
-            raise ValueError("must not repeat an event type")
-        return value
-
-
-def _no_default(schema: JsonDict) -> None:
-    schema.pop("default", None)
-
-
-def _absent_not_null(schema: JsonDict) -> None:
-    """The JSON schema of a field that may be left out but not sent as null: only its non-null form."""
-    schema.pop("default", None)
-    branches = schema.pop("anyOf", [])
-    for branch in branches if isinstance(branches, list) else []:
-        if isinstance(branch, dict) and branch != {"type": "null"}:
-            schema.update(branch)
 
 
 class WebhookUpdate(BaseModel):
@@ -319,6 +378,13 @@ class TimelineStep(_Body):
     at: Moment
 
 
+class GenerationImage(_Body):
+    """The first frame asked for: one of the two is set."""
+
+    url: str | None
+    upload_id: str | None
+
+
 class Generation(_Body):
     """A generation as clients see it."""
 
@@ -354,6 +420,7 @@ class Generation(_Body):
     seed: Annotated[int | None, Field(ge=0, le=MAX_SEED, description="As asked; null if none was given.")]
     negative_prompt: Annotated[str | None, Field(description="As asked; null if none was given.")]
     metadata: Annotated[dict[str, str], Field(description="Your metadata, as given ({} if none).")]
+    image: Annotated[GenerationImage | None, Field(description="The first frame asked for; null if none.")]
     created_at: Moment
     updated_at: Moment
 
@@ -365,6 +432,20 @@ class GenerationList(_Body):
     next_cursor: Annotated[
         str | None, Field(description="Pass as cursor for the next page; null on the last page.")
     ]
+
+
+class Upload(_Body):
+    """An image uploaded for use as a first frame (``"image": {"upload_id": …}`` on POST /v1/generate)."""
+
+    id: UploadId
+    content_type: Annotated[
+        Literal["image/png", "image/jpeg", "image/webp"], Field(description="From its content.")
+    ]
+    bytes: Annotated[int, Field(ge=1)]
+    width: Annotated[int, Field(ge=1)]
+    height: Annotated[int, Field(ge=1)]
+    created_at: Moment
+    expires_at: Annotated[Moment, Field(description="Usable in a request until then.")]
 
 
 class ProviderCapabilities(_Body):

@@ -29,6 +29,8 @@ class ApiSettings(CommonSettings):
     # Requests waiting on generations here (streams, Prefer: wait) get them re-read this often, all in one
     # query: what they could not hear of on the status topic reaches them this much later at most.
     status_recheck_seconds: float = Field(default=5.0, gt=0)
+    # An upload (POST /v1/uploads) can be used as a first frame for this long after it is made.
+    upload_retention_seconds: float = Field(default=86400.0, gt=0)
     # Webhook endpoints one account may register (POST /v1/webhooks answers 409 webhook-limit beyond it).
     max_webhooks_per_account: int = Field(default=20, ge=1)
     # After a secret rotation the previous secret keeps signing (alongside the new one) this long.

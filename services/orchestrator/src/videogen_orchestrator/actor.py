@@ -30,6 +30,12 @@ from videogen_common.generations import QueueReason, transition
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
+from videogen_orchestrator.first_frame import (
+    FirstFrameUnusable,
+    ImageFetcher,
+    guarded_fetcher,
+    resolve_first_frame,
+)
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
     Cancellable,
@@ -85,6 +91,7 @@ class GenerationActor:
         sink: EventSink,
         clock: Clock,
         downloader: Downloader | None = None,
+        image_fetcher: ImageFetcher | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -93,6 +100,9 @@ class GenerationActor:
         self._sink = sink
         self._clock = clock
         self._download = downloader or self._download_over_http
+        self._fetch_image = image_fetcher or guarded_fetcher(
+            settings.image_fetch_networks, settings.image_fetch_timeout_seconds
+        )
 
     @property
     def owner(self) -> str:
@@ -123,8 +133,24 @@ class GenerationActor:
         finally:
             await progress.close()
 
-    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> Doc | None:
-        log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
+    async def _job(self, doc: Doc, progress: ProgressReporter) -> tuple[Doc, Job]:
+        """What the adapter is asked to make, the first frame fetched (and kept) if the request gave one.
+        Raises ``FirstFrameUnusable`` when it cannot be had."""
+        frame, fetched = await resolve_first_frame(
+            doc, self._media, self._fetch_image, self._settings.image_max_bytes
+        )
+        if fetched:
+            doc = await self._set(doc, fetched)
+        image_url = None
+        if frame is not None:
+            settings = self._settings
+            image_url = signed_media_url(
+                settings.public_base_url,
+                settings.media_signing_key.get_secret_value(),
+                frame.key,
+                now=self._clock.now(),
+                retention=timedelta(hours=1),
+            )
         job = Job(
             generation_id=doc["_id"],
             prompt=doc["prompt"],
@@ -133,9 +159,20 @@ class GenerationActor:
             resolution=doc.get("resolution"),
             seed=doc.get("seed"),
             negative_prompt=doc.get("negative_prompt"),
+            image=frame.data if frame else None,
+            image_type=frame.content_type if frame else None,
+            image_url=image_url,
             on_progress=progress.seen,
         )
+        return doc, job
+
+    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> Doc | None:
+        log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
         try:
+            try:
+                doc, job = await self._job(doc, progress)
+            except FirstFrameUnusable as exc:
+                return await self._finish(doc, error=exc.error)
             if doc.get("provider_task_id") is None:
                 if (late := self._late(doc)) is not None:
                     return await self._finish(doc, error=late)

@@ -10,7 +10,7 @@ import colorsys
 import io
 import textwrap
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import av
 from PIL import Image, ImageDraw, ImageFont
@@ -28,6 +28,8 @@ class Scene:
     height: int = HEIGHT
     seed: int | None = None
     negative_prompt: str | None = None
+    # The first frame asked for (PNG, JPEG or WebP bytes): the video opens on it, scaled to the frame.
+    first_frame: bytes | None = field(default=None, repr=False)
 
     def hue(self) -> float:
         """The palette's starting hue: the original 0.55 without seed or negative prompt."""
@@ -83,6 +85,13 @@ def _frame(
     return image
 
 
+def _opening(scene: Scene) -> Image.Image | None:
+    if scene.first_frame is None:
+        return None
+    with Image.open(io.BytesIO(scene.first_frame)) as image:
+        return image.convert("RGB").resize((scene.width, scene.height), Image.Resampling.LANCZOS)
+
+
 def render(scene: Scene) -> Rendered:
     """The scene's video and thumbnail (the middle frame)."""
     font = ImageFont.load_default(size=26)
@@ -94,8 +103,11 @@ def render(scene: Scene) -> Rendered:
         stream = container.add_stream("libx264", rate=FPS)
         stream.width, stream.height, stream.pix_fmt = scene.width, scene.height, "yuv420p"
         stream.options = {"preset": "ultrafast"}
+        opening = _opening(scene)
         for index in range(total):
-            image = _frame(scene, lines, font, index, total)
+            image = (
+                opening if index == 0 and opening is not None else _frame(scene, lines, font, index, total)
+            )
             if index == total // 2:
                 jpeg = io.BytesIO()
                 image.save(jpeg, format="JPEG", quality=85)

@@ -72,6 +72,8 @@ class OrchestratorSettings(CommonSettings):
     # Copying a provider's video into our storage: its size limit and the whole download's timeout.
     download_max_bytes: int = Field(default=512 * 1024 * 1024, ge=1)
     download_timeout_seconds: float = Field(default=300.0, gt=0)
+    # Fetching a first frame from the client's URL (at most VIDEOGEN_IMAGE_MAX_BYTES) takes at most this long.
+    image_fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
 
     @model_validator(mode="after")

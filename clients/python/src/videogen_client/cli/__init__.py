@@ -100,6 +100,7 @@ def _generate(args: argparse.Namespace) -> int:
             seed=args.seed,
             negative_prompt=args.negative_prompt,
             metadata=dict(args.metadata or []) or None,
+            image=args.image,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -203,6 +204,16 @@ def _providers(args: argparse.Namespace) -> int:
     return OK
 
 
+def _image(text: str) -> str | Path:
+    """A URL or an upload id as given; anything else is a file to upload."""
+    if text.startswith(("http://", "https://", "upl_")):
+        return text
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL, an upload id or a file")
+    return path
+
+
 def _metadata_pair(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -267,6 +278,9 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--resolution", choices=get_args(Resolution), help="see `vg providers`")
     generate.add_argument("--seed", type=int, help="the same seed and prompt, the same video")
     generate.add_argument("--negative-prompt", help="what the video should not show")
+    generate.add_argument(
+        "--image", type=_image, metavar="URL|FILE|UPLOAD_ID", help="the first frame (a file is uploaded)"
+    )
     generate.add_argument(
         "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="your own ids (repeat)"
     )

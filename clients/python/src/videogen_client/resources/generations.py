@@ -28,9 +28,12 @@ from videogen_client.models import (
     ProviderList,
     Resolution,
     Status,
+    Upload,
 )
 
 ProgressCallback = Callable[[Generation], None]
+# A first frame: a URL, an upload's id, or the image itself (a path, its bytes, or a binary file object).
+ImageSource = str | Path | bytes | IO[bytes]
 # Bytes written so far, and the total if the server said (Content-Length).
 DownloadProgress = Callable[[int, int | None], None]
 DEFAULT_WAIT_TIMEOUT_S = 600.0
@@ -57,6 +60,7 @@ class AsyncGenerations:
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,
+        image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
@@ -64,8 +68,9 @@ class AsyncGenerations:
         ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
         makes a second generation. ``aspect_ratio``, ``resolution``, ``seed``, ``negative_prompt``: what the
         provider can make is in ``client.providers.list()``. ``metadata``: your own keys and values, returned
-        on the generation and in its webhooks. ``deadline_seconds``: past it, the generation fails with
-        ``deadline_exceeded``."""
+        on the generation and in its webhooks. ``image``: the first frame, as an ``https://`` URL, an
+        upload's id, or a file (a path, bytes or a binary file object, uploaded first). ``deadline_seconds``:
+        past it, the generation fails with ``deadline_exceeded``."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
         given = {
             "aspect_ratio": aspect_ratio,
@@ -73,12 +78,23 @@ class AsyncGenerations:
             "seed": seed,
             "negative_prompt": negative_prompt,
             "metadata": metadata,
+            "image": await self._image(image) if image is not None else None,
             "deadline_seconds": deadline_seconds,
         }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
         body.update({name: value for name, value in given.items() if value is not None})
         response = await self._t.request("POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key})
         return Generation.model_validate_json(response.content)
+
+    async def _image(self, image: ImageSource) -> dict[str, str]:
+        if isinstance(image, str):
+            if image.startswith(("http://", "https://")):
+                return {"url": image}
+            if image.startswith("upl_"):
+                return {"upload_id": image}
+            raise VideogenError(f"image: a URL, an upload id (upl_…) or a file, not {image!r}")
+        upload = await AsyncUploads(self._t).create(image)
+        return {"upload_id": upload.id}
 
     async def get(self, generation_id: str) -> Generation:
         response = await self._t.request("GET", f"generations/{generation_id}")
@@ -200,6 +216,12 @@ class AsyncGenerations:
         prompt: str,
         provider: Provider,
         duration: int,
+        aspect_ratio: AspectRatio | None = None,
+        resolution: Resolution | None = None,
+        seed: int | None = None,
+        negative_prompt: str | None = None,
+        metadata: dict[str, str] | None = None,
+        image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
@@ -210,6 +232,12 @@ class AsyncGenerations:
             prompt=prompt,
             provider=provider,
             duration=duration,
+            aspect_ratio=aspect_ratio,
+            resolution=resolution,
+            seed=seed,
+            negative_prompt=negative_prompt,
+            metadata=metadata,
+            image=image,
             deadline_seconds=deadline_seconds,
             idempotency_key=idempotency_key,
         )
@@ -299,3 +327,22 @@ class AsyncProviders:
         """Every provider the API knows, whether this deployment offers it, and what it can make."""
         response = await self._t.request("GET", "providers")
         return ProviderList.model_validate_json(response.content).data
+
+
+class AsyncUploads:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def create(self, file: Path | bytes | IO[bytes]) -> Upload:
+        """Upload an image (PNG, JPEG or WebP; the API tells the type from the content) for use as a first
+        frame: pass ``image=upload.id`` to ``generations.create``."""
+        if isinstance(file, Path):
+            data = await asyncio.to_thread(file.read_bytes)
+            name = file.name
+        elif isinstance(file, bytes):
+            data, name = file, "image"
+        else:
+            data, name = await asyncio.to_thread(file.read), "image"
+        files = {"file": (name, data, "application/octet-stream")}
+        response = await self._t.request("POST", "uploads", files=files)
+        return Upload.model_validate_json(response.content)

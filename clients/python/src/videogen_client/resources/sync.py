@@ -25,6 +25,7 @@ from videogen_client.models import (
     Resolution,
     RotatedSecret,
     Status,
+    Upload,
     Webhook,
     WebhookCreated,
 )
@@ -34,7 +35,9 @@ from videogen_client.resources.generations import (
     DEFAULT_WAIT_TIMEOUT_S,
     AsyncGenerations,
     AsyncProviders,
+    AsyncUploads,
     DownloadProgress,
+    ImageSource,
     ProgressCallback,
 )
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
@@ -62,6 +65,7 @@ class Generations:
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,
+        image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
@@ -75,6 +79,7 @@ class Generations:
                 seed=seed,
                 negative_prompt=negative_prompt,
                 metadata=metadata,
+                image=image,
                 deadline_seconds=deadline_seconds,
                 idempotency_key=idempotency_key,
             )
@@ -157,6 +162,12 @@ class Generations:
         prompt: str,
         provider: Provider,
         duration: int,
+        aspect_ratio: AspectRatio | None = None,
+        resolution: Resolution | None = None,
+        seed: int | None = None,
+        negative_prompt: str | None = None,
+        metadata: dict[str, str] | None = None,
+        image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
@@ -167,6 +178,12 @@ class Generations:
                 prompt=prompt,
                 provider=provider,
                 duration=duration,
+                aspect_ratio=aspect_ratio,
+                resolution=resolution,
+                seed=seed,
+                negative_prompt=negative_prompt,
+                metadata=metadata,
+                image=image,
                 deadline_seconds=deadline_seconds,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
@@ -293,6 +310,17 @@ class Deliveries:
 
     def retry(self, delivery_id: str) -> Delivery:
         return self._run(self._a.retry(delivery_id))
+
+
+class Uploads:
+    __doc__ = AsyncUploads.__doc__
+
+    def __init__(self, portal: Portal, uploads: AsyncUploads) -> None:
+        self._run = portal.run
+        self._a = uploads
+
+    def create(self, file: Path | bytes | IO[bytes]) -> Upload:
+        return self._run(self._a.create(file))
 
 
 class Providers:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
+from urllib.parse import urlsplit
 
 IPAddress = IPv4Address | IPv6Address
 Network = IPv4Network | IPv6Network
@@ -127,3 +128,14 @@ def parse_cidrs(value: str) -> list[Network]:
         except ValueError as exc:
             raise ValueError(f"{part!r} is not a network in CIDR form, e.g. '127.0.0.0/8' ({exc})") from None
     return networks
+
+
+def refused_host(url: str, policy: AddressPolicy) -> str | None:
+    """Why a request to ``url`` is refused on its face, without DNS: its host is an address the policy
+    refuses, or a name that means this machine (``localhost``). None otherwise (a name is checked again after
+    it is resolved, by the guarded connector)."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return "loopback"
+    address = parse_address(host)
+    return policy.refusal(address) if address is not None else None

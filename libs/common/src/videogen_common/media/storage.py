@@ -13,7 +13,7 @@ from typing import Protocol
 _KEY = re.compile(r"^[A-Za-z0-9_-]+/[A-Za-z0-9_.-]+$")
 
 CHUNK_BYTES = 256 * 1024
-CONTENT_TYPES = {".mp4": "video/mp4", ".jpg": "image/jpeg"}
+CONTENT_TYPES = {".mp4": "video/mp4", ".jpg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
 
 
 def content_type_of(key: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from aiohttp import web
@@ -24,9 +24,11 @@ from videogen_api.paging import newest_first_page
 from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.routes.bodies import json_body
+from videogen_api.routes.uploads import usable_upload
 from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import unsupported
+from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.domain import Provider, Status
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import (
@@ -108,6 +110,24 @@ async def _waited(
     return found, waited
 
 
+async def _first_frame(request: web.Request, body: GenerateRequest, now: datetime) -> dict[str, Any]:
+    """Where the orchestrator finds the first frame asked for (internal fields of the generation): an upload
+    of this account's, still usable, or a URL whose host is not an address we refuse to connect to (a name
+    is checked again, after DNS, when the orchestrator fetches it)."""
+    image = body.image
+    if image is None:
+        return {}
+    if image.upload_id is not None:
+        upload = await usable_upload(request.app[state.STORE], account_of(request), image.upload_id, now)
+        return {"image_key": upload["key"], "image_type": upload["content_type"]}
+    assert image.url is not None
+    policy = AddressPolicy(request.app[state.SETTINGS].image_fetch_networks)
+    if (why := refused_host(image.url, policy)) is not None:
+        message = f"the URL points at an address we do not fetch from ({why})"
+        raise invalid([{"field": "image.url", "message": message, "code": "destination_not_allowed"}])
+    return {}
+
+
 @routes.post("/v1/generate")
 async def create_generation(request: web.Request) -> web.Response:
     app = request.app
@@ -122,6 +142,7 @@ async def create_generation(request: web.Request) -> web.Response:
     account = account_of(request)
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
+    first_frame = await _first_frame(request, body, now)
     doc = new_generation(
         generation_id=new_id("gen", now),
         account_id=account,
@@ -132,6 +153,7 @@ async def create_generation(request: web.Request) -> web.Response:
         options=options,
         metadata=body.metadata,
     )
+    doc.update(first_frame)
     # The creating request's id stays with the generation: its status events carry it, so one generation can
     # be followed in every service's logs (internal; never shown).
     deadline = _deadline_seconds(request, body.deadline_seconds)

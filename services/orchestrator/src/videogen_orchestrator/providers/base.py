@@ -3,6 +3,7 @@ cancel, and say what it asks the provider for."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -20,6 +21,11 @@ class Job:
     resolution: str | None = None
     seed: int | None = None
     negative_prompt: str | None = None
+    # The first frame, when the request gave one: its bytes and type, and a signed link to our copy of it
+    # (for providers that fetch it themselves).
+    image: bytes | None = field(default=None, repr=False)
+    image_type: str | None = None
+    image_url: str | None = None
     # Told how far the task is (0-100) by an adapter that learns it while a poll runs (the mock); adapters
     # that learn it from the poll's answer return it in ``TaskState.progress`` instead.
     on_progress: Callable[[int], None] | None = field(default=None, compare=False)
@@ -54,6 +60,8 @@ class ErrorCode(StrEnum):
     PROVIDER_UNAVAILABLE = "provider_unavailable"
     # The task was canceled (by the client through the api, or at the provider).
     CANCELED = "canceled"
+    # The first frame the request gave could not be fetched, or is not a usable image.
+    IMAGE_UNUSABLE = "image_unusable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +157,10 @@ def nearest_duration(requested: int, offered: Collection[int]) -> int:
         raise ValueError("a provider offers at least one duration")
     longer = [d for d in offered if d >= requested]
     return min(longer) if longer else max(offered)
+
+
+def data_uri(job: Job) -> str | None:
+    """The first frame as a ``data:`` URI (Runway and fal take one), or None without one."""
+    if job.image is None or job.image_type is None:
+        return None
+    return f"data:{job.image_type};base64,{base64.b64encode(job.image).decode()}"

@@ -41,7 +41,7 @@ class LumaAdapter(ModelResolutionAdapter):
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
-        body = {
+        body: dict[str, Any] = {
             "generation_type": "video",
             "prompt": job.prompt,
             "model": self.model,
@@ -49,6 +49,9 @@ class LumaAdapter(ModelResolutionAdapter):
             "aspect_ratio": plan["aspect_ratio"],
             "duration": f"{plan['duration_s']}s",  # Ray makes "5s" or "9s"
         }
+        if job.image_url is not None:
+            # The first keyframe: Luma fetches it from our signed link.
+            body["keyframes"] = {"frame0": {"type": "image", "url": job.image_url}}
         return await self.submit_task(
             "/generations", body, id_field="id", missing="Luma accepted the generation without giving its id"
         )

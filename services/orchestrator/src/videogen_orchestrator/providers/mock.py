@@ -99,7 +99,7 @@ class MockProvider:
         width, height = frame_size(
             job.aspect_ratio or DEFAULT_ASPECT_RATIO, job.resolution or self.capabilities.default_resolution
         )
-        return Scene(job.prompt, job.duration, width, height, job.seed, job.negative_prompt)
+        return Scene(job.prompt, job.duration, width, height, job.seed, job.negative_prompt, job.image)
 
     def plan(self, job: Job) -> dict[str, Any]:
         scene = self.scene(job)

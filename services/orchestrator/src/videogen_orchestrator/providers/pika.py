@@ -21,6 +21,7 @@ from videogen_orchestrator.providers.base import (
     Output,
     TaskState,
     TaskStatus,
+    data_uri,
 )
 from videogen_orchestrator.providers.http import ProviderHTTP, Reply
 from videogen_orchestrator.providers.remote import (
@@ -57,6 +58,13 @@ def progress_from_logs(logs: Any) -> int | None:
             if total > 0 and done <= total:
                 return min(done * 100 // total, 99)
     return None
+
+
+def image_model(model_id: str) -> str:
+    """The image-to-video endpoint beside a text-to-video one (``…/text-to-video`` → ``…/image-to-video``);
+    the same app, so status, result and cancel are read alike."""
+    head, _, tail = model_id.rpartition("/")
+    return f"{head}/image-to-video" if tail == "text-to-video" else model_id
 
 
 def app_id(model_id: str) -> str:
@@ -113,18 +121,30 @@ class PikaAdapter(ModelResolutionAdapter):
             "prompt": job.prompt,
             "duration": plan["duration_s"],
             "resolution": plan["resolution"],
-            "aspect_ratio": plan["aspect_ratio"],
         }
+        model = self.model
+        if (image := data_uri(job)) is not None:
+            # The image-to-video model: its frame follows the image, so it takes no aspect ratio.
+            model, body["image_url"] = plan["model"], image
+        else:
+            body["aspect_ratio"] = plan["aspect_ratio"]
         if job.seed is not None:
             body["seed"] = job.seed
         if job.negative_prompt is not None:
             body["negative_prompt"] = job.negative_prompt
         return await self.submit_task(
-            f"/{self.model}",
+            f"/{model}",
             body,
             id_field="request_id",
             missing="fal queued the request without giving its id",
         )
+
+    def plan(self, job: Job) -> dict[str, Any]:
+        plan = super().plan(job)
+        if job.image is not None:
+            plan["model"] = image_model(self.model)
+            plan["aspect_ratio"] = None  # the image's
+        return plan
 
     def status_path(self, task_id: str) -> str:
         return f"/{self.app}/requests/{task_id}/status?logs=1"

@@ -1,4 +1,5 @@
-"""Runway's task API (``X-Runway-Version: 2024-11-06``): ``POST /v1/text_to_video`` starts a task,
+"""Runway's task API (``X-Runway-Version: 2024-11-06``): ``POST /v1/text_to_video`` (or, from a first frame,
+``POST /v1/image_to_video`` with ``promptImage``) starts a task,
 ``GET /v1/tasks/{id}`` reads it (PENDING / THROTTLED / RUNNING / SUCCEEDED / FAILED / CANCELLED, ``output``
 URLs on success, ``failure`` + ``failureCode`` on failure), ``DELETE /v1/tasks/{id}`` cancels it."""
 
@@ -15,6 +16,7 @@ from videogen_orchestrator.providers.base import (
     Output,
     TaskState,
     TaskStatus,
+    data_uri,
 )
 from videogen_orchestrator.providers.http import ProviderHTTP
 from videogen_orchestrator.providers.remote import RemoteAdapter, failed, planned
@@ -69,7 +71,10 @@ class RunwayAdapter(RemoteAdapter):
 
     def plan(self, job: Job) -> dict[str, Any]:
         ratio = self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO)
-        return planned(job, MODEL_DURATIONS[self.model], model=self.model, ratio=ratio)
+        asked: dict[str, Any] = {"model": self.model, "ratio": ratio}
+        if job.image is not None:
+            asked["from_image"] = True
+        return planned(job, MODEL_DURATIONS[self.model], **asked)
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
@@ -81,8 +86,12 @@ class RunwayAdapter(RemoteAdapter):
         }
         if job.seed is not None:
             body["seed"] = job.seed
+        path = "/v1/text_to_video"
+        if (image := data_uri(job)) is not None:
+            # The same task, started from the client's image (sent inline: Runway takes data URIs).
+            path, body["promptImage"] = "/v1/image_to_video", image
         return await self.submit_task(
-            "/v1/text_to_video", body, id_field="id", missing="Runway accepted the task without giving its id"
+            path, body, id_field="id", missing="Runway accepted the task without giving its id"
         )
 
     def status_path(self, task_id: str) -> str:

@@ -1,0 +1,135 @@
+"""POST /v1/uploads: an image for use as a generation's first frame (``"image": {"upload_id": …}``).
+
+The body is the image's bytes with its ``Content-Type`` (``image/png``, ``image/jpeg``, ``image/webp``), or
+a ``multipart/form-data`` form whose ``file`` part holds it. Either way the type is taken from the content,
+which must decode as a PNG, JPEG or WebP image (``videogen_common.images``); the declared type is not
+trusted. At most ``VIDEOGEN_IMAGE_MAX_BYTES``; usable for ``VIDEOGEN_UPLOAD_RETENTION_SECONDS`` by the account
+that made it, and by no other (another account's upload id is a 404, like an unknown one).
+
+The bytes go to media storage first, then the upload's document: the document is the commit point, so a
+failure between the two leaves an unreferenced object, never an upload without its bytes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from videogen_api import state
+from videogen_api.middleware import account_of
+from videogen_api.problems import Problem, invalid, not_found
+from videogen_api.serialize import json_response
+from videogen_common.clock import isoformat
+from videogen_common.ids import new_id
+from videogen_common.images import EXTENSIONS, NotAnImage, inspect_image
+from videogen_common.store import Store
+
+routes = web.RouteTableDef()
+
+IMAGE_TYPES = tuple(EXTENSIONS)
+FORM = "multipart/form-data"
+CHUNK = 64 * 1024
+
+
+def too_large(limit: int) -> Problem:
+    return Problem(413, "payload-too-large", "Payload Too Large", f"an upload is at most {limit} bytes")
+
+
+def not_an_image_type(got: str) -> Problem:
+    accepted = ", ".join((*IMAGE_TYPES, FORM))
+    return Problem(
+        415, "unsupported-media-type", "Unsupported Media Type", f"expected {accepted}, got {got or 'none'}"
+    )
+
+
+async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
+    while chunk := await part.read_chunk(CHUNK):
+        yield chunk
+
+
+async def _read(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """All of a body or a form part, refused as soon as it passes ``limit``."""
+    data = bytearray()
+    async for chunk in chunks:
+        data += chunk
+        if len(data) > limit:
+            raise too_large(limit)
+    return bytes(data)
+
+
+async def _image_bytes(request: web.Request, limit: int) -> bytes:
+    kind = request.content_type
+    if kind in IMAGE_TYPES:
+        if request.content_length is not None and request.content_length > limit:
+            raise too_large(limit)
+        return await _read(request.content.iter_chunked(CHUNK), limit)
+    if kind != FORM:
+        raise not_an_image_type(request.headers.get("Content-Type", ""))
+    try:
+        form = await request.multipart()
+        async for part in form:
+            if isinstance(part, BodyPartReader) and part.name == "file":
+                return await _read(_part_chunks(part), limit)
+    except (ValueError, HttpProcessingError) as exc:  # no boundary, a broken part header, a cut-off body
+        raise Problem(
+            400, "malformed-form", "Malformed form", f"the multipart form does not parse: {exc}"
+        ) from None
+    raise invalid([{"field": "file", "message": "the form has no file part", "code": "missing"}])
+
+
+def upload_view(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": doc["_id"],
+        "content_type": doc["content_type"],
+        "bytes": doc["bytes"],
+        "width": doc["width"],
+        "height": doc["height"],
+        "created_at": isoformat(doc["created_at"]),
+        "expires_at": isoformat(doc["expires_at"]),
+    }
+
+
+@routes.post("/v1/uploads")
+async def create_upload(request: web.Request) -> web.Response:
+    app = request.app
+    settings = app[state.SETTINGS]
+    data = await _image_bytes(request, settings.image_max_bytes)
+    if not data:
+        raise invalid([{"field": "file", "message": "the image is empty", "code": "empty"}])
+    try:
+        info = await asyncio.to_thread(inspect_image, data)
+    except NotAnImage as exc:
+        raise invalid([{"field": "file", "message": str(exc), "code": "not_an_image"}]) from None
+    now = app[state.CLOCK].now()
+    upload_id = new_id("upl", now)
+    key = f"{upload_id}/image{info.extension}"
+    await app[state.MEDIA].put(key, data)
+    doc = {
+        "_id": upload_id,
+        "account_id": account_of(request),
+        "key": key,
+        "content_type": info.content_type,
+        "bytes": len(data),
+        "width": info.width,
+        "height": info.height,
+        "created_at": now,
+        "expires_at": now + timedelta(seconds=settings.upload_retention_seconds),
+    }
+    await app[state.STORE].uploads.insert_one(doc)
+    return json_response(upload_view(doc), status=201)
+
+
+async def usable_upload(store: Store, account_id: str, upload_id: str, now: datetime) -> dict[str, Any]:
+    """The account's upload, still usable at ``now``: else a 404 (unknown, or another account's) or a 422
+    (expired)."""
+    doc = await store.uploads.find_one({"_id": upload_id, "account_id": account_id})
+    if doc is None:
+        raise not_found(f"no upload {upload_id!r}")
+    if doc["expires_at"] <= now:
+        message = f"the upload expired at {isoformat(doc['expires_at'])}; upload the image again"
+        raise invalid([{"field": "image.upload_id", "message": message, "code": "expired"}])
+    return doc

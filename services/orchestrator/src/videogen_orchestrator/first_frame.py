@@ -1,0 +1,117 @@
+"""A generation's first frame, when its request gave one: the bytes of an upload (already in media storage,
+checked by the api), or an image fetched from the client's URL through the same destination guard as webhook
+deliveries (no private, loopback or link-local address, after DNS too; bounded in size and time; checked by
+its content) and then kept in media storage beside the video, so a retry or another instance does not fetch
+it again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from videogen_common.destinations.guarded_http import DestinationNotAllowed, guarded_session
+from videogen_common.images import NotAnImage, inspect_image
+from videogen_common.media import MediaStore
+from videogen_orchestrator.providers.base import ErrorCode, GenerationError
+
+USER_AGENT = "videogen-images/1"
+
+Doc = dict[str, Any]
+# Fetches an image by URL: (url, max_bytes) -> bytes; raises ImageFetchError.
+ImageFetcher = Callable[[str, int], Awaitable[bytes]]
+
+
+@dataclass(frozen=True)
+class FirstFrame:
+    data: bytes
+    content_type: str
+    key: str  # where our copy is, in media storage
+
+
+class ImageFetchError(Exception):
+    """The image could not be fetched; ``retriable``: the same request may work later."""
+
+    def __init__(self, message: str, *, retriable: bool) -> None:
+        super().__init__(message)
+        self.retriable = retriable
+
+
+class FirstFrameUnusable(Exception):
+    def __init__(self, error: GenerationError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _unusable(message: str, *, retriable: bool = False) -> FirstFrameUnusable:
+    return FirstFrameUnusable(GenerationError(ErrorCode.IMAGE_UNUSABLE, message, retriable=retriable))
+
+
+def guarded_fetcher(allow: list[Any], timeout_seconds: float) -> ImageFetcher:
+    """Fetch over a guarded session: only public addresses (and ``allow``'s networks), one GET, no proxy."""
+
+    async def fetch(url: str, max_bytes: int) -> bytes:
+        try:
+            async with (
+                guarded_session(allow, USER_AGENT) as session,
+                asyncio.timeout(timeout_seconds),
+                session.get(url, allow_redirects=False) as response,
+            ):
+                if response.status != 200:
+                    raise ImageFetchError(
+                        f"the image URL answered HTTP {response.status}", retriable=response.status >= 500
+                    )
+                if (response.content_length or 0) > max_bytes:
+                    raise ImageFetchError(f"the image is over {max_bytes} bytes", retriable=False)
+                data = bytearray()
+                async for chunk in response.content.iter_chunked(64 * 1024):
+                    data += chunk
+                    if len(data) > max_bytes:
+                        raise ImageFetchError(f"the image is over {max_bytes} bytes", retriable=False)
+                return bytes(data)
+        except DestinationNotAllowed as exc:
+            raise ImageFetchError(
+                f"the image URL points at an address we do not fetch from ({exc})", retriable=False
+            ) from None
+        except TimeoutError:
+            raise ImageFetchError(
+                f"the image URL did not answer within {timeout_seconds:g} s", retriable=True
+            ) from None
+        except aiohttp.ClientError as exc:
+            raise ImageFetchError(f"the image could not be fetched ({exc})", retriable=True) from None
+
+    return fetch
+
+
+async def resolve_first_frame(
+    doc: Doc, media: MediaStore, fetch: ImageFetcher, max_bytes: int
+) -> tuple[FirstFrame | None, Doc]:
+    """The generation's first frame (None if it asked for none), and the fields to save on it once the image
+    has been fetched and kept (``image_key``, ``image_type``; empty when there is nothing new to save).
+    Raises ``FirstFrameUnusable`` when the image cannot be had or used."""
+    image = doc.get("image")
+    if not image:
+        return None, {}
+    key, content_type = doc.get("image_key"), doc.get("image_type")
+    if key is not None and content_type is not None:
+        data = await media.get(key)
+        if data is None:
+            raise _unusable("the image is no longer stored; upload it again")
+        return FirstFrame(data, content_type, key), {}
+    url = image.get("url")
+    if not isinstance(url, str):
+        raise _unusable("the generation names no image to fetch")
+    try:
+        data = await fetch(url, max_bytes)
+    except ImageFetchError as exc:
+        raise _unusable(str(exc), retriable=exc.retriable) from None
+    try:
+        info = await asyncio.to_thread(inspect_image, data)
+    except NotAnImage as exc:
+        raise _unusable(f"the URL did not give a usable image: {exc}") from None
+    key = f"{doc['_id']}/first_frame{info.extension}"
+    await media.put(key, data)
+    return FirstFrame(data, info.content_type, key), {"image_key": key, "image_type": info.content_type}
