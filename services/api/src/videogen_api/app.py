@@ -27,7 +27,17 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import audit, deliveries, events, generations, health, media, usage, webhooks
+from videogen_api.routes import (
+    audit,
+    console,
+    deliveries,
+    events,
+    generations,
+    health,
+    media,
+    usage,
+    webhooks,
+)
 from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
@@ -61,6 +71,7 @@ def create_app(
     app[state.EVENT_STREAMS] = {}
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
+    app.on_response_prepare.append(console.security_headers)
     app.cleanup_ctx.append(_store)
     if settings.rate_limit_enabled:
         app.cleanup_ctx.append(_rate_limiter)
@@ -79,6 +90,7 @@ def create_app(
         media.routes,
         health.routes,
         openapi.routes,
+        console.routes,
     ):
         app.add_routes(table)
     return app
