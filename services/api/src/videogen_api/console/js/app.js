@@ -81,10 +81,15 @@ function route() {
       if (link.dataset.section === section) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
-    clear(main);
-    render(main, { signal: pageController.signal, params: match.slice(1) })
+    // Each page renders into a container of its own: a page still loading when another is shown writes
+    // into its detached container, never into the new page.
+    const view = h("div");
+    const { signal } = pageController;
+    clear(main).append(view);
+    render(view, { signal, params: match.slice(1) })
       .then(() => {
-        const heading = main.querySelector("h1");
+        if (signal.aborted) return;
+        const heading = view.querySelector("h1");
         document.title = `${heading ? heading.textContent : "videogen"} · videogen console`;
         if (heading) {
           heading.setAttribute("tabindex", "-1");
@@ -92,8 +97,8 @@ function route() {
         }
       })
       .catch((error) => {
-        if (pageController.signal.aborted) return;
-        clear(main).append(h("h1", {}, "Something went wrong"), notice("error", error.message));
+        if (signal.aborted) return;
+        clear(view).append(h("h1", {}, "Something went wrong"), notice("error", error.message));
       });
     return;
   }
