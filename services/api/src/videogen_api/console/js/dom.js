@@ -99,6 +99,7 @@ export function showFieldError(f, message) {
 export function checkboxGroup(legend, name, values, checked = []) {
   const boxes = values.map((value) => {
     const box = h("input", { type: "checkbox", name, value, checked: checked.includes(value) });
+    box.defaultChecked = box.checked; // what a form reset returns to
     return { value, box, label: h("label", {}, box, value) };
   });
   const fieldset = h("fieldset", {}, h("legend", {}, legend), h("div.checks", {}, boxes.map((b) => b.label)));
