@@ -15,8 +15,8 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import Console, check_page
-from tests.support.receivers import failing, receiving
-from tests.support.stack import Stack, generate
+from tests.support.receivers import Reply, always, failing, receiving
+from tests.support.stack import Stack, generate, subscribe
 
 pytestmark = pytest.mark.e2e
 LONG = 60_000  # ms: a generation takes the mock's latency plus the pipeline's hops
@@ -58,6 +58,17 @@ async def test_a_wrong_key_is_refused_clearly_and_the_right_one_signs_in_and_out
     assert await page.evaluate("() => localStorage.getItem('videogen.apiKey')") == console_stack.key
     await page.get_by_role("button", name="Sign out").click()
     assert await page.evaluate("() => localStorage.getItem('videogen.apiKey')") is None
+
+    # With the keyboard alone: the key field has the focus, Enter signs in, the focus moves to the new
+    # page's heading, and the next Tab lands on a control with a visible focus outline.
+    await expect(page.get_by_label("API key")).to_be_focused()
+    await page.keyboard.type(console_stack.key)
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("heading", level=1, name="Generations")).to_be_focused()
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="New generation").last).to_be_focused()
+    outline = await page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none"), outline
     assert console.errors == [] or all("401" in e for e in console.errors), console.errors
 
 
@@ -276,3 +287,44 @@ async def test_a_failed_generation_shows_its_error_code_and_message(
     await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
     await expect(page.locator("#timeline li")).to_have_count(len(failed["timeline"]))
     await check_page(page, "generation-failed")
+
+
+async def test_an_endpoint_that_always_fails_shows_its_failures_and_recovers_them(
+    console: Console, console_stack: Stack
+) -> None:
+    page = console.page
+    async with receiving(always(Reply(500))) as receiver, aiohttp.ClientSession() as session:
+        hook = await subscribe(
+            session, console_stack.base, console_stack.key, receiver.url("/down"), ["video.failed"]
+        )
+        headers = {"Authorization": f"Bearer {console_stack.key}"}
+        async with session.post(f"{console_stack.base}/v1/webhooks/{hook['id']}/test", headers=headers) as r:
+            assert r.status == 202
+        await console.open(f"#/webhooks/{hook['id']}")
+        await console.sign_in(console_stack.key)
+        delivery = page.locator("#deliveries-table tbody tr").first
+        # The first attempt and the two retries of the schedule, all answered 500: failed for good.
+        await expect(delivery).to_have_attribute("data-status", "failed", timeout=LONG)
+        await expect(delivery.locator("ul.attempts li")).to_have_count(3)
+        await expect(delivery.locator("ul.attempts li").first).to_contain_text("500")
+        await page.get_by_label("Status", exact=True).select_option("failed")
+        await page.get_by_role("button", name="Apply", exact=True).click()
+        await expect(page.locator("#deliveries-table tbody tr")).to_have_count(1)
+        await page.get_by_label("Status", exact=True).select_option("")
+        await page.get_by_role("button", name="Apply", exact=True).click()
+
+        await page.get_by_role("button", name="Recover failed deliveries").click()
+        await expect(page.locator("#deliveries-outcome")).to_contain_text("1 failed delivery queued again.")
+        await receiver.request(4, timeout=30)  # sent again
+        # Its schedule goes on from the attempts already made: one more, and it has failed again.
+        await expect(delivery.locator("ul.attempts li")).to_have_count(4, timeout=LONG)
+        await expect(delivery).to_have_attribute("data-status", "failed")
+        await check_page(page, "webhook-failing")
+
+        # The list's health column counts it among the last day's failures.
+        await console.go("#/webhooks", "Webhooks")
+        row = page.locator(f"#webhooks tr[data-id='{hook['id']}']")
+        await expect(row).to_contain_text("Active")
+        await expect(row.locator("td").nth(3)).to_have_text("1")
+        async with session.delete(f"{console_stack.base}/v1/webhooks/{hook['id']}", headers=headers) as r:
+            assert r.status == 204
