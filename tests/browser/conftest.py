@@ -56,6 +56,8 @@ def stack_env(engines: Engines, data_dir: Path) -> dict[str, str]:
         # The mock renders a real mp4 after this long, reporting progress as it goes.
         "VIDEOGEN_MOCK_LATENCY_MS": str(MOCK_LATENCY_MS),
         "VIDEOGEN_PROGRESS_WRITE_SECONDS": "0.2",
+        # One generation of the account in flight at a time: later ones wait, queued (the cancel test).
+        "VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT": "1",
         # A failed delivery is tried again half a second later.
         "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": "0.5,0.5",
     }

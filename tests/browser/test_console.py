@@ -328,3 +328,36 @@ async def test_an_endpoint_that_always_fails_shows_its_failures_and_recovers_the
         await expect(row.locator("td").nth(3)).to_have_text("1")
         async with session.delete(f"{console_stack.base}/v1/webhooks/{hook['id']}", headers=headers) as r:
             assert r.status == 204
+
+
+async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, console_stack: Stack) -> None:
+    page = console.page
+    headers = {"Authorization": f"Bearer {console_stack.key}"}
+    async with aiohttp.ClientSession() as session:
+        # The account may have one generation in flight: the last of these waits for the four before it, one
+        # after another (the mock's 3 s each), so it is still unfinished when the page cancels it.
+        ahead = []
+        for n in range(4):
+            code, made = await generate(session, console_stack.base, console_stack.key, f"a train, car {n}")
+            assert code == 202
+            ahead.append(made["id"])
+        code, waiting = await generate(session, console_stack.base, console_stack.key, "a kite in the wind")
+        assert code == 202
+        await console.open(f"#/generations/{waiting['id']}")
+        await console.sign_in(console_stack.key)
+        await expect(page.locator("#generation-status")).not_to_have_text("failed")
+        await page.get_by_role("button", name="Cancel generation").click()
+        await expect(page.locator("#generation-status")).to_have_text("failed")
+        url = f"{console_stack.base}/v1/generations/{waiting['id']}"
+        async with session.get(url, headers=headers) as answer:
+            canceled = await answer.json()
+        assert canceled["status"] == "failed" and canceled["error"]["code"] == "canceled"
+        await expect(page.locator("#error-code")).to_have_text("canceled")
+        await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
+        await check_page(page, "generation-canceled")
+        # The others were not touched: they go on.
+        for generation_id in ahead:
+            async with session.get(
+                f"{console_stack.base}/v1/generations/{generation_id}", headers=headers
+            ) as r:
+                assert (await r.json())["status"] != "failed"
