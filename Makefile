@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 LOCAL_PACKAGES := -e libs/common -e clients/python -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint unit install lock clean promtool
+.PHONY: dev test lint unit install lock clean promtool chromium
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
@@ -33,6 +33,7 @@ $(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.to
 	$(BIN)/uv pip sync --python $(BIN)/python requirements/dev.txt
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --no-build-isolation $(LOCAL_PACKAGES)
 	@command -v promtool >/dev/null || $(MAKE) --no-print-directory promtool
+	@test -x /usr/bin/chromium || $(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
 # Prometheus and its promtool, which the alert tests run: Debian's prometheus package (installed, not started).
@@ -41,6 +42,15 @@ promtool:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
 	else \
 		echo "promtool is missing: install Debian's prometheus package as root (the alert tests need it)" >&2; \
+	fi
+
+# Chromium, which the console's browser tests drive through Playwright: Debian's chromium package (Playwright
+# downloads no browser of its own).
+chromium:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	else \
+		echo "chromium is missing: install Debian's chromium package as root (the console's browser tests need it)" >&2; \
 	fi
 
 # Re-pin after editing requirements/*.in. The output records no registry address (see docs/development.md).

@@ -197,9 +197,11 @@ class DevStack:
         )
 
     def _banner(self, key: str) -> None:
-        base = f"http://127.0.0.1:{self.config.api_port}/v1"
+        origin = f"http://127.0.0.1:{self.config.api_port}"
+        base = f"{origin}/v1"
         print(  # noqa: T201 — this is the command's output
             f"\nvideogen is running.\n  API base URL: {base}\n  API key:      {key}\n"
+            f"  console:      {origin}/console (sign in with the key)\n"
             f"  data:         {self.config.data_dir}\n"
             f"  try: curl -s -X POST {base}/generate -H 'Authorization: Bearer {key}' "
             '-H \'Content-Type: application/json\' -d \'{"prompt":"a red fox","provider":"mock",'

@@ -60,12 +60,15 @@ async def test_dev_stack_runs_the_path_restarts_a_killed_service_stops_cleanly_a
     key = dev.key
     base = f"http://127.0.0.1:{dev.api_port}"
     assert f"API base URL: {base}/v1" in dev.banner
+    assert f"console:      {base}/console" in dev.banner
     assert f"API key:      {key}" in dev.banner
     assert f"export VIDEOGEN_BASE_URL={base}/v1 VIDEOGEN_API_KEY={key}" in dev.banner  # for the SDK
     receiver = Receiver()
     await receiver.start()
     try:
         async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/console") as page:  # the console, out of the box, no key
+                assert page.status == 200 and "/console/js/app.js" in await page.text()
             hook = await subscribe(session, base, key, receiver.url, ["video.completed"])
             status, first = await generate(session, base, key, "dev stack smoke")
             assert status == 202

@@ -29,6 +29,7 @@ from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import (
     audit,
+    console,
     deliveries,
     events,
     generations,
@@ -72,6 +73,7 @@ def create_app(
     app[state.EVENT_STREAMS] = {}
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
+    app.on_response_prepare.append(console.security_headers)
     app.cleanup_ctx.append(_store)
     if settings.rate_limit_enabled:
         app.cleanup_ctx.append(_rate_limiter)
@@ -92,6 +94,7 @@ def create_app(
         media.routes,
         health.routes,
         openapi.routes,
+        console.routes,
     ):
         app.add_routes(table)
     return app

@@ -25,8 +25,9 @@ API_KEY_ID = web.RequestKey("api_key_id", str)
 RATE_LIMIT = web.RequestKey("rate_limit", Decision)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Paths outside authentication: health probes and metrics, signed media links (the signature is the
-# credential), and the API's reference (the OpenAPI document and the page rendered from it).
-PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/v1/media/", "/openapi.json", "/docs")
+# credential), the API's reference (the OpenAPI document and the page rendered from it), and the console's
+# static files (every API call the console makes carries the tenant's key).
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/v1/media/", "/openapi.json", "/docs", "/console")
 
 
 @web.middleware

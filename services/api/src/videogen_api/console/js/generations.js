@@ -1,0 +1,343 @@
+// Generations: the filtered, paged list with live rows; the create form built from the API's own schema; the
+// detail view with the video, timeline, progress, cancel and deliveries.
+import { api, ApiError, enumValues, followGeneration, openapi, resolve } from "./api.js";
+import {
+  announce, append, checkboxGroup, clear, field, h, localToIso, notice, select, showFieldError, statusBadge, when,
+} from "./dom.js";
+
+const TERMINAL = new Set(["completed", "failed"]);
+const MAX_LIVE_ROWS = 25;
+
+// ---------------------------------------------------------------------------------------------------- list
+
+export async function generationList(main, { signal }) {
+  const [statuses, providers] = await Promise.all([enumValues("Status"), enumValues("Provider")]);
+  const statusGroup = checkboxGroup("Status", "status", statuses);
+  const provider = field("Provider", select([["", "Any"], ...providers.map((p) => [p, p])], ""));
+  const after = field("Created after", h("input", { type: "datetime-local", step: "1" }));
+  const before = field("Created before", h("input", { type: "datetime-local", step: "1" }));
+  const limit = field("Per page", select([["10", "10"], ["20", "20"], ["50", "50"], ["100", "100"]], "20"));
+  const filters = h("form.filters", { "aria-label": "Filters" },
+    statusGroup.fieldset, provider.wrap, after.wrap, before.wrap, limit.wrap,
+    h("div.actions", {}, h("button", { type: "submit" }, "Apply filters")));
+  const outcome = h("div");
+  const body = h("tbody");
+  const caption = h("caption", {}, "Newest first.");
+  const table = h("div.table-wrap", {}, h("table", { id: "generations" }, caption,
+    h("thead", {}, h("tr", {}, ["Status", "Provider", "Duration", "Prompt", "Created"].map((t) => h("th", { scope: "col" }, t)))),
+    body));
+  const previous = h("button.quiet", { type: "button", disabled: true }, "Previous page");
+  const next = h("button.quiet", { type: "button", disabled: true }, "Next page");
+  const refresh = h("button.quiet", { type: "button" }, "Refresh");
+  const pager = h("nav.actions", { "aria-label": "Pages" }, previous, next, refresh);
+  main.append(
+    h("h1", {}, "Generations"),
+    h("div.actions", {}, h("a.button", { href: "#/generations/new" }, "New generation")),
+    filters, outcome, table, pager,
+  );
+
+  const cursors = [null]; // cursors[i] opens page i
+  let page = 0;
+  let rowsController = null;
+
+  async function load() {
+    if (rowsController) rowsController.abort();
+    rowsController = new AbortController();
+    signal.addEventListener("abort", () => rowsController.abort(), { once: true });
+    clear(outcome);
+    const query = {
+      limit: limit.control.value,
+      cursor: cursors[page] || undefined,
+      status: statusGroup.selected().join(",") || undefined,
+      provider: provider.control.value || undefined,
+      created_after: localToIso(after.control.value) || undefined,
+      created_before: localToIso(before.control.value) || undefined,
+    };
+    let answer;
+    try {
+      answer = await api("GET", "/generations", { query, signal });
+    } catch (error) {
+      if (signal.aborted) return;
+      outcome.append(notice("error", describe(error)));
+      return;
+    }
+    clear(body);
+    for (const generation of answer.data) {
+      const row = generationRow(generation);
+      body.append(row.tr);
+      if (!TERMINAL.has(generation.status) && body.childElementCount <= MAX_LIVE_ROWS) {
+        followGeneration(generation.id, row.update, rowsController.signal);
+      }
+    }
+    if (!answer.data.length) body.append(h("tr", {}, h("td", { colspan: 5 }, "No generations match.")));
+    cursors[page + 1] = answer.next_cursor;
+    previous.disabled = page === 0;
+    next.disabled = !answer.next_cursor;
+    caption.textContent = `Newest first. Page ${page + 1}.`;
+    announce(`${answer.data.length} generations shown, page ${page + 1}.`);
+  }
+
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    cursors.length = 1;
+    page = 0;
+    load();
+  });
+  next.addEventListener("click", () => { page += 1; load(); });
+  previous.addEventListener("click", () => { page = Math.max(0, page - 1); load(); });
+  refresh.addEventListener("click", () => load());
+  await load();
+}
+
+function generationRow(generation) {
+  const cells = {
+    status: h("td"), provider: h("td"), duration: h("td"), prompt: h("td.prompt"), created: h("td"),
+  };
+  const tr = h("tr", { "data-id": generation.id }, Object.values(cells));
+  function update(g) {
+    clear(cells.status).append(statusBadge(g.status));
+    if (g.status === "processing" && g.progress !== null && g.progress !== undefined) {
+      cells.status.append(" ", h("span.hint", {}, `${g.progress}%`));
+    }
+    cells.provider.textContent = g.provider;
+    cells.duration.textContent = `${g.duration} s`;
+    clear(cells.prompt).append(h("a", { href: `#/generations/${g.id}` }, g.prompt));
+    clear(cells.created).append(when(g.created_at));
+  }
+  update(generation);
+  return { tr, update };
+}
+
+// ---------------------------------------------------------------------------------------------------- create
+
+/** A control for one property of the request schema: enums become selects, integers number inputs, long
+ * strings text areas, booleans checkboxes; a property that may be null or left out is optional. */
+function controlFor(doc, name, schema, required) {
+  let node = resolve(doc, schema);
+  let optional = !required;
+  if (node.anyOf) {
+    const branches = node.anyOf.map((b) => resolve(doc, b));
+    optional = optional || branches.some((b) => b.type === "null");
+    node = { ...node, ...branches.find((b) => b.type !== "null") };
+  }
+  const label = `${node.title || schema.title || name}${optional ? " (optional)" : ""}`;
+  const description = schema.description || node.description;
+  let control;
+  if (node.enum) {
+    const options = node.enum.map((v) => [String(v), String(v)]);
+    control = select(optional ? [["", "—"], ...options] : options, String(node.default ?? options[0][0]));
+  } else if (node.type === "integer" || node.type === "number") {
+    control = h("input", { type: "number", inputmode: "numeric", step: node.type === "integer" ? "1" : "any",
+      min: node.minimum, max: node.maximum });
+    if (!optional && node.minimum !== undefined) control.value = String(node.minimum);
+  } else if (node.type === "boolean") {
+    control = h("input", { type: "checkbox" });
+  } else if (node.type === "string" && (node.maxLength === undefined || node.maxLength > 200)) {
+    control = h("textarea", { rows: 3, maxlength: node.maxLength });
+  } else {
+    control = h("input", { type: "text", maxlength: node.maxLength, minlength: node.minLength });
+  }
+  control.name = name;
+  if (!optional) control.required = true;
+  const f = field(label, control, { hint: description, inline: node.type === "boolean" });
+  function value() {
+    if (node.type === "boolean") return control.checked;
+    const raw = control.value;
+    if (raw === "") return undefined;
+    if (node.type === "integer" || node.type === "number") return Number(raw);
+    return raw;
+  }
+  return { ...f, name, value };
+}
+
+export async function newGeneration(main, { signal }) {
+  const doc = await openapi();
+  const request = doc.paths["/v1/generate"].post.requestBody.content["application/json"].schema;
+  const schema = resolve(doc, request);
+  const required = new Set(schema.required || []);
+  const fields = Object.entries(schema.properties).map(([name, prop]) => controlFor(doc, name, prop, required.has(name)));
+  const outcome = h("div");
+  const submit = h("button", { type: "submit" }, "Generate");
+  const form = h("form", { novalidate: true, id: "new-generation" }, fields.map((f) => f.wrap), h("div.actions", {}, submit), outcome);
+  // One idempotency key per filled-in form: a double submit or a retry after a lost answer makes one generation.
+  let idempotencyKey = crypto.randomUUID();
+  form.addEventListener("input", () => { idempotencyKey = crypto.randomUUID(); });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(outcome);
+    fields.forEach((f) => showFieldError(f, ""));
+    const body = {};
+    for (const f of fields) {
+      const v = f.value();
+      if (v !== undefined) body[f.name] = v;
+    }
+    submit.disabled = true;
+    try {
+      const generation = await api("POST", "/generate", { body, headers: { "Idempotency-Key": idempotencyKey }, signal });
+      announce("Generation requested.");
+      window.location.hash = `#/generations/${generation.id}`;
+    } catch (error) {
+      if (signal.aborted) return;
+      let focused = false;
+      for (const fe of error instanceof ApiError ? error.fieldErrors : []) {
+        const f = fields.find((x) => x.name === fe.field.replace(/^body\./, ""));
+        if (!f) continue;
+        showFieldError(f, fe.message);
+        if (!focused) { f.control.focus(); focused = true; }
+      }
+      outcome.append(notice("error", describe(error)));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  main.append(
+    h("h1", {}, "New generation"),
+    h("p.hint", {}, "The fields come from the API's own schema (GenerateRequest in /openapi.json)."),
+    form,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------- detail
+
+export async function generationDetail(main, { signal, params: [id] }) {
+  let generation;
+  try {
+    generation = await api("GET", `/generations/${id}`, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      main.append(h("h1", {}, "Generation not found"), notice("error", `No generation ${id} in this account.`));
+      return;
+    }
+    throw error;
+  }
+  const facts = h("dl.facts", { id: "generation-facts" });
+  const progressSlot = h("div", { id: "progress" });
+  const mediaSlot = h("div.media", { id: "media" });
+  const errorSlot = h("div", { id: "generation-error" });
+  const timeline = h("ol.timeline", { id: "timeline" });
+  const actions = h("div.actions");
+  const outcome = h("div");
+  const deliveries = h("div", { id: "generation-deliveries" });
+  const cancel = h("button.danger", { type: "button" }, "Cancel generation");
+  actions.append(cancel);
+  main.append(
+    h("h1", {}, "Generation ", h("code", {}, id)),
+    facts, progressSlot, errorSlot, mediaSlot, actions, outcome,
+    h("h2", {}, "Timeline"), timeline,
+    h("h2", {}, "Deliveries"), deliveries,
+  );
+  let shownMedia = null;
+  function render(g) {
+    append(clear(facts), [
+      h("dt", {}, "Status"), h("dd", { id: "generation-status" }, statusBadge(g.status)),
+      h("dt", {}, "Prompt"), h("dd", { id: "generation-prompt" }, g.prompt),
+      h("dt", {}, "Provider"), h("dd", {}, g.provider),
+      h("dt", {}, "Duration"), h("dd", {}, `${g.duration} s`),
+      h("dt", {}, "Created"), h("dd", {}, when(g.created_at)),
+      h("dt", {}, "Updated"), h("dd", {}, when(g.updated_at)),
+      g.queue_reason ? [h("dt", {}, "Waiting for"), h("dd", {}, g.queue_reason)] : null,
+    ]);
+    clear(progressSlot);
+    if (!TERMINAL.has(g.status)) {
+      const bar = h("progress", { max: 100, id: "generation-progress", "aria-labelledby": "progress-label" });
+      if (g.progress !== null && g.progress !== undefined) bar.value = g.progress;
+      progressSlot.append(h("p", { id: "progress-label" },
+        g.progress === null || g.progress === undefined ? "Progress (the provider does not say)" : `Progress: ${g.progress}%`), bar);
+    }
+    clear(errorSlot);
+    if (g.error) {
+      errorSlot.append(notice("error",
+        h("strong", {}, "Failed: "), h("code", { id: "error-code" }, g.error.code), " — ",
+        h("span", { id: "error-message" }, g.error.message),
+        g.error.provider_code ? ` (provider code ${g.error.provider_code})` : "",
+        g.error.retriable ? " Retrying the same request may succeed." : ""));
+    }
+    if (g.video_url && shownMedia !== g.video_url) {
+      shownMedia = g.video_url;
+      const video = h("video", {
+        id: "video", controls: true, muted: true, playsinline: true, preload: "auto", src: g.video_url,
+        poster: g.thumbnail_url || undefined, "aria-label": "The generated video",
+      });
+      video.muted = true;
+      append(clear(mediaSlot), [
+        h("figure", {}, video, h("figcaption.hint", {}, h("a", { href: g.video_url, download: `${g.id}.mp4` }, "Download the video"))),
+        g.thumbnail_url ? h("figure", {}, h("img.thumb", { id: "thumbnail", src: g.thumbnail_url, alt: "Thumbnail of the video" }),
+          h("figcaption.hint", {}, "Thumbnail")) : null,
+      ]);
+    }
+    clear(timeline).append(...g.timeline.map((step) => h("li", {}, statusBadge(step.status), " ", when(step.at))));
+    cancel.hidden = TERMINAL.has(g.status);
+  }
+  render(generation);
+  cancel.addEventListener("click", async () => {
+    clear(outcome);
+    cancel.disabled = true;
+    try {
+      render(await api("POST", `/generations/${id}/cancel`, { signal }));
+      outcome.append(notice("ok", "Canceled."));
+    } catch (error) {
+      if (!signal.aborted) outcome.append(notice("error", describe(error)));
+    } finally {
+      cancel.disabled = false;
+    }
+  });
+  const showDeliveries = () => generationDeliveries(generation, deliveries, signal);
+  if (!TERMINAL.has(generation.status)) {
+    followGeneration(id, (g) => {
+      const wasRunning = !TERMINAL.has(generation.status);
+      generation = g;
+      render(g);
+      if (wasRunning && TERMINAL.has(g.status)) {
+        announce(`Generation ${g.status}.`);
+        showDeliveries();
+      }
+    }, signal);
+  }
+  await showDeliveries();
+}
+
+/** The generation's deliveries: there is no per-generation listing in the API, so each endpoint's deliveries
+ * made since the generation was created are read (up to three pages each) and those of this generation kept. */
+async function generationDeliveries(generation, slot, signal) {
+  const found = [];
+  try {
+    const { data: hooks } = await api("GET", "/webhooks", { signal });
+    const since = new Date(Date.parse(generation.created_at) - 1000).toISOString();
+    await Promise.all(hooks.map(async (hook) => {
+      let cursor;
+      for (let pageNo = 0; pageNo < 3; pageNo += 1) {
+        const page = await api("GET", `/webhooks/${hook.id}/deliveries`, {
+          query: { created_after: since, limit: 100, cursor }, signal,
+        });
+        for (const d of page.data) if (d.generation_id === generation.id) found.push({ hook, d });
+        cursor = page.next_cursor;
+        if (!cursor) break;
+      }
+    }));
+  } catch (error) {
+    if (!signal.aborted) clear(slot).append(notice("error", describe(error)));
+    return;
+  }
+  if (!found.length) {
+    clear(slot).append(h("p", {}, TERMINAL.has(generation.status)
+      ? "No webhook deliveries for this generation."
+      : "None yet: completed and failed events are delivered when it finishes."));
+    return;
+  }
+  clear(slot).append(h("div.table-wrap", {}, h("table", {},
+    h("thead", {}, h("tr", {}, ["Delivery", "Endpoint", "Event", "Status", "Attempts"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, found.map(({ hook, d }) => h("tr", {},
+      h("td", {}, h("a", { href: `#/deliveries/${d.id}` }, h("code", {}, d.id))),
+      h("td", {}, h("a", { href: `#/webhooks/${hook.id}` }, hook.url)),
+      h("td", {}, d.event_type),
+      h("td", {}, statusBadge(d.status)),
+      h("td", {}, String(d.attempts.length))))))));
+}
+
+export function describe(error) {
+  if (error instanceof ApiError) {
+    const fieldText = error.fieldErrors.map((e) => `${e.field}: ${e.message}`).join("; ");
+    return `${error.problem.title || "Error"} (${error.status})${error.message && error.message !== error.problem.title ? `: ${error.message}` : ""}${fieldText ? ` — ${fieldText}` : ""}`;
+  }
+  return error.message || String(error);
+}

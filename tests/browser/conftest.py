@@ -1,0 +1,158 @@
+"""The console's browser tests: one real stack per module (api, orchestrator and notifier as processes against
+the session's engines) and one headless Chromium per module, driven through Playwright. The browser is the
+system's (Debian's chromium package, which `make install` installs): Playwright downloads nothing."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+
+from tests.support.engines import Engines
+from tests.support.env import settings_for
+from tests.support.stack import Stack, running_stack
+from videogen_common.settings import CommonSettings
+from videogen_common.store import connect, ensure_indexes
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless, and quiet: the machine's network is closed, so nothing that phones home.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
+MOCK_LATENCY_MS = 3000
+
+
+def stack_env(engines: Engines, data_dir: Path) -> dict[str, str]:
+    """What ``base_env`` gives one test, for a whole module: a database, topics and groups of its own."""
+    tag = secrets.token_hex(4)
+    return {
+        "VIDEOGEN_KAFKA_BOOTSTRAP": engines.kafka_bootstrap,
+        "VIDEOGEN_MONGO_URL": engines.mongo_url,
+        "VIDEOGEN_MONGO_DB": f"test_{tag}",
+        "VIDEOGEN_TOPIC_PREFIX": f"t{tag}.",
+        "VIDEOGEN_TOPIC_PARTITIONS": "2",
+        "VIDEOGEN_DATA_DIR": str(data_dir),
+        "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{tag}",
+        "VIDEOGEN_NOTIFIER_GROUP": f"notif-{tag}",
+        "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
+        "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
+        "VIDEOGEN_LOG_FORMAT": "json",
+        "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",
+        "VIDEOGEN_ORCHESTRATOR_PORT": "0",
+        "VIDEOGEN_NOTIFIER_PORT": "0",
+        # The mock renders a real mp4 after this long, reporting progress as it goes.
+        "VIDEOGEN_MOCK_LATENCY_MS": str(MOCK_LATENCY_MS),
+        "VIDEOGEN_PROGRESS_WRITE_SECONDS": "0.2",
+        # One generation of the account in flight at a time: later ones wait, queued (the cancel test).
+        "VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT": "1",
+        # A failed delivery is tried again half a second later.
+        "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": "0.5,0.5",
+    }
+
+
+@pytest.fixture(scope="module")
+async def console_stack(engines: Engines, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    workdir = tmp_path_factory.mktemp("console")
+    env = stack_env(engines, workdir / "data")
+    common = settings_for(CommonSettings, env)
+    client, store = connect(common.mongo_url, common.mongo_db, app_name="tests")
+    await ensure_indexes(store)
+    try:
+        async with running_stack(env, common, store, workdir / "logs") as stack:
+            yield stack
+    finally:
+        await client.drop_database(common.mongo_db)
+        await client.close()
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make install` installs Debian's chromium package")
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@dataclass
+class Console:
+    """A browser tab on the console, with what it saw: dialogs opened, errors logged, pages it failed."""
+
+    page: Page
+    context: BrowserContext
+    base: str
+    dialogs: list[str]
+    errors: list[str]
+
+    async def open(self, fragment: str = "") -> None:
+        await self.page.goto(f"{self.base}/console{fragment}")
+
+    async def sign_in(self, key: str, *, remember: bool = False) -> None:
+        await self.page.get_by_label("API key").fill(key)
+        if remember:
+            await self.page.get_by_label("Remember on this device").check()
+        await self.page.get_by_role("button", name="Sign in").click()
+
+    async def go(self, fragment: str, heading: str) -> None:
+        """Follow the app's own navigation to ``fragment`` and wait for its page heading."""
+        await self.page.evaluate("(hash) => { window.location.hash = hash; }", fragment)
+        await expect(self.page.get_by_role("heading", level=1)).to_contain_text(heading)
+
+
+@pytest.fixture
+async def console(browser: Browser, console_stack: Stack) -> AsyncIterator[Console]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 900}, base_url=console_stack.base)
+    page = await context.new_page()
+    seen = Console(page, context, console_stack.base, [], [])
+
+    async def on_dialog(dialog: Any) -> None:
+        seen.dialogs.append(dialog.message)
+        await dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("pageerror", lambda error: seen.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: seen.errors.append(message.text) if message.type == "error" else None,
+    )
+    try:
+        yield seen
+    finally:
+        await context.close()
+
+
+AXE_SOURCE = (resources.files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8")
+SERIOUS = {"serious", "critical"}
+
+
+async def check_page(page: Page, name: str) -> None:
+    """axe-core (the copy axe-playwright-python ships, injected by the test: the page loads nothing from
+    elsewhere) finds no serious or critical violation; then the page is saved for docs/console.md."""
+    await page.evaluate(AXE_SOURCE)
+    results = await page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    serious = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in results["violations"]
+        if v["impact"] in SERIOUS
+    ]
+    assert serious == [], f"{name}: {serious}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
