@@ -12,9 +12,10 @@ import re
 
 import aiohttp
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import FilePayload, expect
 
 from tests.browser.conftest import Console, check_page
+from tests.support.images import solid_image
 from tests.support.receivers import Reply, always, failing, receiving
 from tests.support.stack import Stack, generate, subscribe
 
@@ -87,9 +88,18 @@ async def test_a_generation_made_with_the_form_is_followed_live_until_its_video_
     await page.get_by_label("Prompt", exact=True).fill("a paper boat on a rainy street")
     await page.get_by_label("Provider", exact=True).select_option("mock")
     await page.get_by_label("Duration", exact=True).fill("3")
+    # What the video should be: portrait, seeded, tagged with the tenant's id, opening on their image.
+    await page.get_by_label("Aspect Ratio (optional)", exact=True).select_option("9:16")
+    await page.get_by_label("Seed (optional)", exact=True).fill("5")
+    await page.get_by_label("Metadata (optional)", exact=True).fill("order_id=42")
+    frame = FilePayload(name="frame.png", mimeType="image/png", buffer=solid_image((40, 190, 60)))
+    await page.get_by_label("Image (optional): a file", exact=True).set_input_files(frame)
     await page.get_by_role("button", name="Generate").click()
 
     await expect(page.get_by_role("heading", level=1)).to_contain_text("Generation gen_")
+    facts = page.locator("#generation-facts")
+    for shown in ("9:16", "Metadata: order_id", "42", "upload upl_"):
+        await expect(facts).to_contain_text(shown)
     status = page.locator("#generation-status")
     # The page shows it running, with its progress, then finished: the stream moved it, not a reload.
     await expect(status).to_have_text("processing", timeout=LONG)
@@ -115,6 +125,10 @@ async def test_a_generation_made_with_the_form_is_followed_live_until_its_video_
         " return i && i.complete && i.naturalWidth > 0; }"
     )
     await page.evaluate("() => document.querySelector('video#video').pause()")
+    size = await page.evaluate(
+        "() => { const v = document.querySelector('video#video'); return [v.videoWidth, v.videoHeight]; }"
+    )
+    assert size == [360, 640]  # 9:16 at the mock's default resolution
     await check_page(page, "generation")
 
     # A generation made elsewhere shows up in the list processing, and its row turns completed by itself.

@@ -60,8 +60,9 @@ async function problemOf(response) {
   }
 }
 
-/** Call path (under /v1) on this origin; returns the parsed JSON body (null for 204). */
-export async function api(method, path, { body, query, headers: extra, key, signal } = {}) {
+/** Call path (under /v1) on this origin; returns the parsed JSON body (null for 204). ``body`` is sent as
+ * JSON; ``form`` (a FormData) as multipart/form-data. */
+export async function api(method, path, { body, form, query, headers: extra, key, signal } = {}) {
   const url = new URL(`/v1${path}`, window.location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     for (const v of [].concat(value)) if (v !== undefined && v !== null && v !== "") url.searchParams.append(name, v);
@@ -70,6 +71,8 @@ export async function api(method, path, { body, query, headers: extra, key, sign
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";
+  } else if (form !== undefined) {
+    init.body = form; // the browser writes the multipart Content-Type with its boundary
   }
   const response = await fetch(url, init);
   if (response.status === 204) return null;

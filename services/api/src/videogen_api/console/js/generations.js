@@ -120,10 +120,17 @@ function controlFor(doc, name, schema, required) {
     optional = optional || branches.some((b) => b.type === "null");
     node = { ...node, ...branches.find((b) => b.type !== "null") };
   }
-  const label = `${node.title || schema.title || name}${optional ? " (optional)" : ""}`;
+  const title = schema.title || name.split("_").map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");
+  const label = `${title}${optional ? " (optional)" : ""}`;
   const description = schema.description || node.description;
+  if (node.type === "object" && node.properties && node.properties.upload_id) {
+    return imageControl(name, label, description);
+  }
   let control;
-  if (node.enum) {
+  if (node.type === "object") {
+    // A map of strings (metadata): one KEY=VALUE per line.
+    control = h("textarea", { rows: 3, placeholder: "order_id=42" });
+  } else if (node.enum) {
     const options = node.enum.map((v) => [String(v), String(v)]);
     control = select(optional ? [["", "—"], ...options] : options, String(node.default ?? options[0][0]));
   } else if (node.type === "integer" || node.type === "number") {
@@ -143,11 +150,51 @@ function controlFor(doc, name, schema, required) {
   function value() {
     if (node.type === "boolean") return control.checked;
     const raw = control.value;
-    if (raw === "") return undefined;
+    if (raw.trim() === "") return undefined;
     if (node.type === "integer" || node.type === "number") return Number(raw);
+    if (node.type === "object") {
+      const pairs = raw.split("\n").filter((line) => line.trim() !== "").map((line) => {
+        const at = line.indexOf("=");
+        return at < 0 ? [line.trim(), ""] : [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+      });
+      return Object.fromEntries(pairs);
+    }
     return raw;
   }
   return { ...f, name, value };
+}
+
+/** The first frame: a file (uploaded with POST /v1/uploads when the form is sent) or an image's URL. */
+function imageControl(name, label, description) {
+  const file = h("input", { type: "file", accept: "image/png,image/jpeg,image/webp", name: `${name}-file` });
+  const url = h("input", { type: "url", name: `${name}-url`, placeholder: "https://…" });
+  const fileField = field(`${label}: a file`, file, { hint: description });
+  const urlField = field("… or its URL", url, {});
+  const wrap = h("div.image-input", {}, fileField.wrap, urlField.wrap);
+  async function value({ signal }) {
+    const chosen = file.files && file.files[0];
+    if (chosen) {
+      const form = new FormData();
+      form.append("file", chosen);
+      const upload = await api("POST", "/uploads", { form, signal });
+      return { upload_id: upload.id };
+    }
+    return url.value.trim() === "" ? undefined : { url: url.value.trim() };
+  }
+  return { ...fileField, wrap, control: file, name, value };
+}
+
+/** What the request asked of the video beyond the three required fields, as given (all of it text). */
+function asked(g) {
+  const rows = [];
+  const add = (label, value) => rows.push(h("dt", {}, label), h("dd", {}, value));
+  if (g.aspect_ratio) add("Aspect ratio", g.aspect_ratio);
+  if (g.resolution) add("Resolution", g.resolution);
+  if (g.seed !== null && g.seed !== undefined) add("Seed", String(g.seed));
+  if (g.negative_prompt) add("Negative prompt", g.negative_prompt);
+  if (g.image) add("First frame", g.image.url || `upload ${g.image.upload_id}`);
+  for (const [key, value] of Object.entries(g.metadata || {})) add(`Metadata: ${key}`, value);
+  return rows;
 }
 
 export async function newGeneration(main, { signal }) {
@@ -167,12 +214,12 @@ export async function newGeneration(main, { signal }) {
     clear(outcome);
     fields.forEach((f) => showFieldError(f, ""));
     const body = {};
-    for (const f of fields) {
-      const v = f.value();
-      if (v !== undefined) body[f.name] = v;
-    }
     submit.disabled = true;
     try {
+      for (const f of fields) {
+        const v = await f.value({ signal });
+        if (v !== undefined) body[f.name] = v;
+      }
       const generation = await api("POST", "/generate", { body, headers: { "Idempotency-Key": idempotencyKey }, signal });
       announce("Generation requested.");
       window.location.hash = `#/generations/${generation.id}`;
@@ -180,7 +227,7 @@ export async function newGeneration(main, { signal }) {
       if (signal.aborted) return;
       let focused = false;
       for (const fe of error instanceof ApiError ? error.fieldErrors : []) {
-        const f = fields.find((x) => x.name === fe.field.replace(/^body\./, ""));
+        const f = fields.find((x) => x.name === fe.field.replace(/^body\./, "").split(".")[0]);
         if (!f) continue;
         showFieldError(f, fe.message);
         if (!focused) { f.control.focus(); focused = true; }
@@ -236,6 +283,7 @@ export async function generationDetail(main, { signal, params: [id] }) {
       h("dt", {}, "Created"), h("dd", {}, when(g.created_at)),
       h("dt", {}, "Updated"), h("dd", {}, when(g.updated_at)),
       g.queue_reason ? [h("dt", {}, "Waiting for"), h("dd", {}, g.queue_reason)] : null,
+      asked(g),
     ]);
     clear(progressSlot);
     if (!TERMINAL.has(g.status)) {
