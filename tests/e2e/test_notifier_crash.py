@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from tests.support.pipeline import call
 from tests.support.receivers import OK, Received, Reply, receiving
 from tests.support.services import ServiceProcess, wait_http_ok
+from tests.support.waiting import eventually
 from videogen.engines import free_port
 from videogen.keys import create_key
 from videogen.migrate import migrate
@@ -37,16 +38,6 @@ def generation_of(request: Received) -> str:
 def for_generation(generation_id: str, *, after: int = 0) -> Callable[[Received], bool]:
     """Matches the requests for one generation's delivery that arrived after the ``after``-th request."""
     return lambda request: request.number > after and generation_of(request) == generation_id
-
-
-async def until(condition: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    """Poll the store: another process's write has no event this test could await."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"not true after {timeout}s: {what}")
-        await asyncio.sleep(0.1)
 
 
 async def test_deliveries_pending_when_the_notifier_is_killed_arrive_from_a_new_one_with_their_original_ids(
@@ -139,7 +130,7 @@ async def test_deliveries_pending_when_the_notifier_is_killed_arrive_from_a_new_
                 docs: list[dict[str, Any]] = await store.deliveries.find({}).to_list(None)
                 return len(docs) == GENERATIONS and all(d["status"] == "succeeded" for d in docs)
 
-            await until(all_recorded, 30, "every delivery recorded as succeeded")
+            await eventually(all_recorded, 30, "every delivery recorded as succeeded")
             for doc in await store.deliveries.find({}).to_list(None):
                 codes = [a["status_code"] for a in doc["attempts"]]
                 assert codes[-1] == 200 and set(codes[:-1]) == {500}

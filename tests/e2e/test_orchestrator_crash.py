@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.services import ServiceProcess, wait_http_ok
 from tests.support.stack import generate, running_stack
+from tests.support.waiting import eventually
 from videogen.engines import free_port
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
@@ -38,15 +39,6 @@ Doc = dict[str, Any]
 
 LEASE_S = 4.0
 SHUTDOWN_TIMEOUT_S = 5.0
-
-
-async def until(condition: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    """Poll the store: another process's write has no event this test could await."""
-    deadline = time.monotonic() + timeout
-    while not await condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout}s: {what}")
-        await asyncio.sleep(0.1)
 
 
 @dataclass
@@ -183,7 +175,7 @@ async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generati
     async def half_submitted() -> bool:
         return len(stack.runway.submissions) >= 20
 
-    await until(half_submitted, 60, "20 tasks submitted")
+    await eventually(half_submitted, 60, "20 tasks submitted")
     assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
     at_kill = await stack.docs(ids)
     in_flight = [d for d in at_kill if d["status"] not in ("completed", "failed")]
@@ -192,7 +184,7 @@ async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generati
 
     second = stack.orchestrator("orch-2")
     await second.start()
-    await until(lambda: stack.all_terminal(ids), 120, "every generation terminal after the restart")
+    await eventually(lambda: stack.all_terminal(ids), 120, "every generation terminal after the restart")
 
     docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
     completed = [d for d in docs if d["status"] == "completed"]
@@ -218,7 +210,7 @@ async def test_two_orchestrators_share_the_work_and_a_killed_ones_generations_mo
         return owners >= {"orch-1", "orch-2"}
 
     # Each has one of the two partitions, so each runs the generations whose requests it consumed.
-    await until(both_running_work, 60, "both orchestrators running generations at the provider")
+    await eventually(both_running_work, 60, "both orchestrators running generations at the provider")
     assert await instances[0].stop(signal.SIGKILL) == -signal.SIGKILL
     # Writes the killed process had already sent may still land; give the store a moment to apply them.
     await asyncio.sleep(1)
@@ -229,7 +221,7 @@ async def test_two_orchestrators_share_the_work_and_a_killed_ones_generations_mo
     ]
     assert orphaned, "the killed orchestrator owned unfinished generations"
 
-    await until(lambda: stack.all_terminal(ids), 180, "every generation terminal")
+    await eventually(lambda: stack.all_terminal(ids), 180, "every generation terminal")
 
     docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
     moved = [d for d in docs if d["_id"] in orphaned]
@@ -252,7 +244,7 @@ async def test_the_account_cap_holds_across_two_orchestrator_processes(stack: St
     created = await stack.create(3 * cap, "capped")
     ids = list(created.values())
 
-    await until(lambda: stack.all_terminal(ids), 120, "every generation terminal")
+    await eventually(lambda: stack.all_terminal(ids), 120, "every generation terminal")
 
     docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
     assert all(d["status"] == "completed" for d in docs)
@@ -295,7 +287,7 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
         running = [d for d in docs if d.get("provider_task_id") and d["lease_owner"] == "orch-1"]
         return len(running) == 5
 
-    await until(five_at_provider, 30, "five running at the provider")
+    await eventually(five_at_provider, 30, "five running at the provider")
     started = time.monotonic()
     code = await first.stop(signal.SIGTERM, timeout=SHUTDOWN_TIMEOUT_S + 5)
     took = time.monotonic() - started
@@ -317,7 +309,7 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
     # Resumed at once: well inside the 120 s the leases (or the grace) would have needed.
     second = stack.orchestrator("orch-2", **slow_to_recover)
     await second.start()
-    await until(lambda: stack.all_terminal(ids), 30, "every generation terminal")
+    await eventually(lambda: stack.all_terminal(ids), 30, "every generation terminal")
 
     docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
     assert all(d["status"] == "completed" for d in docs)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from aiokafka import AIOKafkaConsumer
 from tests.support.api import bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock, RecordingSink
+from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import STATUS, Envelope
@@ -71,12 +71,6 @@ async def lease(store: Store, generation_id: str) -> Doc:
 
 def cancel(client: Client, key: str, generation_id: str) -> Any:
     return client.post(f"/v1/generations/{generation_id}/cancel", headers=bearer(key))
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not await check():
-            await asyncio.sleep(0.01)
 
 
 @pytest.mark.parametrize("start", [Status.PROCESSING, Status.QUEUED])

@@ -9,7 +9,7 @@ import base64
 import contextlib
 import hashlib
 import hmac
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,6 +23,7 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.receivers import Received, Reply, failing, receiving, replies
+from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import SystemClock, isoformat
 from videogen_common.deliveries import delivery_body, new_delivery
@@ -558,15 +559,6 @@ def hex_signature(secret: str, body: bytes) -> str:
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-async def until(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    """Poll the store until ``check`` holds (a record change has no event to await)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
-
-
 @pytest.fixture
 async def notifier(base_env: dict[str, str], store: Store) -> AsyncIterator[Dispatcher]:
     """The notifier's dispatcher, swept as its runtime sweeps it (every ``sweep_interval_seconds``, one
@@ -624,7 +616,7 @@ async def test_a_test_event_is_sent_signed_with_the_current_secret_and_after_rot
             view = await (await client.get(f"/v1/deliveries/{sent['id']}", headers=bearer(key))).json()
             return bool(view["status"] == "succeeded")
 
-        await until(succeeded)
+        await eventually(succeeded)
         view = await (await client.get(f"/v1/deliveries/{sent['id']}", headers=bearer(key))).json()
         assert [a["status_code"] for a in view["attempts"]] == [200] and view["next_attempt_at"] is None
 
@@ -657,7 +649,7 @@ async def test_a_retried_delivery_is_sent_again_with_the_same_webhook_id(
         async def failed() -> bool:
             return bool((await delivery(store, sent["id"]))["status"] == "failed")
 
-        await until(failed)  # the schedule is empty, so one 500 fails it
+        await eventually(failed)  # the schedule is empty, so one 500 fails it
         retried = await client.post(f"/v1/deliveries/{sent['id']}/retry", headers=bearer(key))
         assert retried.status == 202
         again = await receiver.request(2, timeout=5)
@@ -667,7 +659,7 @@ async def test_a_retried_delivery_is_sent_again_with_the_same_webhook_id(
         async def succeeded() -> bool:
             return bool((await delivery(store, sent["id"]))["status"] == "succeeded")
 
-        await until(succeeded)
+        await eventually(succeeded)
         done = await delivery(store, sent["id"])
         assert [a["status_code"] for a in done["attempts"]] == [500, 200]
         assert "retry_at" not in done  # out of the retry backlog
@@ -686,7 +678,7 @@ async def test_a_recovered_delivery_is_sent_again(
         async def failed() -> bool:
             return bool((await delivery(store, sent["id"]))["status"] == "failed")
 
-        await until(failed)
+        await eventually(failed)
         recovered = await client.post(
             f"/v1/webhooks/{hook}/recover", json={"since": sent["created_at"]}, headers=bearer(key)
         )

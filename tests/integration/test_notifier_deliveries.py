@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from tests.support.env import settings_for
+from tests.support.fakes import ManualClock
 from tests.support.notifier import NotifierHarness
 from tests.support.receivers import (
     HANG,
@@ -51,19 +52,6 @@ PROVIDER_ERROR = {
     "provider_code": "E42",
     "retriable": False,
 }
-
-
-class ManualClock:
-    """UTC, millisecond precision (what MongoDB keeps), moved only by the test."""
-
-    def __init__(self, start: datetime) -> None:
-        self._now = start.replace(microsecond=start.microsecond // 1000 * 1000)
-
-    def now(self) -> datetime:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        self._now += timedelta(seconds=seconds)
 
 
 def generation(status: str, now: datetime) -> Doc:
@@ -330,7 +318,7 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
     await dispatcher.wait_idle()
     assert receiver.count() == 1
 
-    clock.advance(5)
+    clock.advance(timedelta(seconds=5))
     assert await dispatcher.sweep() == 1
     await dispatcher.wait_idle()
     assert receiver.count() == 2
@@ -338,9 +326,9 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
     assert doc["status"] == "pending"
     assert doc["next_attempt_at"] == doc["retry_at"] == clock.now() + seconds(300)
 
-    clock.advance(299)
+    clock.advance(timedelta(seconds=299))
     assert await dispatcher.sweep() == 0
-    clock.advance(1)
+    clock.advance(timedelta(seconds=1))
     assert await dispatcher.sweep() == 1
     await dispatcher.wait_idle()
 
@@ -358,7 +346,7 @@ async def test_an_exhausted_schedule_fails_the_delivery(h: Harness, clock: Manua
     await h.webhook(receiver.url())
     [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("failed", clock.now()))
     await dispatcher.wait_idle()
-    clock.advance(1)
+    clock.advance(timedelta(seconds=1))
     assert await dispatcher.sweep() == 1
     await dispatcher.wait_idle()
 
@@ -368,7 +356,7 @@ async def test_an_exhausted_schedule_fails_the_delivery(h: Harness, clock: Manua
     assert "retry_at" not in doc
     assert [a["status_code"] for a in doc["attempts"]] == [500, 500]
 
-    clock.advance(3600)
+    clock.advance(timedelta(seconds=3600))
     assert await dispatcher.sweep() == 0
     assert receiver.count() == 2
 
@@ -389,7 +377,7 @@ async def test_410_gone_disables_the_endpoint_and_fails_the_delivery_without_ret
     assert "410" in doc["failure_reason"]
     assert [a["status_code"] for a in doc["attempts"]] == [410]
 
-    clock.advance(3600)
+    clock.advance(timedelta(seconds=3600))
     assert await dispatcher.sweep() == 0
     await dispatcher.wait_idle()
     assert receiver.count() == 1
@@ -411,7 +399,7 @@ async def test_a_302_redirect_is_a_failure_and_its_target_is_never_requested(
     [attempt] = doc["attempts"]
     assert attempt["status_code"] == 302 and attempt["error"] is not None
 
-    clock.advance(5)
+    clock.advance(timedelta(seconds=5))
     assert await dispatcher.sweep() == 1
     await dispatcher.wait_idle()
     doc = await h.delivery(delivery_id)
@@ -433,7 +421,7 @@ async def test_503_retry_after_outweighs_a_shorter_scheduled_delay(h: Harness, c
     assert [a["status_code"] for a in doc["attempts"]] == [503]
     assert doc["next_attempt_at"] == clock.now() + seconds(120)
 
-    clock.advance(5)
+    clock.advance(timedelta(seconds=5))
     assert await dispatcher.sweep() == 0
 
 
@@ -541,7 +529,9 @@ async def test_a_delivery_a_dead_notifier_left_pending_is_sent_by_a_fresh_dispat
     fresh = await h.dispatcher(timeout=30)
     assert await fresh.sweep() == 0
 
-    clock.advance((doc["next_attempt_at"] - clock.now()).total_seconds() + 1)  # … until the claim lapses
+    clock.advance(
+        timedelta(seconds=(doc["next_attempt_at"] - clock.now()).total_seconds() + 1)
+    )  # … until the claim lapses
     assert doc["next_attempt_at"] < clock.now()
     assert await fresh.sweep() == 1
     await fresh.wait_idle()
@@ -592,6 +582,6 @@ async def test_a_dead_endpoints_queued_deliveries_do_not_keep_the_sweep_from_oth
         await h.publish(dispatcher, status_envelope("completed", clock.now(), account_id="globex"))
     await dead.request(1)
 
-    clock.advance(5)
+    clock.advance(timedelta(seconds=5))
     await dispatcher.sweep()
     await healthy.request(2, timeout=5)  # the healthy endpoint's retry is due, and never sent

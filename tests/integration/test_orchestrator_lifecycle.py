@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import pytest
 from tests.support.env import settings_for
 from tests.support.fakes import CountingProvider, ManualClock, RecordingSink
 from tests.support.generations import PROMPT, insert_generation, stored_generation
+from tests.support.waiting import eventually
 from videogen_common.clock import Clock, SystemClock, isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
@@ -141,12 +142,6 @@ def mp4_duration_seconds(data: bytes) -> float:
         assert len(container.streams.video) == 1
         assert container.duration is not None
         return container.duration / av.time_base
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not await check():
-            await asyncio.sleep(0.01)
 
 
 def assert_lease_cleared(doc: Doc) -> None:

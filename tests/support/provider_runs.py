@@ -5,9 +5,8 @@ records status events. Retries back off in milliseconds so throttling and 5xx bu
 
 from __future__ import annotations
 
-import asyncio
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +19,7 @@ from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.fakes import ManualClock, RecordingSink
 from tests.support.generations import PROMPT, insert_generation, stored_generation
+from tests.support.waiting import eventually
 from videogen_common.domain import Provider, Status
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
@@ -35,13 +35,6 @@ ACCOUNT = "acme"
 
 LEASE = timedelta(seconds=30)
 OWNER = "orch-providers"
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    """Wait until ``check`` holds (polled: the runner's writes to the store have no event to await)."""
-    async with asyncio.timeout(timeout):
-        while not await check():
-            await asyncio.sleep(0.01)
 
 
 def provider_env(fake: FakeProviderAPI) -> dict[str, Any]:
