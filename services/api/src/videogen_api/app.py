@@ -36,6 +36,7 @@ from videogen_api.routes import (
     health,
     media,
     providers,
+    reference,
     uploads,
     usage,
     webhooks,
@@ -74,14 +75,15 @@ def create_app(
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
     app.on_response_prepare.append(console.security_headers)
+    app.on_response_prepare.append(reference.security_headers)
     app.cleanup_ctx.append(_store)
     if settings.rate_limit_enabled:
         app.cleanup_ctx.append(_rate_limiter)
     app.cleanup_ctx.append(_media)
     app.cleanup_ctx.append(_producer)
     app.cleanup_ctx.append(_status_feed)
-    # The OpenAPI document and the /docs page, built once, from the same models the handlers validate with.
-    app[openapi.REFERENCE] = openapi.reference(settings)
+    # The OpenAPI document, built once, from the same models the handlers validate with (served with /docs).
+    app[reference.REFERENCE] = reference.Reference.of(openapi.build_document(settings))
     for table in (
         generations.routes,
         events.routes,
@@ -93,7 +95,7 @@ def create_app(
         audit.routes,
         media.routes,
         health.routes,
-        openapi.routes,
+        reference.routes,
         console.routes,
     ):
         app.add_routes(table)

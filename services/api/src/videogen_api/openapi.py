@@ -1,24 +1,22 @@
-"""The API's OpenAPI 3.1 document, and the reference page rendered from it: GET /openapi.json and GET /docs.
+"""The API's OpenAPI 3.1 document, served as GET /openapi.json and shown by the viewer at GET /docs
+(``routes.reference``).
 
-Both are built once, when the application is created, from the pydantic models in ``schemas`` (the request
+It is built once, when the application is created, from the pydantic models in ``schemas`` (the request
 bodies the handlers validate with, and the response models their views are tested against) plus the table of
 operations below, which says what each route takes and answers. The deployment's own limits (prompt length,
 body size, whether webhook URLs may be plain http) are written in from its settings.
 
-Neither page needs an API key. Tests hold the table to the router (every /v1 route documented, nothing
+Neither needs an API key. Tests hold the table to the router (every /v1 route documented, nothing
 documented that is not routed) and fuzz the live API from the served document (schemathesis)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-import orjson
-from aiohttp import web
 from pydantic import BaseModel
 
 from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -62,8 +60,6 @@ OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1"
 JSON = "application/json"
 SECURITY_SCHEME = "bearer"
-
-routes = web.RouteTableDef()
 
 
 # --- The operations ---------------------------------------------------------------------------------------
@@ -938,211 +934,3 @@ def build_document(settings: ApiSettings) -> Doc:
             },
         },
     }
-
-
-# --- The reference page ------------------------------------------------------------------------------------
-
-_STYLE = """
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; padding: 0 1rem; }
-body { color: #222; } h1, h2, h3 { line-height: 1.2; }
-h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2.5rem; }
-code { font: 13px ui-monospace, monospace; background: #f3f3f3; padding: 0 .2rem; border-radius: 3px; }
-table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
-th, td { text-align: left; vertical-align: top; border-bottom: 1px solid #e4e4e4; padding: .3rem .5rem; }
-th { font-weight: 600; background: #fafafa; }
-.method { display: inline-block; min-width: 4rem; font-weight: 700; text-transform: uppercase; }
-.operation { border: 1px solid #ddd; border-radius: 6px; padding: .2rem 1rem; margin: 1rem 0; }
-.muted { color: #666; }
-"""
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _ref_name(ref: str) -> str:
-    return ref.rsplit("/", 1)[-1]
-
-
-def _resolve(document: Doc, item: Doc) -> Doc:
-    """A component a ``$ref`` points to (one level, which is all this document uses)."""
-    if "$ref" not in item:
-        return item
-    node: Any = document
-    for part in item["$ref"].removeprefix("#/").split("/"):
-        node = node[part]
-    resolved: Doc = node
-    return resolved
-
-
-def _type(schema: Doc, *, branch: bool = False) -> str:
-    """A schema as a short line of HTML: its type, with links to named schemas and its constraints."""
-    if "$ref" in schema:
-        name = _ref_name(schema["$ref"])
-        return f'<a href="#schema-{_e(name)}">{_e(name)}</a>'
-    if "anyOf" in schema:
-        return " or ".join(_type(s, branch=True) for s in schema["anyOf"])
-    if "oneOf" in schema:
-        return "exactly one of " + ", ".join(_type(s, branch=True) for s in schema["oneOf"])
-    if branch and "description" in schema and "$ref" not in schema:
-        # A branch says what it is in words (its pattern is in the document).
-        return f"{_e(schema.get('type', 'any'))} ({_e(schema['description'])})"
-    if "enum" in schema:
-        text = "one of " + ", ".join(f"<code>{_e(v)}</code>" for v in schema["enum"])
-    elif schema.get("type") == "array":
-        items = schema.get("items", {})
-        text = ("array, each " if "anyOf" in items else "array of ") + _type(items)
-    else:
-        text = _e(schema.get("type", "any"))
-        if "format" in schema:
-            text += f" ({_e(schema['format'])})"
-        if "contentMediaType" in schema:
-            text += f" ({_e(schema['contentMediaType'])})"
-    limits = []
-    for key, label in (
-        ("minLength", "min length"),
-        ("maxLength", "max length"),
-        ("minItems", "min items"),
-        ("minimum", "min"),
-        ("maximum", "max"),
-        ("default", "default"),
-        ("pattern", "pattern"),
-    ):
-        if key in schema:
-            limits.append(f"{label} <code>{_e(schema[key])}</code>")
-    if schema.get("uniqueItems"):
-        limits.append("no repeats")
-    return text + (f' <span class="muted">({"; ".join(limits)})</span>' if limits else "")
-
-
-def _operation_html(document: Doc, path: str, method: str, op: Doc) -> list[str]:
-    anchor = f"op-{op['operationId']}"
-    key = "no API key" if op.get("security") == [] else "API key"
-    out = [
-        f'<section class="operation" id="{_e(anchor)}">',
-        f'<h3><span class="method">{_e(method)}</span> <code>{_e(path)}</code></h3>',
-        f'<p><strong>{_e(op["summary"])}</strong> <span class="muted">({key})</span>. '
-        f"{_e(op['description'])}</p>",
-    ]
-    params = [_resolve(document, p) for p in op.get("parameters", [])]
-    if params:
-        out.append("<table><tr><th>parameter</th><th>in</th><th>type</th><th>description</th></tr>")
-        for p in params:
-            required = " <em>required</em>" if p.get("required") else ""
-            out.append(
-                f"<tr><td><code>{_e(p['name'])}</code>{required}</td><td>{_e(p['in'])}</td>"
-                f"<td>{_type(p['schema'])}</td><td>{_e(p.get('description', ''))}</td></tr>"
-            )
-        out.append("</table>")
-    if "requestBody" in op:
-        for media_type, content in op["requestBody"]["content"].items():
-            out.append(f"<p>Body (<code>{_e(media_type)}</code>): {_type(content['schema'])}</p>")
-    out.append("<table><tr><th>status</th><th>description</th><th>body</th></tr>")
-    for status, listed in op["responses"].items():
-        response = _resolve(document, listed)
-        bodies = ", ".join(
-            f'{_type(c["schema"])} <span class="muted">{_e(t)}</span>'
-            for t, c in response.get("content", {}).items()
-        )
-        headers = ", ".join(f"<code>{_e(h)}</code>" for h in response.get("headers", {}) if h != REQUEST_ID)
-        extra = f' <span class="muted">headers: {headers}</span>' if headers else ""
-        out.append(
-            f"<tr><td><code>{_e(status)}</code></td><td>{_e(response['description'])}{extra}</td>"
-            f"<td>{bodies or '—'}</td></tr>"
-        )
-    out.append("</table></section>")
-    return out
-
-
-def _schema_html(name: str, schema: Doc) -> list[str]:
-    out = [f'<section id="schema-{_e(name)}"><h3>{_e(name)}</h3>']
-    if "description" in schema:
-        out.append(f"<p>{_e(schema['description'])}</p>")
-    properties: Doc = schema.get("properties", {})
-    if not properties:
-        out.append(f"<p>{_type(schema)}</p></section>")
-        return out
-    required = set(schema.get("required", []))
-    out.append("<table><tr><th>field</th><th>type</th><th>description</th></tr>")
-    for prop, sub in properties.items():
-        mark = " <em>required</em>" if prop in required else ""
-        out.append(
-            f"<tr><td><code>{_e(prop)}</code>{mark}</td><td>{_type(sub)}</td>"
-            f"<td>{_e(sub.get('description', ''))}</td></tr>"
-        )
-    out.append("</table>")
-    notes = []
-    if schema.get("additionalProperties") is False:
-        notes.append("no other fields")
-    if "minProperties" in schema:
-        notes.append(f"at least {schema['minProperties']} field(s)")
-    if notes:
-        out.append(f'<p class="muted">{_e("; ".join(notes))}.</p>')
-    out.append("</section>")
-    return out
-
-
-def render_page(document: Doc) -> str:
-    """The reference as one self-contained HTML page: no scripts, no external resources."""
-    info = document["info"]
-    operations = [
-        (path, method, op) for path, item in document["paths"].items() for method, op in item.items()
-    ]
-    out = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(info['title'])} reference</title><style>{_STYLE}</style></head><body>",
-        f'<h1>{_e(info["title"])} <span class="muted">v{_e(info["version"])}</span></h1>',
-        f"<p>{_e(info['description'])}</p>",
-        '<p>Machine-readable: <a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI '
-        f"{_e(document['openapi'])}). Authentication: <code>Authorization: Bearer &lt;API_KEY&gt;</code> "
-        "on every operation unless it says otherwise. Every answer carries <code>X-Request-Id</code>.</p>",
-        "<h2>Operations</h2><ul>",
-    ]
-    for path, method, op in operations:
-        out.append(
-            f'<li><a href="#op-{_e(op["operationId"])}"><span class="method">{_e(method)}</span> '
-            f"<code>{_e(path)}</code></a> — {_e(op['summary'])}</li>"
-        )
-    out.append("</ul>")
-    for tag in document["tags"]:
-        out.append(f"<h2>{_e(tag['name'])}</h2><p>{_e(tag['description'])}</p>")
-        for path, method, op in operations:
-            if tag["name"] in op["tags"]:
-                out.extend(_operation_html(document, path, method, op))
-    out.append("<h2>Schemas</h2>")
-    for name, schema in document["components"]["schemas"].items():
-        out.extend(_schema_html(name, schema))
-    out.append("</body></html>")
-    return "\n".join(out)
-
-
-# --- Serving ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The document and the page, built once when the application is created."""
-
-    document: Doc
-    json: bytes
-    page: bytes
-
-
-REFERENCE = web.AppKey("reference", Reference)
-
-
-def reference(settings: ApiSettings) -> Reference:
-    document = build_document(settings)
-    return Reference(document, orjson.dumps(document), render_page(document).encode())
-
-
-@routes.get("/openapi.json")
-async def openapi_json(request: web.Request) -> web.Response:
-    return web.Response(body=request.app[REFERENCE].json, content_type=JSON)
-
-
-@routes.get("/docs")
-async def docs_page(request: web.Request) -> web.Response:
-    return web.Response(body=request.app[REFERENCE].page, content_type="text/html", charset="utf-8")

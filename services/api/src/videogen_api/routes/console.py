@@ -1,65 +1,26 @@
 """The console: a web page for tenants under /console, on the api's own origin. Plain HTML, CSS and ES modules
 shipped as package data (no build step); every call it makes is a public API call with the tenant's key.
 
-The files are read once, when this module is imported, and served from memory with a strong ETag
-(``Cache-Control: no-cache``: the browser revalidates, a 304 costs no body). Every answer under /console,
-errors included, carries a strict Content-Security-Policy (no inline script or style, nothing from another
-origin but the signed media links' origin) and refuses framing, sniffing and referrers.
+The files are read once, when this module is imported, and served from memory (``static_files``). Every
+answer under /console, errors included, carries a strict Content-Security-Policy (no inline script or style,
+nothing from another origin but the signed media links' origin) and refuses framing, sniffing and referrers.
 See docs/console.md."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from videogen_api import state
+from videogen_api import state, static_files
 from videogen_api.problems import not_found
 
 routes = web.RouteTableDef()
 
 PREFIX = "/console"
-_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
-
-
-@dataclass(frozen=True)
-class Asset:
-    body: bytes
-    content_type: str
-    etag: str
-
-
-def _load() -> dict[str, Asset]:
-    """Every file of the console package, by its path relative to it (``index.html``, ``js/app.js``…)."""
-    assets: dict[str, Asset] = {}
-    root = resources.files("videogen_api") / "console"
-
-    def walk(node: resources.abc.Traversable, prefix: str) -> None:
-        for child in node.iterdir():
-            name = f"{prefix}{child.name}"
-            if child.is_dir():
-                walk(child, f"{name}/")
-                continue
-            suffix = "." + child.name.rsplit(".", 1)[-1]
-            if suffix not in _TYPES:
-                continue
-            body = child.read_bytes()
-            assets[name] = Asset(body, _TYPES[suffix], '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
-
-    walk(root, "")
-    return assets
-
-
 # Read at import, not on the event loop.
-ASSETS = _load()
+ASSETS = static_files.load(resources.files("videogen_api") / "console")
 
 
 def content_security_policy(public_base_url: str) -> str:
@@ -104,17 +65,10 @@ async def security_headers(request: web.BaseRequest, response: web.StreamRespons
     response.headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=(), payment=()"
 
 
-def _send(request: web.Request, asset: Asset) -> web.Response:
-    headers = {"ETag": asset.etag, "Cache-Control": "no-cache"}
-    if asset.etag in request.headers.get("If-None-Match", ""):
-        return web.Response(status=304, headers=headers)
-    return web.Response(body=asset.body, headers={**headers, "Content-Type": asset.content_type})
-
-
 @routes.get(PREFIX)
 @routes.get(PREFIX + "/")
 async def index(request: web.Request) -> web.Response:
-    return _send(request, ASSETS["index.html"])
+    return static_files.send(request, ASSETS["index.html"])
 
 
 @routes.get(PREFIX + "/{path:(?:js/)?[A-Za-z0-9_-]+\\.(?:js|css|svg)}")
@@ -122,4 +76,4 @@ async def asset(request: web.Request) -> web.Response:
     found = ASSETS.get(request.match_info["path"])
     if found is None:
         raise not_found("no such file")
-    return _send(request, found)
+    return static_files.send(request, found)
