@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
 
 from videogen_api.problems import Problem
-from videogen_api.schemas import GenerateRequest, WebhookCreate, parse_body
+from videogen_api.schemas import GenerateRequest, Generation, WebhookCreate, parse_body
 from videogen_common.domain import EventType, Provider
+from videogen_common.generations import PUBLIC_FIELDS, new_generation, public_view
 
 GOOD_GENERATE: dict[str, Any] = {"prompt": "a cat on a skateboard", "provider": "mock", "duration": 5}
 GOOD_WEBHOOK: dict[str, Any] = {"url": "https://example.com/hooks/videogen", "events": ["video.completed"]}
@@ -255,3 +257,22 @@ def test_webhook_unknown_extra_field() -> None:
     problem = _problem(WebhookCreate, orjson.dumps({**GOOD_WEBHOOK, "secret": "mine"}))
     assert problem.status == 422
     assert _errors(problem) == [{"field": "secret", "message": "unknown field", "code": "extra_forbidden"}]
+
+
+def test_the_generation_answer_has_the_public_fields_in_their_order() -> None:
+    assert tuple(Generation.model_fields) == PUBLIC_FIELDS
+    assert (
+        tuple(
+            public_view(
+                new_generation(
+                    generation_id="gen_1",
+                    account_id="a",
+                    prompt="p",
+                    provider=Provider.MOCK,
+                    duration=3,
+                    now=datetime.now(UTC),
+                )
+            )
+        )
+        == PUBLIC_FIELDS
+    )

@@ -15,34 +15,16 @@ from typing import Any
 
 import orjson
 
+from videogen_common.generations import PUBLIC_FIELDS
 from videogen_common.ids import derived_id
 
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 RETRY_AT = "retry_at"
 STATUSES = (PENDING, SUCCEEDED, FAILED)
 
-# The generation fields a delivery's ``data`` carries: the spec's, plus updated_at, error, how far it is, what
-# the request asked of the video, and the client's metadata.
-DATA_FIELDS = (
-    "id",
-    "status",
-    "prompt",
-    "provider",
-    "duration",
-    "video_url",
-    "thumbnail_url",
-    "created_at",
-    "updated_at",
-    "error",
-    "progress",
-    "queue_reason",
-    "aspect_ratio",
-    "resolution",
-    "seed",
-    "negative_prompt",
-    "metadata",
-    "image",
-)
+# The generation fields a delivery's ``data`` carries: every public one but the timeline (the event is one
+# step of it).
+DATA_FIELDS = tuple(name for name in PUBLIC_FIELDS if name != "timeline")
 
 Doc = dict[str, Any]
 

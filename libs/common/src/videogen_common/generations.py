@@ -15,6 +15,8 @@ from videogen_common.tracing import current_traceparent
 
 Doc = dict[str, Any]
 
+# What clients see of a generation, in this order: ``public_view`` makes exactly these (a test holds it and
+# the api's response model to this list), and webhook data carries them too (``deliveries.DATA_FIELDS``).
 PUBLIC_FIELDS = (
     "id",
     "status",
