@@ -1,5 +1,5 @@
-"""Filters for GET /v1/generations (and the same parameters of GET /v1/audit-events), read from the query
-string.
+"""Filters for GET /v1/generations (and the same parameters of GET /v1/audit-events and of an endpoint's
+delivery log), read from the query string.
 
 - ``status``: any of queued, processing, completed, failed; repeat the parameter or separate with commas.
 - ``provider``: any of mock, runway, luma, pika; the same way.
@@ -58,7 +58,7 @@ def created_clause(after: datetime | None, before: datetime | None) -> dict[str,
     if after is not None:
         created["$gt"] = _floor_ms(after)
     if before is not None:
-        created["$lt"] = _ceil_ms(before)
+        created["$lt"] = ceil_ms(before)
     return {"created_at": created} if created else {}
 
 
@@ -126,6 +126,15 @@ def choices(
     return tuple(chosen)
 
 
+def single(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> str | None:
+    """A parameter given at most once (None if not given)."""
+    values = query.getall(name, [])
+    if len(values) > 1:
+        errors.append({"field": name, "message": "give it once", "code": "repeated"})
+        return None
+    return values[0] if values else None
+
+
 def timestamp(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> datetime | None:
     values = query.getall(name, [])
     if not values:
@@ -149,11 +158,12 @@ def _floor_ms(moment: datetime) -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
-def _ceil_ms(moment: datetime) -> datetime:
+def ceil_ms(moment: datetime) -> datetime:
+    """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
     floor = _floor_ms(moment)
     if floor == moment:
         return moment
     try:
         return floor + _MS
-    except OverflowError:
+    except OverflowError:  # within the last millisecond of year 9999: nothing is stored later anyway
         return floor

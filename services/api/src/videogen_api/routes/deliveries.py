@@ -16,13 +16,14 @@ from multidict import MultiMapping
 from pymongo import ReturnDocument
 
 from videogen_api import state
+from videogen_api.filters import ceil_ms, created_bounds, created_clause, single
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import newest_first_page
 from videogen_api.problems import Problem, conflict, invalid, not_found
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
-from videogen_api.schemas import RecoverRequest, parse_body, parse_timestamp
+from videogen_api.schemas import RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
@@ -96,31 +97,12 @@ def _require_active(webhook: Doc | None) -> None:
         )
 
 
-def _ceil_ms(moment: datetime) -> datetime:
-    """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
-    floor = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-    if floor == moment:
-        return floor
-    try:
-        return floor + timedelta(milliseconds=1)
-    except OverflowError:  # within the last millisecond of year 9999: nothing is stored later anyway
-        return floor
-
-
-def _single(query: MultiMapping[str], name: str, errors: list[dict[str, str]]) -> str | None:
-    values = query.getall(name, [])
-    if len(values) > 1:
-        errors.append({"field": name, "message": "give it once", "code": "repeated"})
-        return None
-    return values[0] if values else None
-
-
 def _list_filters(query: MultiMapping[str]) -> Doc:
     """status, event_type, created_after and created_before (ISO 8601 with a time zone; both bounds
     exclusive) as a store query; every bad parameter is reported at once, in one 422."""
     errors: list[dict[str, str]] = []
     clause: Doc = {}
-    status = _single(query, "status", errors)
+    status = single(query, "status", errors)
     if status is not None:
         if status in STATUSES:
             clause["status"] = status
@@ -132,7 +114,7 @@ def _list_filters(query: MultiMapping[str]) -> Doc:
                     "code": "enum",
                 }
             )
-    event_type = _single(query, "event_type", errors)
+    event_type = single(query, "event_type", errors)
     if event_type is not None:
         if len(event_type) <= 64 and _EVENT_TYPE.fullmatch(event_type):
             clause["event_type"] = event_type
@@ -144,27 +126,10 @@ def _list_filters(query: MultiMapping[str]) -> Doc:
                     "code": "event_type",
                 }
             )
-    bounds: dict[str, datetime] = {}
-    for name, operator in (("created_after", "$gt"), ("created_before", "$lt")):
-        raw = _single(query, name, errors)
-        if raw is None:
-            continue
-        try:
-            moment = parse_timestamp(raw)
-        except ValueError as exc:
-            errors.append({"field": name, "message": f"{exc} (+ in a URL is %2B)", "code": "timestamp"})
-            continue
-        # Sub-millisecond input still selects exactly the deliveries strictly inside the bounds.
-        bounds[operator] = _ceil_ms(moment) if operator == "$lt" else moment
-    if "$gt" in bounds and "$lt" in bounds and bounds["$gt"] > bounds["$lt"]:
-        errors.append(
-            {"field": "created_after", "message": "must not be later than created_before", "code": "range"}
-        )
+    after, before = created_bounds(query, errors)
     if errors:
         raise invalid(errors)
-    if bounds:
-        clause["created_at"] = bounds
-    return clause
+    return {**clause, **created_clause(after, before)}
 
 
 @routes.get("/v1/webhooks/{id}/deliveries")
@@ -258,7 +223,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
             "webhook_id": webhook["_id"],
             "account_id": account_of(request),
             "status": FAILED,
-            "created_at": {"$gte": _ceil_ms(body.since)},
+            "created_at": {"$gte": ceil_ms(body.since)},
         },
         _requeue(now),
     )
