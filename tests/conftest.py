@@ -4,7 +4,6 @@ fresh topic prefix (so a fresh consumer group) for each test."""
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from tests.support.engines import (
     docker_available,
     embedded_engines,
 )
-from tests.support.env import settings_for
+from tests.support.env import isolated_env, settings_for
 from tests.support.s3 import endpoint_url, new_bucket, s3_media_env, s3_server
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect, ensure_indexes
@@ -90,26 +89,7 @@ async def s3_env(s3_endpoint: str) -> dict[str, str]:
 @pytest.fixture
 def base_env(engines: Engines, tmp_path: Path) -> dict[str, str]:
     """Environment for a test's services: its own database, topic prefix, consumer groups and data dir."""
-    tag = secrets.token_hex(4)
-    return {
-        "VIDEOGEN_KAFKA_BOOTSTRAP": engines.kafka_bootstrap,
-        "VIDEOGEN_MONGO_URL": engines.mongo_url,
-        "VIDEOGEN_MONGO_DB": f"test_{tag}",
-        "VIDEOGEN_TOPIC_PREFIX": f"t{tag}.",
-        "VIDEOGEN_TOPIC_PARTITIONS": "2",
-        "VIDEOGEN_DATA_DIR": str(tmp_path / "data"),
-        "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{tag}",
-        "VIDEOGEN_NOTIFIER_GROUP": f"notif-{tag}",
-        "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
-        # Test receivers listen on loopback, which the notifier's destination guard refuses by default.
-        "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-        "VIDEOGEN_LOG_FORMAT": "json",
-        # No load balancer in front of most tests' api: no drain before it stops (the shutdown tests set one).
-        "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",
-        # The workers' probe and metrics servers: any free port, so several can run on one machine at once.
-        "VIDEOGEN_ORCHESTRATOR_PORT": "0",
-        "VIDEOGEN_NOTIFIER_PORT": "0",
-    }
+    return isolated_env(engines, tmp_path / "data")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ system's (Debian's chromium package, which `make install` installs): Playwright 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib import resources
@@ -16,7 +15,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from tests.support.engines import Engines
-from tests.support.env import settings_for
+from tests.support.env import isolated_env, settings_for
 from tests.support.stack import Stack, running_stack
 from videogen_common.settings import CommonSettings
 from videogen_common.store import connect, ensure_indexes
@@ -40,23 +39,9 @@ MOCK_LATENCY_MS = 3000
 
 
 def stack_env(engines: Engines, data_dir: Path) -> dict[str, str]:
-    """What ``base_env`` gives one test, for a whole module: a database, topics and groups of its own."""
-    tag = secrets.token_hex(4)
+    """What ``base_env`` gives one test, for a whole module, and the console's own settings."""
     return {
-        "VIDEOGEN_KAFKA_BOOTSTRAP": engines.kafka_bootstrap,
-        "VIDEOGEN_MONGO_URL": engines.mongo_url,
-        "VIDEOGEN_MONGO_DB": f"test_{tag}",
-        "VIDEOGEN_TOPIC_PREFIX": f"t{tag}.",
-        "VIDEOGEN_TOPIC_PARTITIONS": "2",
-        "VIDEOGEN_DATA_DIR": str(data_dir),
-        "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{tag}",
-        "VIDEOGEN_NOTIFIER_GROUP": f"notif-{tag}",
-        "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
-        "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-        "VIDEOGEN_LOG_FORMAT": "json",
-        "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",
-        "VIDEOGEN_ORCHESTRATOR_PORT": "0",
-        "VIDEOGEN_NOTIFIER_PORT": "0",
+        **isolated_env(engines, data_dir),
         # The mock renders a real mp4 after this long, reporting progress as it goes.
         "VIDEOGEN_MOCK_LATENCY_MS": str(MOCK_LATENCY_MS),
         "VIDEOGEN_PROGRESS_WRITE_SECONDS": "0.2",
