@@ -24,7 +24,7 @@ from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
-from videogen_orchestrator.providers.base import Job, TaskState
+from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
@@ -39,7 +39,7 @@ TICK = timedelta(milliseconds=1)
 CAP = 2
 
 
-class HeldProvider:
+class HeldProvider(AdapterDefaults):
     """The mock provider, except that each task stays at the provider until the test calls ``finish``. Records
     every submission and the most tasks it ever had at once (submitted, not yet reported finished)."""
 

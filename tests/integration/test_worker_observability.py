@@ -38,6 +38,7 @@ from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.runtime import NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 from videogen_orchestrator.providers.base import (
+    AdapterDefaults,
     ErrorCode,
     GenerationError,
     Job,
@@ -65,7 +66,7 @@ def closed_store_url() -> str:
 # --- the orchestrator ------------------------------------------------------------------------------------
 
 
-class ScriptedProvider:
+class ScriptedProvider(AdapterDefaults):
     """Finishes every task at once; refuses the prompt "refuse" at submit, as a real adapter reports it."""
 
     name = "mock"

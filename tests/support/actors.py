@@ -11,11 +11,18 @@ from tests.support.generations import insert_generation, stored_generation
 from videogen_common.media import MediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
-from videogen_orchestrator.providers.base import Job, Output, ProviderAdapter, TaskState, TaskStatus
+from videogen_orchestrator.providers.base import (
+    AdapterDefaults,
+    Job,
+    Output,
+    ProviderAdapter,
+    TaskState,
+    TaskStatus,
+)
 from videogen_orchestrator.settings import OrchestratorSettings
 
 
-class FinishedProvider:
+class FinishedProvider(AdapterDefaults):
     """Stands in for the ``mock`` provider: every task it is given has already finished with ``output``."""
 
     name = "mock"

@@ -3,10 +3,11 @@ event sink that records what would have gone to Kafka, and a provider adapter th
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 from videogen_common.events import Envelope
-from videogen_orchestrator.providers.base import Job, ProviderAdapter, TaskState
+from videogen_orchestrator.providers.base import AdapterDefaults, Job, ProviderAdapter, TaskState
 
 
 def _millis(moment: datetime) -> datetime:
@@ -21,9 +22,17 @@ class ManualClock:
         if start.tzinfo is None:
             raise ValueError("ManualClock needs a timezone-aware start")
         self._now = _millis(start.astimezone(UTC))
+        # Every pause asked of this clock, in seconds, in order.
+        self.slept: list[float] = []
 
     def now(self) -> datetime:
         return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        """Recorded in ``slept``, then waited in real time; the time ``now`` reads still moves only when the
+        test moves it (a poll loop's pauses do not age leases and deadlines behind the test's back)."""
+        self.slept.append(seconds)
+        await asyncio.sleep(seconds)
 
     def advance(self, delta: timedelta) -> datetime:
         self._now = _millis(self._now + delta)
@@ -56,8 +65,9 @@ class RecordingSink:
         return [e for e in self.envelopes if e.generation_id == generation_id]
 
 
-class CountingProvider:
-    """Wraps a ``ProviderAdapter`` and records every ``submit`` and ``poll`` that reaches it."""
+class CountingProvider(AdapterDefaults):
+    """Wraps a ``ProviderAdapter`` and records every ``submit`` and ``poll`` that reaches it. Only those two
+    are passed on: it declares the defaults (no cancel, a submit that is paid for, no plan)."""
 
     def __init__(self, inner: ProviderAdapter) -> None:
         self.inner = inner

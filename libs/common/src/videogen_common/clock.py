@@ -1,7 +1,9 @@
-"""Time as a dependency: services take a Clock so schedules and leases are testable without sleeping."""
+"""Time as a dependency: services take a Clock so schedules and leases are testable without sleeping, and wait
+through it (``sleep``) so a test's clock sees every pause."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -9,12 +11,19 @@ from typing import Protocol
 class Clock(Protocol):
     def now(self) -> datetime: ...
 
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` (a pause between polls, ...)."""
+        ...
+
 
 class SystemClock:
     def now(self) -> datetime:
         # MongoDB keeps milliseconds; truncating here keeps what we return equal to what we store.
         now = datetime.now(UTC)
         return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

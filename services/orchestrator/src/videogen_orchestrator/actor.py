@@ -11,7 +11,11 @@ stop lets a submit in flight finish and save its id first.
 Each generation has a deadline (``generation_deadline_seconds`` after its creation): past it, it fails with
 ``provider_timeout`` and the provider's task is canceled, best effort. A client's cancel (the api marks the
 generation failed/canceled) is noticed at the next ownership check, and the provider's task is canceled too
-where the provider allows it."""
+where the provider allows it.
+
+``run`` answers with what became of the generation: ``Finished`` (this actor wrote its terminal state) or
+``Lost`` (someone else moved it). Inside, each ending is an ``Outcome`` (``Completed`` or ``Failed``) handed
+to ``_finish``; every pause between polls is taken through the injected clock."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +32,7 @@ from opentelemetry.trace import SpanKind
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
 from videogen_common.generations import QueueReason, transition
+from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
@@ -36,14 +42,13 @@ from videogen_orchestrator.first_frame import (
     guarded_fetcher,
     resolve_first_frame,
 )
+from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, RunResult
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
-    Cancellable,
     ErrorCode,
     GenerationError,
     Job,
     Output,
-    Planning,
     ProviderAdapter,
     ProviderError,
     TaskState,
@@ -65,6 +70,22 @@ Downloader = Callable[[str, int], Awaitable[bytes]]
 THUMBNAIL_MAX_BYTES = 10 * 1024 * 1024
 # A best-effort cancel at the provider is not worth holding an actor (or a shutdown) longer than this.
 CANCEL_TIMEOUT_SECONDS = 15.0
+
+
+# Told of every generation this actor finishes (the metrics count them).
+FinishedObserver = Callable[[Doc], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _PollAgain:
+    """Not finished yet: poll again, holding ``doc``; ``pause`` first unless the poll was cut short by the
+    client's deadline (then the deadline is looked at at once)."""
+
+    doc: Doc
+    pause: bool = True
+
+
+NO_REASON = GenerationError(code="provider_error", message="the provider reported failure without a reason")
 
 
 def _interrupted_submit(provider: str) -> GenerationError:
@@ -92,6 +113,7 @@ class GenerationActor:
         clock: Clock,
         downloader: Downloader | None = None,
         image_fetcher: ImageFetcher | None = None,
+        on_finished: FinishedObserver | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -103,21 +125,33 @@ class GenerationActor:
         self._fetch_image = image_fetcher or guarded_fetcher(
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds
         )
+        self._on_finished = on_finished
 
     @property
     def owner(self) -> str:
         """The lease owner this actor writes as: this orchestrator instance."""
         return self._settings.orchestrator_instance
 
-    async def run(self, doc: Doc) -> Doc | None:
-        """Drive a leased generation to a terminal state. Returns the final document, or None if the
-        generation was moved by someone else (cancelled, or its lease taken over)."""
+    async def run(self, doc: Doc) -> RunResult:
+        """Drive a leased generation to a terminal state. Every line logged meanwhile carries the generation's
+        ids (its account, and the id of the request that created it)."""
+        with log_context(
+            generation_id=doc["_id"], account_id=doc["account_id"], request_id=doc.get("trace_id")
+        ):
+            result = await self._run(doc)
+        if isinstance(result, Finished) and self._on_finished is not None:
+            self._on_finished(result.doc)
+        return result
+
+    async def _run(self, doc: Doc) -> RunResult:
         adapter = self._providers.get(doc["provider"])
         if adapter is None:
             return await self._finish(
                 doc,
-                error=GenerationError(
-                    code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"
+                Failed(
+                    GenerationError(
+                        code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"
+                    )
                 ),
             )
         progress = ProgressReporter(
@@ -166,66 +200,104 @@ class GenerationActor:
         )
         return doc, job
 
-    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> Doc | None:
-        log_extra = {"generation_id": doc["_id"], "account_id": doc["account_id"]}
+    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> RunResult:
+        """The job, the task at the provider (submitted now unless an earlier attempt did), then polls until
+        the generation ends. Losing the generation at any point stops it all."""
         try:
             try:
                 doc, job = await self._job(doc, progress)
             except FirstFrameUnusable as exc:
-                return await self._finish(doc, error=exc.error)
-            if doc.get("provider_task_id") is None:
-                if (late := self._late(doc)) is not None:
-                    return await self._finish(doc, error=late)
-                if doc.get("submit_started_at") is not None:
-                    return await self._finish(doc, error=_interrupted_submit(adapter.name))
-                doc, error = await self._start_task(doc, adapter, job)
-                if error is not None:
-                    return await self._finish(doc, error=error)
-                progress.started(doc)
+                return await self._finish(doc, Failed(exc.error))
+            doc, refused = await self._submitted(doc, adapter, job, progress)
+            if refused is not None:
+                return await self._finish(doc, refused)
             task_id: str = doc["provider_task_id"]
             while True:
                 if (late := self._late(doc)) is not None:
-                    final = await self._finish(doc, error=late)
-                    if final is not None:
+                    result = await self._finish(doc, Failed(late))
+                    if isinstance(result, Finished):
                         await self._cancel_task(adapter, task_id, doc["_id"], reason="deadline")
-                    return final
+                    return result
                 progress.follow(doc)
-                # A client's deadline cuts a poll short: it is kept to the poll, not to the next one.
-                deadline = asyncio.timeout(self._until_client_deadline(doc))
-                try:
-                    with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
-                        async with deadline:
-                            state = await adapter.poll(task_id, job)
-                        annotate(provider=adapter.name, task_status=state.status.value)
-                    await self._ensure_owned(doc)
-                    if state.status is TaskStatus.SUCCEEDED and state.output is not None:
-                        with tracer.start_as_current_span("media.fetch"):
-                            video, thumbnail = await self._fetch_media(state.output)
-                        return await self._finish(doc, state=state, video=video, thumbnail=thumbnail)
-                    if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-                        return await self._finish(doc, state=state)
-                    doc = await self._follow(doc, state)
-                    progress.follow(doc)
-                    if state.progress is not None:
-                        progress.seen(state.progress)
-                except ProviderError as exc:
-                    await self._ensure_owned(doc)
-                    if not exc.transient:
-                        return await self._finish(doc, error=exc.error)
-                    # The deadline bounds how long a provider that does not answer is waited for.
-                    log.warning(
-                        "provider did not answer; polling again", extra={**log_extra, "error": str(exc)}
-                    )
-                except TimeoutError:
-                    if not deadline.expired():
-                        raise  # not the client's deadline: someone else's timeout
-                    continue
-                pause = self._settings.poll_interval_seconds
-                await asyncio.sleep(min(pause, self._until_client_deadline(doc) or pause))
+                step = await self._poll_step(doc, adapter, task_id, job, progress)
+                if not isinstance(step, _PollAgain):
+                    return await self._finish(doc, step)
+                doc = step.doc
+                if step.pause:
+                    pause = self._settings.poll_interval_seconds
+                    await self._clock.sleep(min(pause, self._until_client_deadline(doc) or pause))
         except LeaseLost:
-            log.info("lease lost or generation canceled; stopping", extra=log_extra)
+            log.info(
+                "lease lost or generation canceled; stopping",
+                extra={"generation_id": doc["_id"], "account_id": doc["account_id"]},
+            )
             await self._cancel_if_canceled(doc["_id"], adapter, doc.get("provider_task_id"))
+            return Lost()
+
+    async def _submitted(
+        self, doc: Doc, adapter: ProviderAdapter, job: Job, progress: ProgressReporter
+    ) -> tuple[Doc, Failed | None]:
+        """The generation with its provider task id: kept from an earlier attempt, or submitted now. Or, with
+        the generation as it stands, why no task can be had: past a deadline, an earlier submit interrupted
+        (whether it made a task is unknown), or the provider refused."""
+        if doc.get("provider_task_id") is not None:
+            return doc, None
+        if (late := self._late(doc)) is not None:
+            return doc, Failed(late)
+        if doc.get("submit_started_at") is not None:
+            return doc, Failed(_interrupted_submit(adapter.name))
+        doc, error = await self._start_task(doc, adapter, job)
+        if error is not None:
+            return doc, Failed(error)
+        progress.started(doc)
+        return doc, None
+
+    async def _poll_step(
+        self, doc: Doc, adapter: ProviderAdapter, task_id: str, job: Job, progress: ProgressReporter
+    ) -> Outcome | _PollAgain:
+        """One poll and what it leads to: the generation's outcome (its media fetched if the task succeeded),
+        or another poll, with the provider's non-terminal state mirrored onto the generation."""
+        try:
+            state = await self._poll(doc, adapter, task_id, job)
+            if state is None:
+                return _PollAgain(doc, pause=False)
+            await self._ensure_owned(doc)
+            if state.status is TaskStatus.SUCCEEDED and state.output is not None:
+                with tracer.start_as_current_span("media.fetch"):
+                    video, thumbnail = await self._fetch_media(state.output)
+                return Completed(video, thumbnail)
+            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+                return Failed(state.error or NO_REASON)
+            doc = await self._follow(doc, state)
+            progress.follow(doc)
+            if state.progress is not None:
+                progress.seen(state.progress)
+            return _PollAgain(doc)
+        except ProviderError as exc:
+            await self._ensure_owned(doc)
+            if not exc.transient:
+                return Failed(exc.error)
+            # The deadline bounds how long a provider that does not answer is waited for.
+            log.warning(
+                "provider did not answer; polling again",
+                extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "error": str(exc)},
+            )
+            return _PollAgain(doc)
+
+    async def _poll(self, doc: Doc, adapter: ProviderAdapter, task_id: str, job: Job) -> TaskState | None:
+        """The task's state, or None if the client's deadline cut the poll short (a client's deadline is kept
+        to the poll, not to the next one)."""
+        deadline = asyncio.timeout(self._until_client_deadline(doc))
+        try:
+            with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
+                async with deadline:
+                    state = await adapter.poll(task_id, job)
+                annotate(provider=adapter.name, task_status=state.status.value)
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # not the client's deadline: someone else's timeout
             return None
+        return state
 
     # -- submitting ---------------------------------------------------------------------------------------
 
@@ -234,8 +306,8 @@ class GenerationActor:
     ) -> tuple[Doc, GenerationError | None]:
         """Submit once and save the task id. Returns the updated generation and, if no task was started,
         why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
-        plan = adapter.plan(job) if isinstance(adapter, Planning) else {}
-        if getattr(adapter, "pays_per_submit", True):
+        plan = adapter.plan(job)
+        if adapter.pays_per_submit:
             doc = await self._set(doc, {"submit_started_at": self._clock.now(), "provider_request": plan})
         submission = asyncio.ensure_future(self._submit_and_save(doc, adapter, job, plan))
         try:
@@ -318,7 +390,7 @@ class GenerationActor:
     ) -> None:
         """After losing the generation: if that is because its client canceled it, cancel the provider's task
         (a takeover by another instance leaves the task alone: the new owner polls it)."""
-        if task_id is None or not isinstance(adapter, Cancellable):
+        if task_id is None or not adapter.can_cancel:
             return
         current = await self._store.generations.find_one(
             {"_id": generation_id}, projection={"status": 1, "error": 1}
@@ -334,7 +406,7 @@ class GenerationActor:
     async def _cancel_task(
         self, adapter: ProviderAdapter, task_id: str, generation_id: str, *, reason: str
     ) -> None:
-        if not isinstance(adapter, Cancellable):
+        if not adapter.can_cancel:
             return
         extra = {"generation_id": generation_id, "provider": adapter.name, "reason": reason}
         try:
@@ -420,34 +492,21 @@ class GenerationActor:
         await publish_status(self._sink, updated, now)
         return updated
 
-    async def _finish(
-        self,
-        doc: Doc,
-        *,
-        state: TaskState | None = None,
-        error: GenerationError | None = None,
-        video: bytes | None = None,
-        thumbnail: bytes | None = None,
-    ) -> Doc | None:
+    async def _finish(self, doc: Doc, outcome: Outcome) -> RunResult:
+        """Move the generation to the state ``outcome`` calls for, its media stored first if it completed."""
         now = self._clock.now()
         fields: Doc
-        if state is not None and state.status is TaskStatus.SUCCEEDED and video is not None:
+        if isinstance(outcome, Completed):
             with tracer.start_as_current_span("media.store"):
-                annotate(video_bytes=len(video))
-                fields = {**await self._store_media(doc["_id"], video, thumbnail), "progress": 100}
+                annotate(video_bytes=len(outcome.video))
+                stored = await self._store_media(doc["_id"], outcome.video, outcome.thumbnail)
+                fields = {**stored, "progress": 100}
             target = Status.COMPLETED
+            if doc["status"] == Status.QUEUED.value:
+                doc = await self._follow(doc, TaskState(TaskStatus.RUNNING))
         else:
-            err = (
-                error
-                or (state.error if state else None)
-                or GenerationError(
-                    code="provider_error", message="the provider reported failure without a reason"
-                )
-            )
-            fields = {"error": err.to_dict()}
+            fields = {"error": outcome.error.to_dict()}
             target = Status.FAILED
-        if doc["status"] == Status.QUEUED.value and target is Status.COMPLETED:
-            doc = await self._follow(doc, TaskState(TaskStatus.RUNNING))
         final = await transition(
             self._store.generations,
             doc,
@@ -460,13 +519,13 @@ class GenerationActor:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": doc["_id"]}
             )
-            return None
+            return Lost()
         log.info(
             "generation finished",
             extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "status": final["status"]},
         )
         await publish_status(self._sink, final, now)
-        return final
+        return Finished(final)
 
     async def _store_media(self, generation_id: str, video: bytes, thumbnail: bytes | None) -> Doc:
         settings = self._settings

@@ -13,10 +13,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.domain import TERMINAL, Provider, Status
 from videogen_common.generations import OUTBOX_AT
-from videogen_common.logs import log_context
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
 from videogen_common.store import Store
-from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
 Doc = dict[str, Any]
@@ -129,36 +127,25 @@ class OrchestratorMetrics:
         )
 
 
-class MeasuredActor(GenerationActor):
-    """The actor, with every line it logs carrying the generation's ids (its account, and the id of the
-    request that created it) and each generation it finishes counted."""
-
-    def __init__(self, *, metrics: OrchestratorMetrics, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._metrics = metrics
-
-    async def run(self, doc: Doc) -> Doc | None:
-        with log_context(
-            generation_id=doc["_id"], account_id=doc["account_id"], request_id=doc.get("trace_id")
-        ):
-            final = await super().run(doc)
-        if final is not None:
-            self._metrics.observe_finished(final)
-        return final
-
-
 class MeasuredProvider:
-    """A provider adapter whose submit and poll calls are timed and whose errors are counted; every other
-    public attribute (cancel, plan, close, ...) is the adapter's own, copied onto this instance, so checks for
-    the optional capabilities (``isinstance(adapter, Cancellable)``) see exactly what the adapter has."""
+    """A provider adapter whose submit and poll calls are timed and whose errors are counted; everything else
+    (its declared features, plan, cancel, close) is the adapter's own, passed through."""
 
     def __init__(self, adapter: ProviderAdapter, metrics: OrchestratorMetrics) -> None:
         self._adapter = adapter
         self._metrics = metrics
         self.name = adapter.name
-        for attribute in dir(adapter):
-            if not attribute.startswith("_") and not hasattr(type(self), attribute) and attribute != "name":
-                setattr(self, attribute, getattr(adapter, attribute))
+        self.can_cancel = adapter.can_cancel
+        self.pays_per_submit = adapter.pays_per_submit
+
+    def plan(self, job: Job) -> dict[str, Any]:
+        return self._adapter.plan(job)
+
+    async def cancel(self, task_id: str) -> None:
+        await self._adapter.cancel(task_id)
+
+    async def close(self) -> None:
+        await self._adapter.close()
 
     async def submit(self, job: Job) -> str:
         started, error = time.perf_counter(), None

@@ -25,6 +25,7 @@ from videogen_common.generations import QueueReason, transition
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.outcomes import Finished
 from videogen_orchestrator.slots import AccountSlots, waiting_key
 
 log = logging.getLogger(__name__)
@@ -183,7 +184,8 @@ class Runner:
     async def _run(self, doc: Doc) -> None:
         generation_id, account_id = doc["_id"], doc["account_id"]
         try:
-            final: Doc | None = None
+            # Whether this actor wrote the generation's terminal state.
+            finished_here = False
             try:
                 # In the trace of the request that created it (a resumed generation too).
                 span = span_in(
@@ -195,16 +197,17 @@ class Runner:
                     provider=doc["provider"],
                 )
                 with trace.use_span(span, end_on_exit=True):
-                    final = await self._actor.run(doc)
-                    annotate(status=final["status"] if final else "moved")
+                    result = await self._actor.run(doc)
+                    finished_here = isinstance(result, Finished)
+                    annotate(status=result.doc["status"] if isinstance(result, Finished) else "moved")
             except asyncio.CancelledError:
                 raise
             except Exception:
                 # The lease will expire and the reconciler retries it; nothing is lost.
                 log.exception("actor crashed", extra={"generation_id": generation_id})
             try:
-                # None: moved by someone else (canceled: give the slot back; taken over: it keeps it).
-                if (final is not None or await self._finished(generation_id)) and await self.accounts.release(
+                # Lost: moved by someone else (canceled: give the slot back; taken over: it keeps it).
+                if (finished_here or await self._finished(generation_id)) and await self.accounts.release(
                     account_id, generation_id
                 ):
                     self._spawn_wake(account_id)

@@ -22,7 +22,8 @@ from videogen_common.periodic import Periodic
 from videogen_common.probes import WorkerProbes
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
-from videogen_orchestrator.metrics import MeasuredActor, OrchestratorMetrics, measured
+from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
@@ -97,14 +98,14 @@ class OrchestratorRuntime(Service):
             durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
-        actor = MeasuredActor(
-            metrics=self.metrics,
+        actor = GenerationActor(
             settings=settings,
             store=self.store,
             media=await self._media.enter_async_context(open_media_store(settings)),
             providers=measured(self.providers, self.metrics),
             sink=self.sink,
             clock=self.clock,
+            on_finished=self.metrics.observe_finished,
         )
         self.runner = Runner(
             store=self.store,

@@ -1,5 +1,7 @@
-"""What every provider adapter offers the actor: submit once, then poll until a terminal state; optionally
-cancel, and say what it asks the provider for."""
+"""What every provider adapter offers the actor: submit once, then poll until a terminal state; say what it
+asks the provider for, cancel a task, close its connections. What an adapter can do beyond submit and poll is
+declared (``can_cancel``, ``pays_per_submit``), not discovered: ``AdapterDefaults`` gives an adapter that
+declares nothing the safe defaults."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import base64
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,15 @@ class TaskState:
 
 
 class ProviderAdapter(Protocol):
+    """A provider's API as the actor drives it. Its operational features are declared, and the actor reads
+    them and nothing else (``videogen_common.capabilities`` is another matter: what the provider can make)."""
+
     name: str
+    # ``cancel`` stops a task at the provider; when False the actor never calls it.
+    can_cancel: bool
+    # A submit may be charged for: the generation is marked before it, and a submit interrupted by a crash
+    # (no task id saved) is never made again. False for a free provider (the mock).
+    pays_per_submit: bool
 
     async def submit(self, job: Job) -> str:
         """Start the provider's task and return its id. Called at most once per generation: the id is saved
@@ -129,25 +139,36 @@ class ProviderAdapter(Protocol):
 
     async def poll(self, task_id: str, job: Job) -> TaskState: ...
 
-
-@runtime_checkable
-class Cancellable(Protocol):
-    async def cancel(self, task_id: str) -> None:
-        """Ask the provider to stop (or drop) the task. Best effort: errors are the caller's to ignore."""
-        ...
-
-
-@runtime_checkable
-class Planning(Protocol):
     def plan(self, job: Job) -> dict[str, Any]:
         """What ``submit`` asks the provider for (model, duration it can make, ...), without the prompt;
-        recorded on the generation beside the task id."""
+        recorded on the generation beside the task id ({}: nothing to record)."""
+        ...
+
+    async def cancel(self, task_id: str) -> None:
+        """Ask the provider to stop (or drop) the task; only called when ``can_cancel``. Best effort: errors
+        are the caller's to ignore."""
+        ...
+
+    async def close(self) -> None:
+        """Release the adapter's connections (on shutdown)."""
         ...
 
 
-@runtime_checkable
-class Closable(Protocol):
-    async def close(self) -> None: ...
+class AdapterDefaults:
+    """What an adapter has unless it says otherwise: no cancel, a submit that may be charged for (so never
+    repeated after a crash), no plan to record, nothing to close."""
+
+    can_cancel = False
+    pays_per_submit = True
+
+    def plan(self, job: Job) -> dict[str, Any]:
+        return {}
+
+    async def cancel(self, task_id: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} declares that it cannot cancel a task")
+
+    async def close(self) -> None:
+        return None
 
 
 def nearest_duration(requested: int, offered: Collection[int]) -> int:

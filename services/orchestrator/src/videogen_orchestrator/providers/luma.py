@@ -35,6 +35,7 @@ class LumaAdapter(ModelResolutionAdapter):
     queued_statuses = ("queued",)
     running_statuses = ("dreaming",)
     capabilities = CAPABILITIES[Provider.LUMA]
+    can_cancel = True
 
     def __init__(self, http: ProviderHTTP, *, model: str = "ray-2", resolution: str = "720p") -> None:
         super().__init__(http, model=model, resolution=resolution)

@@ -11,7 +11,14 @@ from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO, frame_size
 from videogen_common.domain import Provider
-from videogen_orchestrator.providers.base import GenerationError, Job, Output, TaskState, TaskStatus
+from videogen_orchestrator.providers.base import (
+    AdapterDefaults,
+    GenerationError,
+    Job,
+    Output,
+    TaskState,
+    TaskStatus,
+)
 from videogen_orchestrator.render import Rendered, Scene, render
 
 FAIL_MARKER = "#fail"
@@ -64,9 +71,11 @@ class RenderCache:
             self._done.popitem(last=False)
 
 
-class MockProvider:
+class MockProvider(AdapterDefaults):
     name = "mock"
     capabilities = CAPABILITIES[Provider.MOCK]
+    # Its cancel records the task id (what tests see).
+    can_cancel = True
     # Free and local: a submit whose id was lost in a crash may simply be made again.
     pays_per_submit = False
 

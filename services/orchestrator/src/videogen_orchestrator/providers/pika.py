@@ -110,6 +110,7 @@ class PikaAdapter(ModelResolutionAdapter):
     running_statuses = ("IN_PROGRESS",)
     detail_fields = ("queue_position",)
     capabilities = CAPABILITIES[Provider.PIKA]
+    can_cancel = True
 
     def __init__(self, http: ProviderHTTP, *, model: str = DEFAULT_MODEL, resolution: str = "720p") -> None:
         super().__init__(http, model=model.strip("/"), resolution=resolution)

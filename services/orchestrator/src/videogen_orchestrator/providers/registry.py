@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Mapping
 
 from videogen_common.domain import Provider
-from videogen_orchestrator.providers.base import Closable, ProviderAdapter
+from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.http import ProviderHTTP, RetryPolicy
 from videogen_orchestrator.providers.luma import LumaAdapter
 from videogen_orchestrator.providers.mock import MockProvider
@@ -80,6 +80,5 @@ def build_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter
 async def close_providers(providers: Mapping[str, ProviderAdapter]) -> None:
     """Close the adapters' connection pools (on shutdown)."""
     for adapter in providers.values():
-        if isinstance(adapter, Closable):
-            with contextlib.suppress(Exception):
-                await adapter.close()
+        with contextlib.suppress(Exception):
+            await adapter.close()

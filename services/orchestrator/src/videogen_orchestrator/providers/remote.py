@@ -11,6 +11,7 @@ from typing import Any
 
 from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities
 from videogen_orchestrator.providers.base import (
+    AdapterDefaults,
     ErrorCode,
     GenerationError,
     Job,
@@ -67,8 +68,9 @@ def failed(
     return TaskState(TaskStatus.FAILED, error=GenerationError(code, message, provider_code), details=details)
 
 
-class RemoteAdapter:
-    """Base of the adapters that call a provider's HTTP API through ``ProviderHTTP``."""
+class RemoteAdapter(AdapterDefaults):
+    """Base of the adapters that call a provider's HTTP API through ``ProviderHTTP``. A submit is paid for
+    (``pays_per_submit``, the default); an adapter whose provider can stop a task declares ``can_cancel``."""
 
     name: str
     # What the provider can make (``videogen_common.capabilities``, which the api checks requests against).

@@ -56,6 +56,7 @@ class RunwayAdapter(RemoteAdapter):
     running_statuses = ("RUNNING",)
     detail_fields = ("progress",)
     capabilities = CAPABILITIES[Provider.RUNWAY]
+    can_cancel = True
 
     def __init__(self, http: ProviderHTTP, *, model: str = "gen4.5") -> None:
         if model not in MODEL_DURATIONS:
