@@ -64,9 +64,9 @@ class Lane:
         self._queue: deque[Job] = deque()
         self._held: set[str] = set()  # delivery ids queued, in flight, or about to be queued
         self._workers: set[asyncio.Task[None]] = set()
-        self.paused_until: datetime | None = None
-        self.failing = False
-        self.endpoint: Doc | None = None
+        self._paused_until: datetime | None = None
+        self._failing = False
+        self._endpoint: Doc | None = None
         self._endpoint_read_at: datetime | None = None
         self._endpoint_lock = asyncio.Lock()
 
@@ -121,7 +121,7 @@ class Lane:
 
     def worker_cap(self) -> int:
         """How many attempts may be in flight at once now."""
-        return 1 if self.failing else self.concurrency
+        return 1 if self._failing else self.concurrency
 
     def start_workers(self) -> None:
         if self.paused(self._clock.now()):
@@ -148,24 +148,33 @@ class Lane:
 
     # The breaker and the probe.
 
+    @property
+    def paused_until(self) -> datetime | None:
+        """When the breaker, if it was opened, lets attempts through again."""
+        return self._paused_until
+
+    @property
+    def failing(self) -> bool:
+        return self._failing
+
     def paused(self, now: datetime) -> bool:
-        return self.paused_until is not None and self.paused_until > now
+        return self._paused_until is not None and self._paused_until > now
 
     def trip(self, until: datetime) -> None:
         """Open the breaker until ``until`` (a later failure may push it further)."""
-        if self.paused_until is None or until > self.paused_until:
-            self.paused_until = until
+        if self._paused_until is None or until > self._paused_until:
+            self._paused_until = until
 
     def failed(self) -> None:
         """An attempt failed: send one at a time, as a probe, until one succeeds."""
-        self.failing = True
+        self._failing = True
 
     def succeeded(self) -> None:
         """An attempt succeeded: the endpoint answers again, so the breaker closes and the lane goes back to
         full concurrency."""
-        self.paused_until = None
-        if self.failing:
-            self.failing = False
+        self._paused_until = None
+        if self._failing:
+            self._failing = False
             self.start_workers()
 
     # The endpoint's document.
@@ -179,19 +188,20 @@ class Lane:
     async def endpoint_doc(self, read: Callable[[str], Awaitable[Doc | None]]) -> Doc | None:
         """The lane's endpoint, read with ``read`` at most once per ``endpoint_ttl`` (None: deleted)."""
         if self.fresh_endpoint(self._clock.now()):
-            return self.endpoint
+            return self._endpoint
         async with self._endpoint_lock:  # concurrent attempts wait for one read
             read_at = self._clock.now()
             if not self.fresh_endpoint(read_at):
-                self.endpoint = await read(self.webhook_id)
+                self._endpoint = await read(self.webhook_id)
                 self._endpoint_read_at = read_at
-                if self.endpoint is not None:  # failing by another instance's attempts too
-                    self.failing = Health.of(self.endpoint).consecutive_failures > 0
-            return self.endpoint
+                if self._endpoint is not None:  # failing by another instance's attempts too
+                    self._failing = Health.of(self._endpoint).consecutive_failures > 0
+            return self._endpoint
 
     def remember_health(self, health: Health) -> None:
-        if self.endpoint is not None:
-            self.endpoint["health"] = {
+        """Apply this instance's write of the endpoint's health to the copy."""
+        if self._endpoint is not None:
+            self._endpoint["health"] = {
                 "consecutive_failures": health.consecutive_failures,
                 "failing_since": health.failing_since,
                 "last_success_at": health.last_success_at,
@@ -199,5 +209,6 @@ class Lane:
             }
 
     def remember_disabled(self) -> None:
-        if self.endpoint is not None:
-            self.endpoint["active"] = False
+        """Apply this instance's disabling of the endpoint to the copy."""
+        if self._endpoint is not None:
+            self._endpoint["active"] = False
