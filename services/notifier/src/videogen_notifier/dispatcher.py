@@ -20,7 +20,12 @@ sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and 
 
 A delivery held in a lane, created claimed, is out of the store's due range until its claim ends, so a dead
 endpoint's backlog costs the sweeps nothing meanwhile: the store reads every due document a sweep matches,
-whatever its limit."""
+whatever its limit.
+
+The parts: each endpoint's lane (``lanes.Lane``) owns its queue, its workers, its breaker and its copy of the
+endpoint; the delivery collection's claims and writes are ``delivery_store.DeliveryStore``'s; what follows an
+attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The dispatcher ties them
+together: it creates and sweeps deliveries into lanes, makes each attempt and applies its decision."""
 
 from __future__ import annotations
 
@@ -35,16 +40,16 @@ from typing import Any
 from opentelemetry import trace
 from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
-from videogen_common.clock import Clock, isoformat
-from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
+from videogen_common.clock import Clock
+from videogen_common.deliveries import FAILED, SUCCEEDED
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
-from videogen_notifier.deliveries import insert_new
+from videogen_notifier.decision import Policy, RetryAt, Succeeded, Why, decide
+from videogen_notifier.delivery_store import DeliveryStore
 from videogen_notifier.health import Health, record_failure, record_success
 from videogen_notifier.lanes import Job, Lane
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
-from videogen_notifier.schedule import retry_delay
 from videogen_notifier.sender import AttemptResult, Sender
 from videogen_notifier.settings import NotifierSettings
 
@@ -56,6 +61,13 @@ STORE_RETRY_SECONDS = 1.0
 # The store failures that pass: unreachable, timed out, failing over, or short of its write concern. Any other
 # error (a refused write) would fail again, so the attempt ends and the delivery stays due in the store.
 STORE_UNAVAILABLE = (ConnectionFailure, WriteConcernError)
+# What is logged when a delivery is given up.
+GIVE_UP_LOGS = {
+    Why.GONE: "endpoint disabled after 410",
+    Why.FAILING_TOO_LONG: "endpoint disabled after failing too long",
+    Why.NOT_RETRIABLE: "delivery refused, not retried",
+    Why.EXHAUSTED: "delivery failed, schedule exhausted",
+}
 
 
 class Dispatcher:
@@ -75,6 +87,7 @@ class Dispatcher:
         self._sender = sender
         self._clock = clock
         self._rng = rng
+        self._policy = Policy.of(settings)
         self._lanes: dict[str, Lane] = {}
         # A claim lasts past the attempt's deadline with room to spare; an attempt starts only on a claim
         # with at least ``_claim_margin`` left, so it is recorded before any other instance may take it.
@@ -84,10 +97,8 @@ class Dispatcher:
         self._hold_for = timedelta(seconds=settings.delivery_hold_seconds)
         self._held = 0  # deliveries held in all lanes
         self._endpoint_ttl = timedelta(seconds=settings.endpoint_cache_seconds)
-        self._cooldown = timedelta(seconds=settings.breaker_cooldown_seconds)
-        self._disable_after = timedelta(seconds=settings.webhook_disable_after_seconds)
-        # The claim token of this instance: on the deliveries it creates already claimed, and on its claims.
-        self._owner = secrets.token_hex(8)
+        # The claim token of this instance is the delivery store's.
+        self._deliveries = DeliveryStore(store, secrets.token_hex(8))
         # Deliveries of a ``create`` that failed, which the store may have written all the same.
         self._unsure: set[str] = set()
 
@@ -97,12 +108,11 @@ class Dispatcher:
         return self._held
 
     def _hold(self, lane: Lane, delivery_id: str) -> None:
-        lane.held.add(delivery_id)
+        lane.hold(delivery_id)
         self._held += 1
 
     def _let_go(self, lane: Lane, delivery_id: str) -> None:
-        if delivery_id in lane.held:
-            lane.held.discard(delivery_id)
+        if lane.let_go(delivery_id):
             self._held -= 1
 
     def _room(self, lane: Lane) -> bool:
@@ -113,7 +123,13 @@ class Dispatcher:
         if lane is None:
             settings = self._settings
             lane = self._lanes[webhook_id] = Lane(
-                webhook_id, settings.endpoint_concurrency, settings.endpoint_queue_limit
+                webhook_id,
+                concurrency=settings.endpoint_concurrency,
+                queue_limit=settings.endpoint_queue_limit,
+                endpoint_ttl=self._endpoint_ttl,
+                clock=self._clock,
+                send=self._send,
+                on_worker_exit=self._forget_if_idle,
             )
         return lane
 
@@ -121,11 +137,7 @@ class Dispatcher:
         """Idle lanes are not kept for endpoints long gone; one whose copy of the endpoint is still fresh is
         kept until it goes stale (the sweeper looks every pass), as the next delivery may be moments away."""
         now = self._clock.now()
-        if (
-            lane.idle(now)
-            and not lane.fresh_endpoint(now, self._endpoint_ttl)
-            and self._lanes.get(lane.webhook_id) is lane
-        ):
+        if lane.idle(now) and not lane.fresh_endpoint(now) and self._lanes.get(lane.webhook_id) is lane:
             del self._lanes[lane.webhook_id]
 
     def submit(self, delivery_id: str, webhook_id: str, doc: Doc | None = None) -> bool:
@@ -133,11 +145,11 @@ class Dispatcher:
         it). A full or paused lane refuses it (False): it stays due in the store and the sweeper brings it in
         once the lane has room."""
         lane = self._lane(webhook_id)
-        if delivery_id in lane.held or lane.paused(self._clock.now()) or not self._room(lane):
+        if lane.holds(delivery_id) or lane.paused(self._clock.now()) or not self._room(lane):
             self._forget_if_idle(lane)
             return False
         self._hold(lane, delivery_id)
-        self._queue(lane, Job(delivery_id, doc))
+        lane.offer(Job(delivery_id, doc))
         return True
 
     async def create(self, docs: list[Doc]) -> list[tuple[str, str]]:
@@ -156,14 +168,13 @@ class Dispatcher:
         for doc in docs:
             lane = self._lane(doc["webhook_id"])
             if self._room(lane):
-                doc["next_attempt_at"] = now + self._hold_for
-                doc["claim"] = self._owner
+                self._deliveries.mark_claimed(doc, now + self._hold_for)
                 self._hold(lane, doc["_id"])
                 reserved[doc["_id"]] = lane
             elif lane.paused(now):
                 doc["next_attempt_at"] = lane.paused_until
         try:
-            created = await insert_new(self._store, docs)
+            created = await self._deliveries.insert_new(docs)
         except BaseException:
             # The batch may have been stored although the store's answer never came: the agent tries it
             # again, and those of its deliveries found stored then, claimed by this instance, are queued.
@@ -173,7 +184,7 @@ class Dispatcher:
         for doc in created:
             held_by = reserved.pop(doc["_id"], None)
             if held_by is not None:
-                self._queue(held_by, Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
+                held_by.offer(Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
         try:
             if self._unsure:
                 await self._queue_stored_by_failed_try(reserved)
@@ -183,13 +194,12 @@ class Dispatcher:
 
     async def _queue_stored_by_failed_try(self, reserved: dict[str, Lane]) -> None:
         """Queue the deliveries an earlier ``create`` of this instance stored claimed although it failed
-        (found already stored now); without this they would wait in the store for their claim to end. Read
-        back one by id each: it happens only after a store failure."""
+        (found already stored now); without this they would wait in the store for their claim to end."""
         for delivery_id in [i for i in reserved if i in self._unsure]:
-            stored = await self._store.deliveries.find_one({"_id": delivery_id})
-            if stored is not None and stored["status"] == PENDING and stored.get("claim") == self._owner:
+            stored = await self._deliveries.stored_claimed(delivery_id)
+            if stored is not None:
                 lane = reserved.pop(delivery_id)
-                self._queue(lane, Job(delivery_id, stored, claimed_until=stored["next_attempt_at"]))
+                lane.offer(Job(delivery_id, stored, claimed_until=stored["next_attempt_at"]))
         self._unsure.clear()
 
     def _release(self, reserved: dict[str, Lane]) -> None:
@@ -197,71 +207,39 @@ class Dispatcher:
             self._let_go(lane, delivery_id)
             self._forget_if_idle(lane)
 
-    def _queue(self, lane: Lane, job: Job) -> None:
-        """Append a job whose id the lane already holds; start a worker if one is free."""
-        lane.queue.append(job)
-        self._start_workers(lane)
-
-    def _start_workers(self, lane: Lane) -> None:
-        if lane.paused(self._clock.now()):
-            return  # the sweep starts them again once the cooldown ends
-        # Each worker is busy with a job or about to take one: one more per queued job, up to the cap.
-        wanted = min(lane.worker_cap(), len(lane.workers) + len(lane.queue))
-        while len(lane.workers) < wanted:
-            worker = asyncio.create_task(self._work(lane), name=f"lane:{lane.webhook_id}")
-            lane.workers.add(worker)
-            worker.add_done_callback(lambda task: self._worker_done(lane, task))
-
-    def _worker_done(self, lane: Lane, worker: asyncio.Task[None]) -> None:
-        lane.workers.discard(worker)
-        self._forget_if_idle(lane)
-
-    async def _work(self, lane: Lane) -> None:
-        while lane.queue and not lane.paused(self._clock.now()):  # paused: the queue waits for the cooldown
-            if len(lane.workers) > lane.worker_cap():
-                # The endpoint is failing: the surplus workers retire (each leaves the count at once, so
-                # the last one goes on probing).
-                lane.workers.discard(asyncio.current_task())
-                return
-            job = lane.queue.popleft()
-            try:
-                await self._attempt(lane, job)
-            except asyncio.CancelledError:
-                self._let_go(lane, job.delivery_id)
-                raise
-            except STORE_UNAVAILABLE as exc:
-                # The store did not answer: the delivery keeps its place and its claim, and is tried again
-                # once the store answers, rather than waiting in the store for its claim to end.
-                log.warning(
-                    "store unavailable during a delivery attempt; trying it again",
-                    extra={"delivery_id": job.delivery_id, "error": exc.__class__.__name__},
-                )
-                lane.queue.appendleft(job)
-                await asyncio.sleep(STORE_RETRY_SECONDS)
-                continue
-            except Exception:
-                log.exception(
-                    "delivery attempt crashed; it stays due", extra={"delivery_id": job.delivery_id}
-                )
+    async def _send(self, lane: Lane, job: Job) -> None:
+        """One job taken by one of the lane's workers."""
+        try:
+            await self._attempt(lane, job)
+        except asyncio.CancelledError:
             self._let_go(lane, job.delivery_id)
+            raise
+        except STORE_UNAVAILABLE as exc:
+            # The store did not answer: the delivery keeps its place and its claim, and is tried again
+            # once the store answers, rather than waiting in the store for its claim to end.
+            log.warning(
+                "store unavailable during a delivery attempt; trying it again",
+                extra={"delivery_id": job.delivery_id, "error": exc.__class__.__name__},
+            )
+            lane.put_back(job)
+            await asyncio.sleep(STORE_RETRY_SECONDS)
+            return
+        except Exception:
+            log.exception("delivery attempt crashed; it stays due", extra={"delivery_id": job.delivery_id})
+        self._let_go(lane, job.delivery_id)
 
     async def sweep(self) -> int:
         """Submit the deliveries that are due (retries, and anything a crash left behind), oldest first, up
         to ``sweep_batch``. Those of endpoints whose lane is busy (or whose breaker is open) are passed over,
-        so a dead endpoint's backlog can never fill a sweep and starve other endpoints' retries.
-
-        The query is the due range of the ``by_due`` index and nothing else: the embedded store answers any
-        other condition beside it (such as leaving busy endpoints out) with a scan of every delivery ever
-        made, and reads every due document whatever the limit, so the busy ones are skipped here instead.
-        Bodies are left out (a claimed delivery's is read with it)."""
+        so a dead endpoint's backlog can never fill a sweep and starve other endpoints' retries (the store
+        reads every due document whatever the limit, so the busy ones are skipped here: see
+        ``DeliveryStore.due``)."""
         now = self._clock.now()
         for lane in list(self._lanes.values()):
-            self._start_workers(lane)  # a lane whose cooldown has ended goes on with what it kept
+            lane.start_workers()  # a lane whose cooldown has ended goes on with what it kept
             self._forget_if_idle(lane)
         busy = {webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)}
-        due = self._store.deliveries.find(
-            {"status": PENDING, "next_attempt_at": {"$lte": now}}, projection={"body": 0}
-        ).sort("next_attempt_at", 1)
+        due = self._deliveries.due(now)
         count = 0
         try:
             async for doc in due:
@@ -285,13 +263,7 @@ class Dispatcher:
         after a crash."""
         now = self._clock.now()
         lanes = list(self._lanes.values())
-        unstarted = [
-            job
-            for lane in lanes
-            if not lane.paused(now)
-            for job in lane.queue
-            if job.claimed_until is not None
-        ]
+        unstarted = [claimed for lane in lanes if not lane.paused(now) for claimed in lane.claimed_jobs()]
         workers = [w for lane in lanes for w in lane.workers]
         for worker in workers:
             worker.cancel()
@@ -301,19 +273,9 @@ class Dispatcher:
         if not unstarted:
             return
         try:
-            # One by id each (a condition on several fields, or a list of ids, costs the embedded store a
-            # scan of every delivery), and only if still as this instance made it.
             async with asyncio.timeout(hand_back_seconds):
-                for job in unstarted:
-                    await self._store.deliveries.update_one(
-                        {
-                            "_id": job.delivery_id,
-                            "status": PENDING,
-                            "claim": self._owner,
-                            "next_attempt_at": job.claimed_until,
-                        },
-                        {"$set": {"next_attempt_at": now}},
-                    )
+                for delivery_id, claimed_until in unstarted:
+                    await self._deliveries.hand_back(delivery_id, claimed_until, now)
         except (TimeoutError, PyMongoError) as exc:
             log.warning(
                 "could not hand back every queued delivery; the rest are due when their claims end",
@@ -324,22 +286,19 @@ class Dispatcher:
         delivery = await self._claimed(job)
         if delivery is None:
             return  # not due, finished, or another instance has it
-        endpoint = await self._endpoint(lane)
+        endpoint = await lane.endpoint_doc(self._read_endpoint)
         now = self._clock.now()
         if endpoint is None or not endpoint.get("active", False):
             await self._close(
                 delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled"
             )
             return
-        paused_until = Health.of(endpoint).paused_until(self._settings.breaker_failures, self._cooldown)
+        paused_until = Health.of(endpoint).paused_until(self._policy.breaker_failures, self._policy.cooldown)
         if paused_until is not None and paused_until > now:
-            lane.pause(paused_until)
+            lane.trip(paused_until)
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
-            await self._store.deliveries.update_one(
-                {"_id": delivery["_id"], "status": PENDING},
-                {"$set": {"next_attempt_at": paused_until, "updated_at": now}},
-            )
+            await self._deliveries.postpone(delivery["_id"], paused_until, now)
             return
         live_secrets = [
             s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
@@ -359,12 +318,17 @@ class Dispatcher:
             annotate(status_code=result.status_code, error=result.error, succeeded=result.ok)
             await self._record(delivery, endpoint, result, lane)
 
+    async def _read_endpoint(self, webhook_id: str) -> Doc | None:
+        return await self._store.webhooks.find_one({"_id": webhook_id})
+
     async def _claimed(self, job: Job) -> Doc | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
         is kept on the job, so an attempt tried again (the store failed it) goes on under the same claim."""
         if job.claimed_until is None or job.doc is None:
             claimed_until = self._clock.now() + self._claim_for
-            delivery = await self._claim(job.delivery_id, job.doc, claimed_until)
+            delivery = await self._deliveries.claim_due(
+                job.delivery_id, job.doc, claimed_until, self._clock.now()
+            )
             if delivery is not None:
                 job.doc, job.claimed_until = delivery, claimed_until
             return delivery
@@ -372,56 +336,12 @@ class Dispatcher:
         if job.claimed_until - now >= self._claim_margin:
             return job.doc  # created claimed, and the claim outlasts this attempt
         # It waited long in the queue: extend the claim, unless another instance took it after it ended.
-        renewed = await self._store.deliveries.update_one(
-            {"_id": job.delivery_id, "status": PENDING, "claim": self._owner},
-            {"$set": {"next_attempt_at": now + self._claim_for}},
-        )
-        return job.doc if renewed.modified_count == 1 else None
-
-    async def _claim(self, delivery_id: str, known: Doc | None, until: datetime) -> Doc | None:
-        """Push the delivery's next attempt to ``until`` (past this attempt's deadline), if it is still due
-        (a conditional update, rather than findAndModify, which the embedded store serves with a collection
-        scan). With the document already known, the update also requires its attempts to be the ones known,
-        so the known document is the one claimed; the claim's end, with this instance's token, tells us the
-        document read back by id (when it is not known, or known without its body) is the one we claimed."""
-        query: Doc = {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": self._clock.now()}}
-        if known is not None:
-            query["attempts"] = {"$size": len(known["attempts"])}
-        claimed = await self._store.deliveries.update_one(
-            query, {"$set": {"next_attempt_at": until, "claim": self._owner}}
-        )
-        if claimed.modified_count != 1:
-            return None
-        if known is not None and "body" in known:
-            return known
-        delivery = await self._store.deliveries.find_one({"_id": delivery_id})
-        if delivery is None or delivery.get("claim") != self._owner or delivery["next_attempt_at"] != until:
-            return None
-        return delivery
-
-    async def _endpoint(self, lane: Lane) -> Doc | None:
-        """The lane's endpoint, read at most once per ``endpoint_cache_seconds`` (None: deleted)."""
-        if lane.fresh_endpoint(self._clock.now(), self._endpoint_ttl):
-            return lane.endpoint
-        async with lane.endpoint_lock:  # concurrent attempts wait for one read
-            read_at = self._clock.now()
-            if not lane.fresh_endpoint(read_at, self._endpoint_ttl):
-                lane.endpoint = await self._store.webhooks.find_one({"_id": lane.webhook_id})
-                lane.endpoint_read_at = read_at
-                if lane.endpoint is not None:  # failing by another instance's attempts too
-                    lane.failing = Health.of(lane.endpoint).consecutive_failures > 0
-            return lane.endpoint
-
-    def _remember_health(self, lane: Lane, health: Health) -> None:
-        if lane.endpoint is not None:
-            lane.endpoint["health"] = {
-                "consecutive_failures": health.consecutive_failures,
-                "failing_since": health.failing_since,
-                "last_success_at": health.last_success_at,
-                "last_failure_at": health.last_failure_at,
-            }
+        renewed = await self._deliveries.renew_claim(job.delivery_id, now + self._claim_for)
+        return job.doc if renewed else None
 
     async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane) -> None:
+        """Count the attempt in the endpoint's health, decide what follows it (``decision.decide``: the rules
+        are there) and apply that: the store writes, the lane's breaker and probing, a disable, the logs."""
         now = self._clock.now()
         attempt = {
             "at": now,
@@ -440,76 +360,42 @@ class Dispatcher:
             "request_id": delivery.get("trace_id"),
         }
         if result.ok:
+            health = Health.of(endpoint)  # as it was before this attempt
+        else:
+            health = await record_failure(self._store.webhooks, endpoint["_id"], now)
+            lane.remember_health(health)
+            lane.failed()
+        decision = decide(
+            result, attempt=number, health=health, policy=self._policy, now=now, rand=self._rng()
+        )
+        outcome = decision.outcome
+        if isinstance(outcome, Succeeded):
             await self._close(delivery, SUCCEEDED, None, attempt)
-            health = Health.of(endpoint)
             if health.needs_success_recorded(now):
                 await record_success(self._store.webhooks, endpoint["_id"], now)
-                self._remember_health(
-                    lane, Health(last_success_at=now, last_failure_at=health.last_failure_at)
-                )
-            lane.paused_until = None  # the endpoint answers again
-            if lane.failing:
-                lane.failing = False
-                self._start_workers(lane)  # back to full concurrency
+                lane.remember_health(Health(last_success_at=now, last_failure_at=health.last_failure_at))
+            lane.succeeded()  # the endpoint answers again
             log.info("delivered", extra=extra)
             return
-        health = await record_failure(self._store.webhooks, endpoint["_id"], now)
-        self._remember_health(lane, health)
-        lane.failing = True
-        breaker_until = health.paused_until(self._settings.breaker_failures, self._cooldown)
-        if breaker_until is not None and breaker_until > now:
-            # What is queued behind this failure waits in the store until the cooldown ends.
-            lane.pause(breaker_until)
-        else:
-            breaker_until = None
-        if result.status_code == 410:
-            await self._disable(lane, endpoint, "endpoint answered 410 Gone", now)
-            await self._close(delivery, FAILED, "endpoint answered 410 Gone; it is now disabled", attempt)
-            log.warning("endpoint disabled after 410", extra=extra)
+        if decision.pause_until is not None:
+            lane.trip(decision.pause_until)  # what is queued behind this failure waits for the cooldown
+        if decision.disable is not None:
+            await self._disable(lane, endpoint, decision.disable, now)
+        if isinstance(outcome, RetryAt):
+            await self._deliveries.schedule_retry(delivery["_id"], attempt, outcome.when, now)
+            retry_in_s = round((outcome.when - now).total_seconds(), 3)
+            log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": retry_in_s})
             return
-        failing_for = health.failing_for(now)
-        if failing_for >= self._disable_after:
-            reason = f"every attempt failed for {failing_for.total_seconds() / 86400:.1f} days" + (
-                f" (since {isoformat(health.failing_since)})" if health.failing_since else ""
-            )
-            await self._disable(lane, endpoint, reason, now)
-            await self._close(delivery, FAILED, f"endpoint disabled: {reason}", attempt)
-            log.warning("endpoint disabled after failing too long", extra={**extra, "reason": reason})
-            return
-        if not result.retriable:
-            await self._close(delivery, FAILED, f"{result.error}; not retried", attempt)
-            log.warning("delivery refused, not retried", extra={**extra, "error": result.error})
-            return
-        delay = retry_delay(
-            self._settings.retry_delays,
-            number,
-            jitter=self._settings.retry_jitter,
-            rand=self._rng(),
-            retry_after=result.retry_after,
-        )
-        if delay is None:
-            await self._close(delivery, FAILED, "retry schedule exhausted", attempt)
-            log.warning("delivery failed, schedule exhausted", extra=extra)
-            return
-        next_at = now + timedelta(seconds=delay)
-        if breaker_until is not None and breaker_until > next_at:
-            next_at = breaker_until  # no attempt while the breaker is open
-        await self._store.deliveries.update_one(
-            {"_id": delivery["_id"], "status": PENDING},
-            {
-                "$push": {"attempts": attempt},
-                "$set": {"next_attempt_at": next_at, RETRY_AT: next_at, "updated_at": now},
-            },
-        )
-        log.info(
-            "delivery attempt failed; retry scheduled",
-            extra={**extra, "retry_in_s": round((next_at - now).total_seconds(), 3)},
-        )
+        await self._close(delivery, FAILED, outcome.reason, attempt)
+        if outcome.why is Why.FAILING_TOO_LONG:
+            extra["reason"] = decision.disable
+        elif outcome.why is Why.NOT_RETRIABLE:
+            extra["error"] = result.error
+        log.warning(GIVE_UP_LOGS[outcome.why], extra=extra)
 
     async def _disable(self, lane: Lane, endpoint: Doc, reason: str, now: datetime) -> None:
         notice_deliveries = await disable_endpoint(self._store, endpoint, reason, now)
-        if lane.endpoint is not None:
-            lane.endpoint["active"] = False
+        lane.remember_disabled()
         for delivery_id, webhook_id in notice_deliveries:
             self.submit(delivery_id, webhook_id)
 
@@ -524,18 +410,6 @@ class Dispatcher:
     async def _close(
         self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None
     ) -> None:
-        update: Doc = {
-            "$set": {
-                "status": status,
-                "next_attempt_at": None,
-                "failure_reason": reason,
-                "updated_at": self._clock.now(),
-            }
-        }
-        if attempt is not None:
-            update["$push"] = {"attempts": attempt}
-        if delivery["attempts"] or RETRY_AT in delivery:
-            update["$unset"] = {RETRY_AT: ""}  # it was waiting for a retry
-        closed = await self._store.deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)
-        if closed.modified_count and self._on_closed is not None:
+        closed = await self._deliveries.close(delivery, status, reason, attempt, self._clock.now())
+        if closed and self._on_closed is not None:
             self._on_closed(status)
