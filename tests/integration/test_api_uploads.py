@@ -222,3 +222,24 @@ async def test_a_form_that_does_not_parse_is_a_400(
     problem = await _problem(response, 400)
     assert problem["type"] == "urn:videogen:problem:malformed-form"
     assert await store.uploads.count_documents({}) == 0
+
+
+async def test_a_repeat_of_an_accepted_request_replays_after_its_upload_expired(
+    api: Client, key: str, store: Store, clock: ManualClock
+) -> None:
+    upload = await (await _upload(api, key, solid_image((9, 9, 9)))).json()
+    body = {**BODY, "image": {"upload_id": upload["id"]}}
+    headers = {**bearer(key), "Idempotency-Key": "order-7"}
+    first = await api.post("/v1/generate", json=body, headers=headers)
+    assert first.status == 202
+    clock.advance(timedelta(days=2))
+
+    again = await api.post("/v1/generate", json=body, headers=headers)
+
+    assert again.status == 202
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert (await again.json())["id"] == (await first.json())["id"]
+    assert await store.generations.count_documents({}) == 1
+    # Without the key, the expired upload is refused.
+    refused = await api.post("/v1/generate", json=body, headers=bearer(key))
+    assert refused.status == 422

@@ -142,7 +142,16 @@ async def create_generation(request: web.Request) -> web.Response:
     account = account_of(request)
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
-    first_frame = await _first_frame(request, body, now)
+    try:
+        first_frame = await _first_frame(request, body, now)
+    except Problem:
+        # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
+        if key is not None:
+            generations = app[state.STORE].generations
+            saved = await saved_response(generations, account, key, request_hash(body))
+            if saved is not None:
+                return await _accepted(request, saved, replayed=True)
+        raise
     doc = new_generation(
         generation_id=new_id("gen", now),
         account_id=account,
