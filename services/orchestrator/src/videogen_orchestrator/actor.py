@@ -123,7 +123,7 @@ class GenerationActor:
         self._clock = clock
         self._download = downloader or self._download_over_http
         self._fetch_image = image_fetcher or guarded_fetcher(
-            settings.image_fetch_networks, settings.image_fetch_timeout_seconds
+            settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
         self._on_finished = on_finished
 

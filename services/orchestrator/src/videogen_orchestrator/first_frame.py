@@ -17,6 +17,13 @@ from videogen_common.destinations.guarded_http import DestinationNotAllowed, gua
 from videogen_common.images import NotAnImage, inspect_image
 from videogen_common.media import MediaStore
 from videogen_orchestrator.providers.base import ErrorCode, GenerationError
+from videogen_orchestrator.providers.http import (
+    DownloadRefused,
+    DownloadTooLarge,
+    RetryPolicy,
+    TransientFailure,
+    download,
+)
 
 USER_AGENT = "videogen-images/1"
 
@@ -50,37 +57,31 @@ def _unusable(message: str, *, retriable: bool = False) -> FirstFrameUnusable:
     return FirstFrameUnusable(GenerationError(ErrorCode.IMAGE_UNUSABLE, message, retriable=retriable))
 
 
-def guarded_fetcher(allow: list[Any], timeout_seconds: float) -> ImageFetcher:
-    """Fetch over a guarded session: only public addresses (and ``allow``'s networks), one GET, no proxy."""
+def guarded_fetcher(allow: list[Any], timeout_seconds: float, policy: RetryPolicy) -> ImageFetcher:
+    """Fetch with ``providers.http.download`` over a guarded session: only public addresses (and
+    ``allow``'s networks), no redirects, no proxy."""
+
+    def session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+        return guarded_session(allow, USER_AGENT)
 
     async def fetch(url: str, max_bytes: int) -> bytes:
         try:
-            async with (
-                guarded_session(allow, USER_AGENT) as session,
-                asyncio.timeout(timeout_seconds),
-                session.get(url, allow_redirects=False) as response,
-            ):
-                if response.status != 200:
-                    raise ImageFetchError(
-                        f"the image URL answered HTTP {response.status}", retriable=response.status >= 500
-                    )
-                if (response.content_length or 0) > max_bytes:
-                    raise ImageFetchError(f"the image is over {max_bytes} bytes", retriable=False)
-                data = bytearray()
-                async for chunk in response.content.iter_chunked(64 * 1024):
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise ImageFetchError(f"the image is over {max_bytes} bytes", retriable=False)
-                return bytes(data)
+            return await download(
+                url,
+                max_bytes=max_bytes,
+                timeout_seconds=timeout_seconds,
+                policy=policy,
+                session=session,
+                follow_redirects=False,
+            )
         except DestinationNotAllowed as exc:
-            raise ImageFetchError(
-                f"the image URL points at an address we do not fetch from ({exc})", retriable=False
-            ) from None
-        except TimeoutError:
-            raise ImageFetchError(
-                f"the image URL did not answer within {timeout_seconds:g} s", retriable=True
-            ) from None
-        except aiohttp.ClientError as exc:
+            message = f"the image URL points at an address we do not fetch from ({exc})"
+            raise ImageFetchError(message, retriable=False) from None
+        except DownloadTooLarge:
+            raise ImageFetchError(f"the image is over {max_bytes} bytes", retriable=False) from None
+        except DownloadRefused as exc:
+            raise ImageFetchError(f"the image URL did not give the image ({exc})", retriable=False) from None
+        except TransientFailure as exc:
             raise ImageFetchError(f"the image could not be fetched ({exc})", retriable=True) from None
 
     return fetch

@@ -22,6 +22,8 @@ from typing import Any
 import aiohttp
 import orjson
 
+from videogen_common.destinations.guarded_http import DestinationNotAllowed
+
 log = logging.getLogger(__name__)
 
 # Statuses that mean "not now": the server did not (or may not have) done the work; try again later.
@@ -234,17 +236,23 @@ async def download(
     policy: RetryPolicy,
     sleep: Sleep = asyncio.sleep,
     rand: Callable[[], float] = random.random,
+    session: Callable[[aiohttp.ClientTimeout], aiohttp.ClientSession] | None = None,
+    follow_redirects: bool = True,
 ) -> bytes:
     """GET a provider's media file into memory, streaming, refusing more than ``max_bytes``. Transient
     failures are retried like API calls (the file does not change); raises ``TransientFailure``,
-    ``DownloadRefused`` or ``DownloadTooLarge``."""
+    ``DownloadRefused`` or ``DownloadTooLarge``. ``session`` makes the session each try uses (a guarded one
+    for a client's URL, whose ``DestinationNotAllowed`` is raised as it is, never retried)."""
     timeout = aiohttp.ClientTimeout(total=timeout_seconds, sock_read=min(60.0, timeout_seconds))
+    new_session = session or (lambda t: aiohttp.ClientSession(timeout=t))
     for attempt in range(1, policy.attempts + 1):
         retry_after: float | None = None
         try:
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
-                session.get(url, allow_redirects=True, max_redirects=5) as response,
+                new_session(timeout) as client,
+                client.get(
+                    url, allow_redirects=follow_redirects, max_redirects=5, timeout=timeout
+                ) as response,
             ):
                 if response.status in TRANSIENT_STATUSES:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
@@ -264,6 +272,8 @@ async def download(
                             raise DownloadTooLarge(f"the file is over the {max_bytes}-byte limit")
                         chunks.append(chunk)
                     return b"".join(chunks)
+        except DestinationNotAllowed:
+            raise
         except (aiohttp.ClientError, TimeoutError) as exc:
             last = TransientFailure(f"GET media: {exc.__class__.__name__}: {exc}".rstrip(": "))
         if attempt == policy.attempts:
