@@ -24,13 +24,14 @@ from typing import Any, TypeVar
 from multidict import MultiMapping
 
 from videogen_api.problems import invalid
+from videogen_api.schemas import METADATA_KEY
 from videogen_common.domain import Provider, Status
 
 E = TypeVar("E", bound=StrEnum)
 
 _MS = timedelta(milliseconds=1)
 _METADATA_PARAM = re.compile(r"^metadata\[(.*)\]$")
-_METADATA_KEY = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_METADATA_KEY = re.compile(METADATA_KEY)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.routes.deliveries import _EVENT_TYPE, KNOWN_EVENT_TYPES
 from videogen_api.schemas import (
+    METADATA_KEY,
     AuditEventList,
     Delivery,
     DeliveryList,
@@ -647,7 +648,7 @@ def _parameters() -> Doc:
             "explode": True,
             "schema": {
                 "type": "object",
-                "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,40}$"},
+                "propertyNames": {"pattern": METADATA_KEY},
                 "additionalProperties": {"type": "string"},
             },
         },

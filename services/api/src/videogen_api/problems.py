@@ -102,12 +102,12 @@ def rate_limited(policy: str, quota: int, window: int, retry_after: int) -> Prob
     )
 
 
-def unsupported_media_type(got: str) -> Problem:
+def unsupported_media_type(got: str, expected: str = "application/json") -> Problem:
     return Problem(
         415,
         "unsupported-media-type",
         "Unsupported Media Type",
-        f"expected application/json, got {got or 'none'}",
+        f"expected {expected}, got {got or 'none'}",
     )
 
 

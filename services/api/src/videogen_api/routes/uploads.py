@@ -21,7 +21,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from videogen_api import state
 from videogen_api.middleware import account_of
-from videogen_api.problems import Problem, invalid, not_found
+from videogen_api.problems import Problem, invalid, not_found, unsupported_media_type
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
@@ -37,13 +37,6 @@ CHUNK = 64 * 1024
 
 def too_large(limit: int) -> Problem:
     return Problem(413, "payload-too-large", "Payload Too Large", f"an upload is at most {limit} bytes")
-
-
-def not_an_image_type(got: str) -> Problem:
-    accepted = ", ".join((*IMAGE_TYPES, FORM))
-    return Problem(
-        415, "unsupported-media-type", "Unsupported Media Type", f"expected {accepted}, got {got or 'none'}"
-    )
 
 
 async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
@@ -68,7 +61,7 @@ async def _image_bytes(request: web.Request, limit: int) -> bytes:
             raise too_large(limit)
         return await _read(request.content.iter_chunked(CHUNK), limit)
     if kind != FORM:
-        raise not_an_image_type(request.headers.get("Content-Type", ""))
+        raise unsupported_media_type(request.headers.get("Content-Type", ""), ", ".join((*IMAGE_TYPES, FORM)))
     try:
         form = await request.multipart()
         async for part in form:
