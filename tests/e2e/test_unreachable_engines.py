@@ -70,6 +70,9 @@ async def test_a_service_whose_engine_is_unreachable_stops_on_sigterm_within_its
             # Let its loops run into the engine that is not there (a server selection waits 60 s).
             await asyncio.sleep(1.5)
         assert process.proc is not None
+        # A worker whose broker is not there stops by itself (faust); once it has, its signal handlers are
+        # gone, and a SIGTERM arriving before the interpreter is done exiting ends it by the signal itself.
+        stopped_by_itself = "stopped" in await process.output()
         loop = asyncio.get_running_loop()
         asked = loop.time()
         if process.proc.returncode is None:
@@ -79,4 +82,5 @@ async def test_a_service_whose_engine_is_unreachable_stops_on_sigterm_within_its
     finally:
         await process.stop(signal.SIGKILL)
     assert took <= BOUND_S + MARGIN_S
-    assert code in (0, 1, OVERRAN), await process.output()
+    ended = (0, 1, OVERRAN, -signal.SIGTERM) if stopped_by_itself else (0, 1, OVERRAN)
+    assert code in ended, await process.output()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import threading
 from typing import Any
 
@@ -27,18 +26,7 @@ class BoundedWorker(faust.Worker):
     async def on_stop(self) -> None:
         # The worker's own on_stop runs before its services (the app, the runtime) are stopped.
         _exit_after(self._stop_within)
-        _ignore_further_stops(self.loop)
         await super().on_stop()
-
-
-def _ignore_further_stops(loop: Any) -> None:
-    """Once a stop has begun (asked for, or the worker's own after a crash), another SIGTERM or SIGINT has
-    nothing to add: the bound ends the process anyway. Without this, closing the event loop at the end puts
-    the default handlers back, and a signal arriving while the interpreter exits kills it by the signal
-    instead of letting it exit with its code."""
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.remove_signal_handler(sig)
-        signal.signal(sig, signal.SIG_IGN)
 
 
 def _exit_after(seconds: float) -> None:
