@@ -40,7 +40,8 @@ from videogen_common.domain import Provider
 from videogen_common.events import Envelope
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
-from videogen_common.store import Store, connect, ensure_indexes
+from videogen_common.repositories.indexes import ensure_indexes
+from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 
 BODY = orjson.dumps(

@@ -19,8 +19,9 @@ from tests.support.engines import (
 )
 from tests.support.env import isolated_env, settings_for
 from tests.support.s3 import endpoint_url, new_bucket, s3_media_env, s3_server
+from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
-from videogen_common.store import Store, connect, ensure_indexes
+from videogen_common.store import Store, connect
 from videogen_common.topics import Topics, ensure_topics
 
 

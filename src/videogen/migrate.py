@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
-from videogen_common.store import connect, ensure_indexes
+from videogen_common.store import connect
 from videogen_common.topics import Topics, ensure_topics
 
 

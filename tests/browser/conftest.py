@@ -17,8 +17,9 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from tests.support.engines import Engines
 from tests.support.env import isolated_env, settings_for
 from tests.support.stack import Stack, running_stack
+from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
-from videogen_common.store import connect, ensure_indexes
+from videogen_common.store import connect
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless, and quiet: the machine's network is closed, so nothing that phones home.

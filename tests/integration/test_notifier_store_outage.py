@@ -32,7 +32,8 @@ from tests.support.receivers import Reply, always, receiving
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import SystemClock
 from videogen_common.deliveries import PENDING, SUCCEEDED
-from videogen_common.store import Store, connect, ensure_indexes
+from videogen_common.repositories.indexes import ensure_indexes
+from videogen_common.store import Store, connect
 from videogen_notifier.deliveries import new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.settings import NotifierSettings

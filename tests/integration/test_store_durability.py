@@ -24,7 +24,8 @@ from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_generation, status_envelope, transition
 from videogen_common.ids import new_id
-from videogen_common.store import Durability, connect, ensure_indexes
+from videogen_common.repositories.indexes import ensure_indexes
+from videogen_common.store import Durability, connect
 from videogen_notifier.deliveries import insert_new, new_deliveries
 
 Doc = dict[str, Any]

@@ -9,7 +9,8 @@ from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from videogen_common.deliveries import delivery_body, new_delivery
-from videogen_common.store import INDEXES, RETIRED_INDEXES, Store, ensure_indexes
+from videogen_common.repositories.indexes import INDEXES, RETIRED_INDEXES, ensure_indexes
+from videogen_common.store import Store
 
 
 async def index_names(store: Store, collection: str) -> set[str]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, IndexModel, WriteConcern
+from pymongo import AsyncMongoClient, WriteConcern
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -103,86 +102,3 @@ def connect(
         url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
     )
     return client, Store(client[database])
-
-
-INDEXES: dict[str, list[IndexModel]] = {
-    "generations": [
-        # One account's generations newest first; _id breaks ties so the cursor is stable.
-        IndexModel(
-            [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
-        ),
-        # The reconciler: unfinished generations whose lease expired (or was never taken).
-        IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
-        # Terminal generations whose status event the notifier has not taken in yet (transactional outbox),
-        # by when it was last put on Kafka. Sparse: a settled generation leaves it.
-        IndexModel([("outbox_at", ASCENDING)], name="by_outbox_at", sparse=True),
-        # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
-        # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
-        IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
-        # Listing filtered by status (GET /v1/generations?status=…), newest first.
-        IndexModel(
-            [
-                ("account_id", ASCENDING),
-                ("status", ASCENDING),
-                ("created_at", DESCENDING),
-                ("_id", DESCENDING),
-            ],
-            name="by_account_status",
-        ),
-        # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
-        # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
-        IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
-    ],
-    "webhooks": [
-        IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
-        # Endpoints disabled whose webhook.disabled notice is not yet recorded (the notifier finishes them).
-        IndexModel([("notice_pending", ASCENDING)], name="by_notice_pending", sparse=True),
-    ],
-    # One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
-    "deliveries": [
-        IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
-        IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
-        # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
-        # this small index. Sparse, so a delivery that never fails costs it nothing.
-        IndexModel([("retry_at", ASCENDING)], name="by_retry", sparse=True),
-    ],
-    "api_keys": [
-        IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
-    ],
-    # One account's audit trail newest first (GET /v1/audit-events); _id breaks ties so the cursor is stable.
-    "audit_events": [
-        IndexModel(
-            [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
-        ),
-    ],
-    # An upload is forgotten once it expires (a generation made from it has its own reference to the bytes).
-    "uploads": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
-    # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
-    "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
-}
-
-
-# Indexes earlier versions made that nothing uses any more: each costs every write to its collection.
-RETIRED_INDEXES: dict[str, list[str]] = {
-    # Replaced by deliveries' derived ids. Deliveries made before keep their random ids: a status event
-    # redelivered across the upgrade may be delivered once more (at-least-once allows it).
-    "deliveries": ["one_per_event_endpoint"],
-    # Replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement, began settling
-    # the outbox.
-    "generations": ["by_outbox"],
-}
-
-
-async def ensure_indexes(store: Store) -> None:
-    for collection, models in INDEXES.items():
-        await store.db[collection].create_indexes(models)
-    # Generations left pending by a version without outbox_at are owed their event as of now (before the
-    # retired by_outbox index goes, so MongoDB finds them through it).
-    await store.generations.update_many(
-        {"outbox_pending": True, "outbox_at": {"$exists": False}}, {"$set": {"outbox_at": datetime.now(UTC)}}
-    )
-    for collection, names in RETIRED_INDEXES.items():
-        existing = {index["name"] async for index in await store.db[collection].list_indexes()}
-        for name in names:
-            if name in existing:
-                await store.db[collection].drop_index(name)
