@@ -17,20 +17,15 @@ from aiohttp.test_utils import TestClient
 from aiokafka import AIOKafkaConsumer
 
 from tests.support.api import bearer
-from tests.support.env import settings_for
-from tests.support.fakes import ManualClock, RecordingSink
+from tests.support.orchestration import Orchestration
 from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import STATUS, Envelope
 from videogen_common.generations import status_envelope, transition
-from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_common.topics import Topics
-from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.settings import OrchestratorSettings
 
 Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
@@ -248,29 +243,17 @@ async def test_cancel_retries_past_concurrent_unfinished_moves_and_wins(
 async def test_the_orchestrators_actor_stops_once_its_generation_is_canceled(
     client: Client, key: str, store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
-    settings = settings_for(
-        OrchestratorSettings, base_env, orchestrator_instance=OWNER, poll_interval_seconds=0.01
-    )
     media_root = tmp_path / "orchestrator-media"
     provider = MockProvider(latency_ms=500)  # each poll takes half a second, then the video is ready
-    sink = RecordingSink()
-    clock = ManualClock()
-    actor = GenerationActor(
-        settings=settings,
-        store=store,
-        media=LocalMediaStore(media_root),
+    orchestration = Orchestration(
+        store,
+        base_env,
+        media_root,
         providers={"mock": provider},
-        sink=sink,
-        clock=clock,
+        settings={"orchestrator_instance": OWNER, "max_in_flight": 4},
     )
-    runner = Runner(
-        store=store,
-        actor=actor,
-        clock=clock,
-        lease=timedelta(seconds=30),
-        max_in_flight=4,
-        account_max_in_flight=16,
-    )
+    sink = orchestration.sink
+    runner = orchestration.runner()
     try:
         created = await create(client, key)
         assert await runner.start(created["id"])
@@ -283,7 +266,7 @@ async def test_the_orchestrators_actor_stops_once_its_generation_is_canceled(
         assert response.status == 200
         await asyncio.wait_for(runner.wait_idle(), 10)
     finally:
-        await runner.stop()
+        await orchestration.stop()
 
     final = await stored(store, created["id"])
     assert final["status"] == "failed" and final["error"] == CANCELED

@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.actors import FinishedProvider, run_generation
 from tests.support.api import api_client
 from tests.support.env import settings_for
-from tests.support.fakes import ManualClock
+from tests.support.fakes import FinishedProvider, ManualClock
+from tests.support.orchestration import Orchestration
 from tests.support.s3 import s3_client
 from videogen_api.settings import ApiSettings
 from videogen_common.media import CHUNK_BYTES, MediaChanged, MediaStore, open_media_store
@@ -133,13 +133,8 @@ async def test_the_api_serves_a_completed_generations_media_from_s3(
     orchestrator_settings = settings_for(OrchestratorSettings, env, orchestrator_instance="orch-a")
     async with open_media_store(orchestrator_settings) as media:
         # No thumbnail from the provider: the orchestrator makes one, and stores both in the bucket.
-        doc = await run_generation(
-            store=store,
-            settings=orchestrator_settings,
-            media=media,
-            provider=FinishedProvider(Output(video=rendered.video)),
-            clock=clock,
-        )
+        orchestration = Orchestration(store, env, media, clock=clock)
+        doc = await orchestration.run_actor(FinishedProvider(Output(video=rendered.video)))
         assert doc["status"] == "completed"
         thumbnail = await media.get(doc["thumbnail_key"])
     assert thumbnail is not None and thumbnail.startswith(b"\xff\xd8")

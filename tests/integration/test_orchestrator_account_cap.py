@@ -15,26 +15,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import settings_for
-from tests.support.fakes import ManualClock, RecordingSink
 from tests.support.generations import insert_generation
+from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
 from videogen_common.generations import canceled_error, transition
 from videogen_common.ids import new_id
-from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
-from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.reconciler import Reconciler
-from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.slots import waiting_key
 
-Doc = dict[str, Any]
-
-LEASE = timedelta(seconds=30)
-GRACE = timedelta(seconds=10)
 TICK = timedelta(milliseconds=1)
 CAP = 2
 
@@ -79,43 +69,20 @@ class HeldProvider(AdapterDefaults):
         return list(self.submitted)
 
 
-class Instances:
-    """Orchestrator instances (runner + reconciler, as runtime.py wires them) on one store and provider."""
+class Instances(Orchestration):
+    """Orchestrator instances (runner + reconciler, as runtime.py wires them: tests.support.orchestration) on
+    one store and provider, each runner with room for 64 generations and the account cap at ``CAP`` unless
+    told otherwise (``account_max_in_flight``)."""
 
     def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
-        self.store = store
-        self.clock = ManualClock()
-        self.sink = RecordingSink()
-        self.media = LocalMediaStore(media_root)
         self.provider = HeldProvider()
-        self._base_env = base_env
-        self.runners: list[Runner] = []
-
-    def runner(self, owner: str, *, cap: int = CAP) -> Runner:
-        settings = settings_for(
-            OrchestratorSettings, self._base_env, orchestrator_instance=owner, poll_interval_seconds=0.01
-        )
-        actor = GenerationActor(
-            settings=settings,
-            store=self.store,
-            media=self.media,
+        super().__init__(
+            store,
+            base_env,
+            media_root,
             providers={"mock": self.provider},
-            sink=self.sink,
-            clock=self.clock,
+            settings={"max_in_flight": 64, "account_max_in_flight": CAP},
         )
-        runner = Runner(
-            store=self.store,
-            actor=actor,
-            clock=self.clock,
-            lease=LEASE,
-            max_in_flight=64,
-            account_max_in_flight=cap,
-        )
-        self.runners.append(runner)
-        return runner
-
-    def reconciler(self, runner: Runner) -> Reconciler:
-        return Reconciler(store=self.store, runner=runner, sink=self.sink, clock=self.clock, grace=GRACE)
 
     async def create(
         self, count: int, account: str = "acme", *, waiting: bool = False, **fields: Any
@@ -133,11 +100,6 @@ class Instances:
             )
             ids.append(generation_id)
         return ids
-
-    async def get(self, generation_id: str) -> Doc:
-        doc = await self.store.generations.find_one({"_id": generation_id})
-        assert doc is not None
-        return doc
 
     async def cancel(self, generation_id: str) -> None:
         """What the api's cancel does: a compare-and-set to failed (which clears the lease), tried again while
@@ -164,8 +126,7 @@ class Instances:
     async def stop(self) -> None:
         for gid in list(self.provider.at_provider):
             self.provider.finish(gid)
-        for runner in self.runners:
-            await runner.stop()
+        await super().stop()
 
 
 @pytest.fixture
@@ -261,7 +222,7 @@ async def test_two_instances_racing_never_put_more_than_the_cap_at_the_provider(
 async def test_waiting_generations_survive_a_restart_and_the_next_instance_starts_them(
     orch: Instances,
 ) -> None:
-    first = orch.runner("orch-a", cap=1)
+    first = orch.runner("orch-a", account_max_in_flight=1)
     running, waiting = await orch.create(2)
     assert await first.start(running) is True
     assert await first.start(waiting) is False
@@ -270,7 +231,7 @@ async def test_waiting_generations_survive_a_restart_and_the_next_instance_start
     await first.stop()  # hands the running one back; the waiting one needs no lease
     await assert_waiting(orch, waiting)
 
-    second = orch.runner("orch-b", cap=1)
+    second = orch.runner("orch-b", account_max_in_flight=1)
     reconciler = orch.reconciler(second)
     assert await reconciler.run_once() == (1, 0)  # resumed at once, not after the dispatch grace
     assert second.owns(running) and not second.owns(waiting)
@@ -288,7 +249,7 @@ async def test_waiting_generations_survive_a_restart_and_the_next_instance_start
 async def test_the_reconciler_reclaims_a_slot_a_dead_instance_left_on_a_finished_generation(
     orch: Instances,
 ) -> None:
-    runner = orch.runner("orch-a", cap=1)
+    runner = orch.runner("orch-a", account_max_in_flight=1)
     [finished] = await orch.create(1, status="completed", lease_owner=None)
     # Its instance wrote the terminal state and died before giving the slot back.
     assert await runner.accounts.acquire("acme", finished)
@@ -315,7 +276,7 @@ async def test_generations_left_waiting_beside_free_slots_are_started_by_the_rec
         for account in ("acme", "globex", "initech")
         for gid in await orch.create(2, account, waiting=True, status="queued")
     ]
-    runner = orch.runner("orch-a", cap=1)
+    runner = orch.runner("orch-a", account_max_in_flight=1)
 
     assert await orch.reconciler(runner).run_once() == (3, 0)  # the oldest of each account's queue
 
@@ -327,7 +288,7 @@ async def test_generations_left_waiting_beside_free_slots_are_started_by_the_rec
 
 
 async def test_canceling_an_in_flight_generation_frees_its_slot_for_the_next(orch: Instances) -> None:
-    runner = orch.runner("orch-a", cap=1)
+    runner = orch.runner("orch-a", account_max_in_flight=1)
     [first, second] = await orch.create(2)
     assert await runner.start(first) is True
     assert await runner.start(second) is False
@@ -344,7 +305,7 @@ async def test_canceling_an_in_flight_generation_frees_its_slot_for_the_next(orc
 
 
 async def test_a_generation_canceled_while_waiting_is_never_submitted(orch: Instances) -> None:
-    runner = orch.runner("orch-a", cap=1)
+    runner = orch.runner("orch-a", account_max_in_flight=1)
     [holder, doomed, after] = await orch.create(3)
     assert [await runner.start(gid) for gid in (holder, doomed, after)] == [True, False, False]
     await orch.cancel(doomed)

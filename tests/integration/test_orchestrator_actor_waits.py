@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.support.actors import run_generation
-from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
-from videogen_common.media import LocalMediaStore
+from tests.support.orchestration import Orchestration
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, Output, TaskState, TaskStatus
-from videogen_orchestrator.settings import OrchestratorSettings
 
 
 class SlowProvider(AdapterDefaults):
@@ -34,48 +29,24 @@ class SlowProvider(AdapterDefaults):
         return TaskState(TaskStatus.SUCCEEDED, output=Output(video=b"mp4", thumbnail=b"\xff\xd8jpg"))
 
 
-@pytest.fixture
-def settings(base_env: dict[str, str]) -> OrchestratorSettings:
-    return settings_for(
-        OrchestratorSettings, base_env, orchestrator_instance="orch-a", poll_interval_seconds=0.01
-    )
-
-
 async def test_every_pause_between_polls_is_taken_through_the_clock(
-    store: Store, settings: OrchestratorSettings, tmp_path: Path
+    store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
     clock = ManualClock()
-    final = await run_generation(
-        store=store,
-        settings=settings,
-        media=LocalMediaStore(tmp_path / "media"),
-        provider=SlowProvider(polls=3),
-        clock=clock,
-    )
+    orchestration = Orchestration(store, base_env, tmp_path / "media", clock=clock)  # polls 10 ms apart
+    final = await orchestration.run_actor(SlowProvider(polls=3))
     assert final["status"] == "completed"
     assert clock.slept == [0.01, 0.01]  # one pause after each poll that found the task running
 
 
 async def test_an_adapter_that_declares_no_payment_is_not_marked_before_its_submit(
-    store: Store, settings: OrchestratorSettings, tmp_path: Path
+    store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
     class FreeProvider(SlowProvider):
         pays_per_submit = False
 
-    paid = await run_generation(
-        store=store,
-        settings=settings,
-        media=LocalMediaStore(tmp_path / "media"),
-        provider=SlowProvider(polls=1),
-        clock=ManualClock(),
-    )
-    free = await run_generation(
-        store=store,
-        settings=settings,
-        media=LocalMediaStore(tmp_path / "media"),
-        provider=FreeProvider(polls=1),
-        clock=ManualClock(),
-    )
+    paid = await Orchestration(store, base_env, tmp_path / "media").run_actor(SlowProvider(polls=1))
+    free = await Orchestration(store, base_env, tmp_path / "media").run_actor(FreeProvider(polls=1))
     assert paid["status"] == free["status"] == "completed"
     assert paid.get("submit_started_at") is not None
     assert free.get("submit_started_at") is None

@@ -14,15 +14,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.support.actors import run_generation
-from tests.support.env import settings_for
-from tests.support.fakes import ManualClock
 from tests.support.images import close_to, opening_colour, solid_image
+from tests.support.orchestration import Orchestration
 from videogen.engines import free_port
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.settings import OrchestratorSettings
 
 RED, BLUE = (220, 30, 40), (30, 60, 210)
 
@@ -66,17 +63,10 @@ def media(tmp_path: Path) -> LocalMediaStore:
 async def _run(
     store: Store, base_env: dict[str, str], media: LocalMediaStore, *, allow: str = "", **fields: Any
 ) -> dict[str, Any]:
-    settings = settings_for(
-        OrchestratorSettings, base_env, image_fetch_allow_cidrs=allow, image_max_bytes=64 * 1024
+    orchestration = Orchestration(
+        store, base_env, media, settings={"image_fetch_allow_cidrs": allow, "image_max_bytes": 64 * 1024}
     )
-    return await run_generation(
-        store=store,
-        settings=settings,
-        media=media,
-        provider=MockProvider(cache_entries=0),
-        clock=ManualClock(),
-        **fields,
-    )
+    return await orchestration.run_actor(MockProvider(cache_entries=0), **fields)
 
 
 async def _opening(media: LocalMediaStore, doc: dict[str, Any]) -> tuple[int, int, int]:

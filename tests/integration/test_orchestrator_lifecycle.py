@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,24 +17,20 @@ from urllib.parse import parse_qs, urlsplit
 import av
 import pytest
 
-from tests.support.env import settings_for
-from tests.support.fakes import CountingProvider, ManualClock, RecordingSink
-from tests.support.generations import PROMPT, insert_generation, stored_generation
+from tests.support.fakes import CountingProvider
+from tests.support.generations import PROMPT, insert_generation
+from tests.support.orchestration import Orchestration
 from tests.support.waiting import eventually
-from videogen_common.clock import Clock, SystemClock, isoformat
+from videogen_common.clock import SystemClock, isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.generations import TransitionError, public_view, settle_outbox, transition
 from videogen_common.ids import new_id
-from videogen_common.media import LocalMediaStore, verify_media_link
+from videogen_common.media import verify_media_link
 from videogen_common.store import Store
-from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.progress import ProgressReporter
-from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.reconciler import Reconciler
-from videogen_orchestrator.runner import HANDED_BACK, Runner
-from videogen_orchestrator.settings import OrchestratorSettings
+from videogen_orchestrator.runner import HANDED_BACK
 
 Doc = dict[str, Any]
 
@@ -46,63 +42,13 @@ ACCOUNT = "acme"
 SLOW_MS = 60_000  # a provider that never answers within a test
 
 
-class Orchestrator:
-    """The pieces runtime.py wires together, built per owner on one store, clock, sink and media folder."""
+class Orchestrator(Orchestration):
+    """The pieces runtime.py wires together (tests.support.orchestration), built per owner on one store,
+    clock, sink and media folder, with the mock provider at hand as ``mock``."""
 
     def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
-        self.store = store
-        self.clock = ManualClock()
-        self.sink = RecordingSink()
-        self.media = LocalMediaStore(media_root)
         self.mock = MockProvider()
-        self._base_env = base_env
-        self.runners: list[Runner] = []
-
-    def settings(self, owner: str = "orch-a") -> OrchestratorSettings:
-        return settings_for(
-            OrchestratorSettings, self._base_env, orchestrator_instance=owner, poll_interval_seconds=0.01
-        )
-
-    def runner(
-        self,
-        owner: str = "orch-a",
-        *,
-        providers: Mapping[str, ProviderAdapter] | None = None,
-        max_in_flight: int = 8,
-        clock: Clock | None = None,
-    ) -> Runner:
-        # The runner claims as the owner its actor writes under (settings.orchestrator_instance).
-        actor = GenerationActor(
-            settings=self.settings(owner),
-            store=self.store,
-            media=self.media,
-            providers={"mock": self.mock} if providers is None else providers,
-            sink=self.sink,
-            clock=clock or self.clock,
-        )
-        runner = Runner(
-            store=self.store,
-            actor=actor,
-            clock=clock or self.clock,
-            lease=LEASE,
-            max_in_flight=max_in_flight,
-            account_max_in_flight=16,
-        )
-        self.runners.append(runner)
-        return runner
-
-    def reconciler(self, runner: Runner) -> Reconciler:
-        return Reconciler(store=self.store, runner=runner, sink=self.sink, clock=self.clock, grace=GRACE)
-
-    async def insert(self, **fields: Any) -> Doc:
-        return await insert_generation(self.store, self.clock.now(), account_id=ACCOUNT, **fields)
-
-    async def get(self, generation_id: str) -> Doc:
-        return await stored_generation(self.store, generation_id)
-
-    async def stop(self) -> None:
-        for runner in self.runners:
-            await runner.stop()
+        super().__init__(store, base_env, media_root, providers={"mock": self.mock})
 
 
 @pytest.fixture
@@ -541,7 +487,7 @@ async def test_a_client_deadline_cuts_a_slow_task_short_fails_deadline_exceeded_
 ) -> None:
     clock = SystemClock()  # the deadline is kept in real time, mid-poll
     orch.mock = MockProvider(latency_ms=5_000)
-    runner = orch.runner(clock=clock)
+    runner = orch.runner(clock=clock, providers={"mock": orch.mock})
     now = clock.now()
     gid = (
         await insert_generation(orch.store, now, account_id=ACCOUNT, deadline_at=now + timedelta(seconds=1))

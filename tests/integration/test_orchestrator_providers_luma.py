@@ -13,7 +13,7 @@ import pytest
 from tests.support.fake_providers.luma import INTERNAL_FAILURE, MODERATION_FAILURE, FakeLuma
 from tests.support.generations import PROMPT
 from tests.support.images import solid_image
-from tests.support.provider_runs import ProviderRun, provider_run
+from tests.support.orchestration import ProviderRun, provider_run
 from videogen_common.media import verify_media_link
 from videogen_common.store import Store
 

@@ -22,7 +22,7 @@ from tests.support.fake_providers.fal import (
 )
 from tests.support.generations import PROMPT
 from tests.support.images import solid_image
-from tests.support.provider_runs import ProviderRun, provider_run
+from tests.support.orchestration import ProviderRun, provider_run
 from tests.support.waiting import eventually
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job

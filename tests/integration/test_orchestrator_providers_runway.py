@@ -14,7 +14,7 @@ import pytest
 from tests.support.fake_providers.runway import API_VERSION, FakeRunway
 from tests.support.generations import PROMPT
 from tests.support.images import solid_image
-from tests.support.provider_runs import ProviderRun, provider_run
+from tests.support.orchestration import ProviderRun, provider_run
 from tests.support.waiting import eventually
 from videogen_common.store import Store
 

@@ -15,7 +15,7 @@ from tests.support.fake_providers.common import FakeProviderAPI
 from tests.support.fake_providers.fal import FakeFal
 from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
-from tests.support.provider_runs import ProviderRun, provider_run
+from tests.support.orchestration import ProviderRun, provider_run
 from videogen_common.domain import Status
 from videogen_common.generations import canceled_error, transition
 from videogen_common.store import Store

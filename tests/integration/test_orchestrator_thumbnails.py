@@ -11,14 +11,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.support.actors import FinishedProvider, run_generation
-from tests.support.env import settings_for
-from tests.support.fakes import ManualClock
+from tests.support.fakes import FinishedProvider
+from tests.support.orchestration import Orchestration
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
 from videogen_orchestrator.render import HEIGHT, WIDTH, Rendered, Scene, render
-from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.thumbnails import thumbnail_of
 
 
@@ -28,21 +26,19 @@ def rendered() -> Rendered:
 
 
 @pytest.fixture
-def settings(base_env: dict[str, str]) -> OrchestratorSettings:
-    return settings_for(OrchestratorSettings, base_env, orchestrator_instance="orch-a")
+def media(tmp_path: Path) -> LocalMediaStore:
+    return LocalMediaStore(tmp_path / "media")
+
+
+@pytest.fixture
+def orchestration(store: Store, base_env: dict[str, str], media: LocalMediaStore) -> Orchestration:
+    return Orchestration(store, base_env, media)
 
 
 async def test_a_thumbnail_is_made_from_the_video_when_the_provider_gives_none(
-    store: Store, settings: OrchestratorSettings, tmp_path: Path, rendered: Rendered
+    orchestration: Orchestration, media: LocalMediaStore, rendered: Rendered
 ) -> None:
-    media = LocalMediaStore(tmp_path / "media")
-    final = await run_generation(
-        store=store,
-        settings=settings,
-        media=media,
-        provider=FinishedProvider(Output(video=rendered.video)),
-        clock=ManualClock(),
-    )
+    final = await orchestration.run_actor(FinishedProvider(Output(video=rendered.video)))
     assert final["status"] == "completed"
     assert final["thumbnail_key"] == f"{final['_id']}/thumbnail.jpg"
     assert f"/v1/media/{final['_id']}/thumbnail.jpg?" in final["thumbnail_url"]
@@ -54,18 +50,11 @@ async def test_a_thumbnail_is_made_from_the_video_when_the_provider_gives_none(
 
 
 async def test_a_video_that_cannot_be_decoded_completes_without_a_thumbnail(
-    store: Store, settings: OrchestratorSettings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    orchestration: Orchestration, media: LocalMediaStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    media = LocalMediaStore(tmp_path / "media")
     video = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200
     with caplog.at_level(logging.WARNING, logger="videogen_orchestrator.actor"):
-        final = await run_generation(
-            store=store,
-            settings=settings,
-            media=media,
-            provider=FinishedProvider(Output(video=video)),
-            clock=ManualClock(),
-        )
+        final = await orchestration.run_actor(FinishedProvider(Output(video=video)))
     assert final["status"] == "completed" and final["error"] is None
     assert final["video_url"] and await media.get(final["video_key"]) == video
     assert final["thumbnail_url"] is None and "thumbnail_key" not in final
@@ -75,14 +64,9 @@ async def test_a_video_that_cannot_be_decoded_completes_without_a_thumbnail(
 
 
 async def test_a_providers_own_thumbnail_is_kept(
-    store: Store, settings: OrchestratorSettings, tmp_path: Path, rendered: Rendered
+    orchestration: Orchestration, media: LocalMediaStore, rendered: Rendered
 ) -> None:
-    media = LocalMediaStore(tmp_path / "media")
-    final = await run_generation(
-        store=store,
-        settings=settings,
-        media=media,
-        provider=FinishedProvider(Output(video=rendered.video, thumbnail=b"\xff\xd8the provider's own")),
-        clock=ManualClock(),
+    final = await orchestration.run_actor(
+        FinishedProvider(Output(video=rendered.video, thumbnail=b"\xff\xd8the provider's own"))
     )
     assert await media.get(final["thumbnail_key"]) == b"\xff\xd8the provider's own"

@@ -1,5 +1,6 @@
 """Stand-ins for the orchestrator's collaborators that are not under test: a clock the test moves by hand, an
-event sink that records what would have gone to Kafka, and a provider adapter that counts submissions."""
+event sink that records what would have gone to Kafka, a provider adapter that counts submissions, and one
+whose tasks have always finished already."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from videogen_common.events import Envelope
-from videogen_orchestrator.providers.base import AdapterDefaults, Job, ProviderAdapter, TaskState
+from videogen_orchestrator.providers.base import (
+    AdapterDefaults,
+    Job,
+    Output,
+    ProviderAdapter,
+    TaskState,
+    TaskStatus,
+)
 
 
 def _millis(moment: datetime) -> datetime:
@@ -82,3 +90,18 @@ class CountingProvider(AdapterDefaults):
     async def poll(self, task_id: str, job: Job) -> TaskState:
         self.polled.append(task_id)
         return await self.inner.poll(task_id, job)
+
+
+class FinishedProvider(AdapterDefaults):
+    """Stands in for the ``mock`` provider: every task it is given has already finished with ``output``."""
+
+    name = "mock"
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    async def submit(self, job: Job) -> str:
+        return f"task_{job.generation_id}"
+
+    async def poll(self, task_id: str, job: Job) -> TaskState:
+        return TaskState(TaskStatus.SUCCEEDED, output=self.output)
