@@ -1,7 +1,8 @@
 """Generations per second from request to ``completed``, with the mock provider at zero latency, through one
 and through two orchestrator processes, and the p50/p99 of that latency; beside two baselines measured in the
-same run: the api's creation rate alone (nothing consumes the requests) and the store's rate of the
-orchestrator's own per-generation round trips, replayed without Kafka, providers or media.
+same run: the api's creation rate alone (nothing consumes the requests) and the orchestrator's own work alone:
+its real runner and actor in this process, over the same kind of store, with no api and no Kafka (so any
+change to the queries they make shows up in the baseline too).
 
     .venv/bin/python -m bench.orchestrator_throughput [--generations N] [--concurrency C]
 
@@ -40,14 +41,22 @@ from videogen_common.domain import Provider
 from videogen_common.events import Envelope
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
-from videogen_common.repositories.indexes import ensure_indexes
-from videogen_common.store import Store, connect
+from videogen_common.media import open_media_store
+from videogen_common.metrics import new_registry
+from videogen_common.settings import load_settings
+from videogen_common.store import Store
 from videogen_common.topics import Topics
+from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.metrics import OrchestratorMetrics, measured
+from videogen_orchestrator.providers.registry import build_providers, close_providers
+from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.settings import OrchestratorSettings
 
 BODY = orjson.dumps(
     {"prompt": "a red fox running through fresh snow at dawn", "provider": "mock", "duration": 3}
 )
 WARM_UP = 50
+RUNNER_ALONE = "runner alone: no api, no Kafka"
 
 
 class Completions:
@@ -246,108 +255,120 @@ async def api_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: in
             return await closed_loop("api alone: POST /v1/generate", op, total=total, concurrency=concurrency)
 
 
-async def orchestrator_round_trips(store: Store, generation_id: str, owner: str) -> None:
-    """The store round trips the orchestrator makes for one mock generation, in its order and shapes (the
-    runner's claim and read-back, the account slot, the actor's task id, ownership check and terminal write,
-    the outbox flag, the slot's release and the look for a waiting generation). The outbox is settled by the
-    notifier, not here."""
-    generations, slots = store.generations, store.account_slots
-    now = SystemClock().now()
-    await generations.update_one(
-        {
-            "_id": generation_id,
-            "status": {"$in": ["queued", "processing"]},
-            "lease_expires_at": {"$not": {"$gte": now}},
-        },
-        {
-            "$set": {
-                "lease_owner": owner,
-                "lease_expires_at": now + timedelta(seconds=30),
-                "lease_token": "t",
-            },
-            "$unset": {"slot_wait": ""},
-            "$inc": {"attempts": 1},
-        },
-    )
-    doc = await generations.find_one({"_id": generation_id})
-    assert doc is not None
-    await slots.update_one(
-        {"_id": "bench", "holders.99999": {"$exists": False}, "holders": {"$ne": generation_id}},
-        {"$push": {"holders": generation_id}},
-    )
-    mine = {"_id": generation_id, "lease_owner": owner}
-    await generations.update_one(
-        {**mine, "version": 1},
-        {"$set": {"provider_task_id": f"mock_{generation_id}"}, "$inc": {"version": 1}},
-    )
-    await generations.find_one({**mine, "version": 2}, projection={"_id": 1})
-    await generations.update_one(
-        {**mine, "status": "processing", "version": 2},
-        {
-            "$set": {
-                "status": "completed",
-                "video_url": "x",
-                "thumbnail_url": "y",
-                "outbox_pending": True,
-                "outbox_at": now,
-                "lease_owner": None,
-                "lease_expires_at": None,
-            },
-            "$inc": {"version": 1},
-        },
-    )
-    await slots.update_one({"_id": "bench", "holders": generation_id}, {"$pull": {"holders": generation_id}})
-    await generations.find_one(
-        {"slot_wait": {"$gt": "bench\n", "$lt": "bench\x0b"}},
-        projection={"status": 1},
-        sort=[("slot_wait", 1)],
-    )
+class Finishes:
+    """The ``EventSink`` the runner's actor is given instead of the status topic: resolves each generation's
+    future when its terminal status event is sent (right after the terminal write, as on the topic)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Future[None]] = {}
+
+    def expect(self, generation_id: str) -> asyncio.Future[None]:
+        return self._waiting.setdefault(generation_id, asyncio.get_running_loop().create_future())
+
+    async def send(self, envelope: Envelope) -> None:
+        status = envelope.generation["status"]
+        waiting = self._waiting.get(envelope.generation_id)
+        if status not in ("completed", "failed") or waiting is None or waiting.done():
+            return
+        if status == "completed":
+            waiting.set_result(None)
+        else:
+            error = envelope.generation["error"]
+            waiting.set_exception(RuntimeError(f"{envelope.generation_id} failed: {error}"))
 
 
-async def store_alone(urls: EngineUrls, total: int, concurrency: int) -> Result:
-    client, store = connect(urls.mongo, "bench_store", app_name="bench")
-    await ensure_indexes(store)
-    await store.account_slots.insert_one({"_id": "bench", "holders": []})
-    now = SystemClock().now()
-    ids = []
-    docs = []
-    for _ in range(total + WARM_UP):
-        doc = new_generation(
+async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: int) -> Result:
+    """The orchestrator's real ``Runner`` and ``GenerationActor`` in this process, wired as its runtime wires
+    them (the mock provider at zero latency and its render cache, media to a folder of the run's temporary
+    directory, metrics), over the real store, with no api and no Kafka: the generations are inserted as the
+    api creates them, each is started by the runner as the request's agent would start it, and it is done when
+    its terminal status event reaches the sink. Whatever the runner and the actor ask of the store (the lease
+    claim, the account slot, the task id, the terminal write with its outbox flag, the slot's release and the
+    look for a waiting generation) is what is measured, so a change to their queries shows up here."""
+    db, prefix = "bench_runner", f"runner{secrets.token_hex(3)}."
+    settings = load_settings(
+        OrchestratorSettings,
+        kafka_bootstrap=urls.kafka,
+        mongo_url=urls.mongo,
+        mongo_db=db,
+        topic_prefix=prefix,
+        data_dir=workdir / "runner-data",
+        orchestrator_instance="bench-runner",
+        mock_latency_ms=0,
+        account_max_in_flight=100_000,
+    )
+    client, store = await migrated_store(urls, workdir, db, prefix, durability=settings.mongo_write_concern)
+    request = orjson.loads(BODY)
+    clock = SystemClock()
+    now = clock.now()
+    docs = [
+        new_generation(
             generation_id=new_id("gen", now),
             account_id="bench",
-            prompt="x" * 44,
-            provider=Provider.MOCK,
-            duration=3,
+            prompt=request["prompt"],
+            provider=Provider(request["provider"]),
+            duration=request["duration"],
             now=now,
         )
-        docs.append(doc)
-        ids.append(doc["_id"])
+        for _ in range(total + WARM_UP)
+    ]
     await store.generations.insert_many(docs)
-    pending = iter(ids)
+    pending = iter(doc["_id"] for doc in docs)
+    metrics = OrchestratorMetrics(new_registry())
+    providers = build_providers(settings)
+    sink = Finishes()
+    async with open_media_store(settings) as media:
+        actor = GenerationActor(
+            settings=settings,
+            store=store,
+            media=media,
+            providers=measured(providers, metrics),
+            sink=sink,
+            clock=clock,
+            on_finished=metrics.observe_finished,
+        )
+        runner = Runner(
+            store=store,
+            actor=actor,
+            clock=clock,
+            lease=timedelta(seconds=settings.lease_seconds),
+            max_in_flight=settings.max_in_flight,
+            account_max_in_flight=settings.account_max_in_flight,
+        )
 
-    async def op() -> None:
-        await orchestrator_round_trips(store, next(pending), "bench")
+        async def op() -> None:
+            generation_id = next(pending)
+            finished = sink.expect(generation_id)
+            if not await runner.start(generation_id):
+                raise RuntimeError(f"the runner did not start {generation_id}")
+            await finished
 
-    await closed_loop("warm-up", op, total=WARM_UP, concurrency=concurrency)
-    before = cpu_seconds(urls.store_pid), cpu_seconds()
-    result = await closed_loop(
-        "store alone: the orchestrator's 9 round trips", op, total=total, concurrency=concurrency
-    )
-    store_cpu, load_cpu = cpu_seconds(urls.store_pid) - before[0], cpu_seconds() - before[1]
+        try:
+            await closed_loop("warm-up", op, total=WARM_UP, concurrency=concurrency)
+            await runner.wait_idle()
+            before = cpu_seconds(urls.store_pid), cpu_seconds()
+            started = time.perf_counter()
+            result = await closed_loop(RUNNER_ALONE, op, total=total, concurrency=concurrency)
+            await runner.wait_idle()  # the last generations' slots given back and wake-ups done
+            seconds = time.perf_counter() - started
+            store_cpu, runner_cpu = cpu_seconds(urls.store_pid) - before[0], cpu_seconds() - before[1]
+        finally:
+            await runner.stop()
+            await close_providers(providers)
     print(
         f"{result.name}: CPU ms per generation: store {store_cpu * 1000 / total:.1f},"
-        f" client {load_cpu * 1000 / total:.1f}",
+        f" runner and actor (this process) {runner_cpu * 1000 / total:.1f}",
         flush=True,
     )
     await client.close()
-    return result
+    return Result(result.name, result.count, seconds, result.latencies_ms)
 
 
 async def run(total: int, concurrency: int) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
         workdir = Path(tmp)
         async with engines(workdir) as urls:
-            results = [await store_alone(urls, total, concurrency)]
+            results = [await runner_alone(urls, workdir, total, concurrency)]
             results.append(await api_alone(urls, workdir, total, concurrency))
             for orchestrators in (1, 2):
                 results.extend(await orchestrated(urls, workdir, orchestrators, total, concurrency))
@@ -364,10 +385,10 @@ def main() -> None:
     results = asyncio.run(run(args.generations, args.concurrency))
     for result in results:
         print(result.line())
-    store, api, one, _, two, _ = results
+    ceiling, api, one, _, two, _ = results
     for label, result in (("1 orchestrator ", one), ("2 orchestrators", two)):
         print(
-            f"{label} / store ceiling = {result.rate / store.rate:.2f}"
+            f"{label} / runner alone = {result.rate / ceiling.rate:.2f}"
             f"   / api alone = {result.rate / api.rate:.2f}"
         )
     print(f"2 orchestrators / 1 orchestrator = {two.rate / one.rate:.2f}")
