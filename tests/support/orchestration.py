@@ -1,7 +1,7 @@
 """The one way a test wires the orchestrator: the real ``Runner`` and ``GenerationActor``, built from the
-settings as ``runtime.py`` builds them, over the real store and a media store (a folder, or the S3 one the
-test opens), with the provider adapters and the clock the test chooses and a sink that records status events
-instead of producing to Kafka (the e2e tests cover the producer).
+settings as ``runtime.py`` builds them (without its metrics), over the real store and a media store (a
+folder, or the S3 one the test opens), with the provider adapters and the clock the test chooses and a sink
+that records status events instead of producing to Kafka (the e2e tests cover the producer).
 
 - ``Orchestration``: settings per owner (the test's overrides on its environment), actors, runners and
   reconcilers on one store, clock, sink and media store; generations inserted as the api creates them, read
