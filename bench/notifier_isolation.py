@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,13 +33,13 @@ from aiokafka import AIOKafkaProducer
 
 from bench.common import EngineUrls, cpu_seconds, engines, migrated_store, python_process
 from videogen.engines import free_port, wait_for_http
+from videogen.keys import create_key
 from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider, Status
 from videogen_common.events import Envelope
 from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
-from videogen_common.signing import new_webhook_secret
-from videogen_common.store import Durability, Store
+from videogen_common.store import Durability
 from videogen_common.topics import Topics
 
 HEALTHY, NEIGHBOURS = 10, 10
@@ -50,23 +52,30 @@ LABELS = {
 }
 
 
-async def add_endpoints(store: Store, account: str, base: str, kind: str, count: int) -> None:
-    now = SystemClock().now()
-    await store.webhooks.insert_many(
-        [
-            {
-                "_id": new_id("wh", now),
-                "account_id": account,
-                "url": f"{base}/{kind}/{n}",
-                "events": ["video.completed"],
-                "secrets": [{"secret": new_webhook_secret(), "created_at": now, "expires_at": None}],
-                "active": True,
-                "created_at": now,
-                "updated_at": now,
-            }
-            for n in range(count)
-        ]
-    )
+async def add_endpoints(
+    session: aiohttp.ClientSession, api: str, key: str, base: str, kind: str, count: int
+) -> None:
+    """Register ``count`` endpoints through the api's ``POST /v1/webhooks`` (the real creation, so the
+    endpoint documents the notifier reads are the ones the service writes)."""
+    for n in range(count):
+        async with session.post(
+            f"{api}/v1/webhooks",
+            json={"url": f"{base}/{kind}/{n}", "events": ["video.completed"]},
+            headers={"Authorization": f"Bearer {key}"},
+        ) as response:
+            if response.status != 201:
+                raise RuntimeError(f"POST /v1/webhooks: HTTP {response.status}: {await response.text()}")
+
+
+@contextlib.asynccontextmanager
+async def endpoints_api(env: dict[str, str], workdir: Path, run: str) -> AsyncIterator[str]:
+    """An api process on the benchmark's database for the setup only: it is stopped before the notifier
+    starts, so it costs the measured run nothing."""
+    port = free_port()
+    api_env = {**env, "VIDEOGEN_API_PORT": str(port), "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true"}
+    async with python_process(["-m", "videogen_api.main"], api_env, workdir / f"api-{run}.log"):
+        await wait_for_http(f"http://127.0.0.1:{port}/healthz")
+        yield f"http://127.0.0.1:{port}"
 
 
 def completed_event(account: str) -> Envelope:
@@ -102,9 +111,6 @@ async def measure(
         ["-m", "bench.receivers_app", str(port)], {}, workdir / "receivers.log"
     ) as receivers:
         await wait_for_http(f"{base}/healthz")
-        await add_endpoints(store, "healthy", base, "ok", HEALTHY)
-        if beside is not None:
-            await add_endpoints(store, "other", base, beside, NEIGHBOURS)
         env = {
             "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
             "VIDEOGEN_MONGO_URL": urls.mongo,
@@ -117,6 +123,10 @@ async def measure(
             "VIDEOGEN_LOG_LEVEL": "WARNING",
             "VIDEOGEN_MONGO_WRITE_CONCERN": concern.value,
         }
+        async with endpoints_api(env, workdir, db) as api, aiohttp.ClientSession() as session:
+            await add_endpoints(session, api, await create_key(store, "healthy"), base, "ok", HEALTHY)
+            if beside is not None:
+                await add_endpoints(session, api, await create_key(store, "other"), base, beside, NEIGHBOURS)
         async with (
             python_process(["-m", "videogen_notifier.main"], env, workdir / f"notifier-{db}.log") as notifier,
             aiohttp.ClientSession() as session,
