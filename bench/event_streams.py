@@ -28,17 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import orjson
 from pymongo import AsyncMongoClient
 
 from bench.api_create import BODY
 from bench.common import Result, closed_loop, cpu_seconds, engines, migrated_store, python_process
 from videogen.engines import free_port, wait_for_http
 from videogen.keys import create_key
-from videogen_common.clock import SystemClock
-from videogen_common.domain import Provider
-from videogen_common.generations import new_generation
-from videogen_common.ids import new_id
-from videogen_common.store import Store
 
 ACCOUNT = "bench"
 
@@ -99,23 +95,23 @@ async def idle_window(
     return (ops_after - ops - 1) / seconds, (cpu_after - cpu) / seconds
 
 
-async def insert_generations(store: Store, count: int) -> list[str]:
-    clock = SystemClock()
-    docs = []
-    for _ in range(count):
-        now = clock.now()
-        docs.append(
-            new_generation(
-                generation_id=new_id("gen", now),
-                account_id=ACCOUNT,
-                prompt="a lantern drifting downstream",
-                provider=Provider.MOCK,
-                duration=5,
-                now=now,
-            )
-        )
-    await store.generations.insert_many(docs)
-    return [doc["_id"] for doc in docs]
+async def create_generations(
+    session: aiohttp.ClientSession, base: str, key: str, count: int, concurrency: int
+) -> list[str]:
+    """``count`` generations for the streams to follow, created through the api (``POST /v1/generate``, the
+    real creation), ``concurrency`` requests at a time; no orchestrator runs, so they stay ``processing``."""
+    gate = asyncio.Semaphore(concurrency)
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
+
+    async def one() -> str:
+        async with gate, session.post(f"{base}/v1/generate", data=BODY, headers=headers) as response:
+            body = await response.read()
+            if response.status != 202:
+                raise RuntimeError(f"create: HTTP {response.status}: {body[:200]!r}")
+        generation_id: str = orjson.loads(body)["id"]
+        return generation_id
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
 
 
 @contextlib.asynccontextmanager
@@ -188,7 +184,7 @@ async def run(streams: int, total: int, concurrency: int, idle: float, rounds: i
             await closed_loop("warm-up", create, total=min(200, total), concurrency=concurrency)
             results = []
             for _ in range(rounds):
-                ids = await insert_generations(store, streams)
+                ids = await create_generations(session, base, key, streams, concurrency)
                 alone = await closed_loop("create, alone", create, total=total, concurrency=concurrency)
                 idle_ops, idle_cpu = await idle_window(client, api.pid, idle)
                 rss_before = rss_kib(api.pid)
