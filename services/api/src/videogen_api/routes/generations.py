@@ -11,7 +11,7 @@ from aiohttp import web
 from pymongo.errors import DuplicateKeyError
 
 from videogen_api import state
-from videogen_api.filters import parse_filters
+from videogen_api.filters import GenerationFilters
 from videogen_api.idempotency import (
     REPLAYED_HEADER,
     idempotency_fields,
@@ -23,6 +23,7 @@ from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import newest_first_page
 from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
+from videogen_api.query import parse_query
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
 from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_body
@@ -216,9 +217,10 @@ async def get_generation(request: web.Request) -> web.Response:
 
 @routes.get("/v1/generations")
 async def list_generations(request: web.Request) -> web.Response:
-    query = {"account_id": account_of(request), **parse_filters(request.query).clause()}
+    listing = parse_query(GenerationFilters, request.query)
+    query = {"account_id": account_of(request), **listing.clause()}
     generations = request.app[state.STORE].generations
-    return json_response(await newest_first_page(generations, query, request.query, public_view))
+    return json_response(await newest_first_page(generations, query, listing, public_view))
 
 
 @routes.post("/v1/generations/{id}/cancel")
