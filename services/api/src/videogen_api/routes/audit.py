@@ -10,6 +10,7 @@ from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import state
+from videogen_api.declare import Endpoint
 from videogen_api.filters import (
     CreatedAfter,
     CreatedBefore,
@@ -21,6 +22,7 @@ from videogen_api.filters import (
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
 from videogen_api.query import Param, once, parse_query
+from videogen_api.schemas import AuditEventList
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
@@ -92,6 +94,21 @@ class AuditListing(BaseModel):
 
 
 @routes.get("/v1/audit-events")
+@Endpoint(
+    operation_id="listAuditEvents",
+    tag="Account",
+    summary="List the account's audit events",
+    description=(
+        "Every change to the account's API keys and webhook endpoints, newest first: what changed, who made "
+        "it (one of your API keys, an operator at the command line, or the system, e.g. the notifier "
+        "disabling an endpoint that answered 410), when, and the request that made it. Never a secret."
+    ),
+    status=200,
+    answer="A page of audit events.",
+    model=AuditEventList,
+    query=AuditListing,
+    errors={422: "Invalid"},
+)
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     listing = parse_query(AuditListing, request.query)

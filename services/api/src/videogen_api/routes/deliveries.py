@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pymongo import ReturnDocument
 
 from videogen_api import state
+from videogen_api.declare import BODY_ERRORS, DELIVERY_ID, ENDPOINT_UNUSABLE, WEBHOOK_ID, Endpoint, problem
 from videogen_api.filters import CreatedAfter, CreatedBefore, ceil_ms, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
@@ -24,7 +25,7 @@ from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
-from videogen_api.schemas import RecoverRequest, parse_body
+from videogen_api.schemas import Delivery, DeliveryList, Recovered, RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
@@ -146,6 +147,18 @@ class DeliveryListing(BaseModel):
 
 
 @routes.get("/v1/webhooks/{id}/deliveries")
+@Endpoint(
+    operation_id="listDeliveries",
+    tag="Deliveries",
+    summary="List an endpoint's deliveries",
+    description="Newest first, each with every attempt made.",
+    status=200,
+    answer="A page of deliveries.",
+    model=DeliveryList,
+    query=DeliveryListing,
+    parameters=(WEBHOOK_ID,),
+    errors={404: "NotFound", 422: "Invalid"},
+)
 async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
@@ -169,6 +182,19 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
 
 
 @routes.get("/v1/deliveries/{id}")
+@Endpoint(
+    operation_id="getDelivery",
+    tag="Deliveries",
+    summary="Read a delivery",
+    description=(
+        "Every attempt (time, status code, latency, error), the next attempt's time, and why it failed."
+    ),
+    status=200,
+    answer="The delivery.",
+    model=Delivery,
+    parameters=(DELIVERY_ID,),
+    errors={404: "NotFound"},
+)
 async def get_delivery(request: web.Request) -> web.Response:
     return json_response(delivery_view(await _owned_delivery(request, request.match_info["id"])))
 
@@ -182,6 +208,20 @@ def _already_pending(delivery_id: str) -> Problem:
 
 
 @routes.post("/v1/deliveries/{id}/retry")
+@Endpoint(
+    operation_id="retryDelivery",
+    tag="Deliveries",
+    summary="Retry a delivery",
+    description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
+    status=202,
+    answer="Accepted: the queued delivery.",
+    model=Delivery,
+    parameters=(DELIVERY_ID,),
+    errors={
+        404: "NotFound",
+        409: problem("delivery-pending: it is already queued; " + ENDPOINT_UNUSABLE),
+    },
+)
 async def retry_delivery(request: web.Request) -> web.Response:
     """Send a succeeded or failed delivery again, now, with the same id and body."""
     app = request.app
@@ -217,6 +257,21 @@ def _window(seconds: float) -> str:
 
 
 @routes.post("/v1/webhooks/{id}/recover")
+@Endpoint(
+    operation_id="recoverDeliveries",
+    tag="Deliveries",
+    summary="Re-send failed deliveries",
+    description=(
+        "Queues again every failed delivery of the endpoint created at or after since (which may reach back "
+        "at most the recovery window, 14 days by default)."
+    ),
+    status=202,
+    answer="Accepted: how many were queued.",
+    model=Recovered,
+    parameters=(WEBHOOK_ID,),
+    body=RecoverRequest,
+    errors={**BODY_ERRORS, 404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
+)
 async def recover_deliveries(request: web.Request) -> web.Response:
     """Re-queue every failed delivery of the endpoint created at or after ``since``."""
     app = request.app
@@ -251,6 +306,18 @@ async def recover_deliveries(request: web.Request) -> web.Response:
 
 
 @routes.post("/v1/webhooks/{id}/test")
+@Endpoint(
+    operation_id="sendTestEvent",
+    tag="Deliveries",
+    summary="Send a test event",
+    description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
+    status=202,
+    answer="Accepted: the queued delivery.",
+    model=Delivery,
+    parameters=(WEBHOOK_ID,),
+    headers=("Location",),
+    errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
+)
 async def send_test_event(request: web.Request) -> web.Response:
     """Create a ``webhook.test`` delivery to the endpoint (whatever events it subscribes to); the notifier
     sends it, signed like any other, within about a second."""

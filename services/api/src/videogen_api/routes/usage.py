@@ -15,9 +15,10 @@ from multidict import MultiMapping
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
 from videogen_api import state
+from videogen_api.declare import Endpoint
 from videogen_api.middleware import account_of
 from videogen_api.query import Param, once, parse_query, refused
-from videogen_api.schemas import parse_timestamp
+from videogen_api.schemas import Usage, parse_timestamp
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
@@ -142,6 +143,22 @@ def usage_view(groups: list[Doc], start: datetime, end: datetime, api_key_id: st
 
 
 @routes.get("/v1/usage")
+@Endpoint(
+    operation_id="getUsage",
+    tag="Account",
+    summary="Read the account's usage",
+    description=(
+        "How many generations the account made and how many seconds of video, by UTC day, provider and "
+        "status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API "
+        "key. Counted from the generations themselves by when each was made: once each, however often their "
+        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones)."
+    ),
+    status=200,
+    answer="The usage.",
+    model=Usage,
+    query=UsageQuery,
+    errors={422: "Invalid"},
+)
 async def get_usage(request: web.Request) -> web.Response:
     app = request.app
     start, end, api_key_id = parse_range(request.query, app[state.CLOCK].now())
