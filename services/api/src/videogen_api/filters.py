@@ -10,9 +10,9 @@ delivery log), read from the query string.
   all match.
 
 Each is a field of a query model, read by ``query.parse_query``; ``limit`` and ``cursor`` (see ``paging``)
-come last in each listing's model. Filters only narrow the set; order and paging stay as they are. A status
-filter applies to each page as it is read, so a generation that changes status during a walk is judged by its
-status then.
+come last in each listing's model, and are judged once the filters are well-formed. Filters only narrow the
+set; order and paging stay as they are. A status filter applies to each page as it is read, so a generation
+that changes status during a walk is judged by its status then.
 """
 
 from __future__ import annotations

@@ -94,20 +94,22 @@ def _cursor(values: list[str]) -> str:
     return cursor
 
 
-# The paging fields of every listing's query model (declared last in each, so their errors come last).
+# The paging fields of every listing's query model (declared last in each): refused only once the filters are
+# well-formed, and one at a time, limit first.
 Limit = Annotated[
     int,
     BeforeValidator(_limit),
     Param(
         "Limit",
         {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+        alone=True,
     ),
     Field(description=f"Page size, 1 to {MAX_LIMIT}."),
 ]
 Cursor = Annotated[
     str | None,
     BeforeValidator(_cursor),
-    Param("Cursor", {"type": "string"}),
+    Param("Cursor", {"type": "string"}, alone=True),
     Field(description="The next_cursor of the previous page, as returned."),
 ]
 

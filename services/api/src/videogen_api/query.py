@@ -5,7 +5,8 @@ A model's fields are the query parameters, named by their alias (or their own na
 field the list of values given for it (``?status=a&status=b`` is ``["a", "b"]``), so a field's type decides
 whether it may be repeated; a field marked ``Param(deep=True)`` takes ``NAME[KEY]=VALUE`` parameters, as a
 dict of KEY to its values. Unknown parameters are ignored. Every bad parameter is reported at once, in one
-422 whose ``errors`` hold one entry per parameter, in the model's field order.
+422 whose ``errors`` hold one entry per parameter, in the model's field order; but a field marked
+``Param(alone=True)`` (a listing's limit and cursor) is reported only when all else is well-formed, and alone.
 
 A field's validators say what is wrong by raising ``refused(code, message)``; the entry's ``field`` is the
 parameter's name (``NAME[KEY]`` for a deep one), or the ``field`` given to ``refused``. ``Param`` beside a
@@ -39,6 +40,8 @@ class Param:
     deep: bool = False
     # Documented as required even though the model has a default (a signed link without it is a 404).
     required: bool = False
+    # Refused only when every other parameter is well-formed, and then alone (the first such one): paging.
+    alone: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -82,7 +85,10 @@ def parse_query(model: type[Q], query: MultiMapping[str], **context: Any) -> Q:
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as exc:
-        raise invalid(_entries(exc)) from None
+        alone = {_name(name, info) for name, info in model.model_fields.items() if param_of(info).alone}
+        entries = _entries(exc)
+        others = [e for e in entries if e["field"] not in alone]
+        raise invalid(others or entries[:1]) from None
 
 
 def _entries(exc: ValidationError) -> list[dict[str, str]]:
