@@ -27,20 +27,7 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import (
-    audit,
-    console,
-    deliveries,
-    events,
-    generations,
-    health,
-    media,
-    providers,
-    reference,
-    uploads,
-    usage,
-    webhooks,
-)
+from videogen_api.routes import TABLES, console, reference
 from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
@@ -82,23 +69,11 @@ def create_app(
     app.cleanup_ctx.append(_media)
     app.cleanup_ctx.append(_producer)
     app.cleanup_ctx.append(_status_feed)
-    # The OpenAPI document, built once, from the same models the handlers validate with (served with /docs).
-    app[reference.REFERENCE] = reference.Reference.of(openapi.build_document(settings))
-    for table in (
-        generations.routes,
-        events.routes,
-        providers.routes,
-        uploads.routes,
-        webhooks.routes,
-        deliveries.routes,
-        usage.routes,
-        audit.routes,
-        media.routes,
-        health.routes,
-        reference.routes,
-        console.routes,
-    ):
+    for table in TABLES:
         app.add_routes(table)
+    # The OpenAPI document, built once from the router: each handler's declaration, with the same models the
+    # handlers validate with (served with /docs).
+    app[reference.REFERENCE] = reference.Reference.of(openapi.build_document(settings, app.router))
     return app
 
 

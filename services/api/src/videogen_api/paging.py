@@ -11,14 +11,15 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Protocol
 
 import orjson
-from multidict import MultiMapping
+from pydantic import BeforeValidator, Field
 from pymongo import DESCENDING
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_api.problems import invalid
+from videogen_api.query import Param, first, refused
 from videogen_common.clock import from_millis, to_millis
 
 
@@ -27,7 +28,10 @@ def encode_cursor(created_at: datetime, item_id: str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
+_NOT_A_CURSOR = "not a cursor this API returned"
+
+
+def _decoded(cursor: str) -> tuple[datetime, str] | None:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         millis, item_id = orjson.loads(raw)
@@ -35,9 +39,14 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
             raise TypeError
         return from_millis(millis), item_id
     except (ValueError, TypeError, OverflowError, orjson.JSONDecodeError):
-        raise invalid(
-            [{"field": "cursor", "message": "not a cursor this API returned", "code": "cursor"}]
-        ) from None
+        return None
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    decoded = _decoded(cursor)
+    if decoded is None:
+        raise invalid([{"field": "cursor", "message": _NOT_A_CURSOR, "code": "cursor"}])
+    return decoded
 
 
 def before_cursor(cursor: str | None) -> dict[str, Any]:
@@ -53,33 +62,84 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 
 
+def _limit_of(raw: str, maximum: int) -> int | None:
+    limit = int(raw) if raw.isascii() and raw.isdigit() else 0
+    return limit if 1 <= limit <= maximum else None
+
+
+def _limit_message(maximum: int) -> str:
+    return f"must be an integer from 1 to {maximum}"
+
+
 def parse_limit(raw: str | None, *, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
     if raw is None:
         return default
-    limit = int(raw) if raw.isascii() and raw.isdigit() else 0
-    if not 1 <= limit <= maximum:
-        raise invalid(
-            [{"field": "limit", "message": f"must be an integer from 1 to {maximum}", "code": "limit"}]
-        )
+    limit = _limit_of(raw, maximum)
+    if limit is None:
+        raise invalid([{"field": "limit", "message": _limit_message(maximum), "code": "limit"}])
     return limit
+
+
+def _limit(values: list[str]) -> int:
+    limit = _limit_of(first(values), MAX_LIMIT)
+    if limit is None:
+        raise refused("limit", _limit_message(MAX_LIMIT))
+    return limit
+
+
+def _cursor(values: list[str]) -> str:
+    cursor = first(values)
+    if _decoded(cursor) is None:
+        raise refused("cursor", _NOT_A_CURSOR)
+    return cursor
+
+
+# The paging fields of every listing's query model (declared last in each): refused only once the filters are
+# well-formed, and one at a time, limit first.
+Limit = Annotated[
+    int,
+    BeforeValidator(_limit),
+    Param(
+        "Limit",
+        {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+        alone=True,
+    ),
+    Field(description=f"Page size, 1 to {MAX_LIMIT}."),
+]
+Cursor = Annotated[
+    str | None,
+    BeforeValidator(_cursor),
+    Param("Cursor", {"type": "string"}, alone=True),
+    Field(description="The next_cursor of the previous page, as returned."),
+]
+
+
+class Page(Protocol):
+    """What a listing's query model says of paging: ``limit`` and ``cursor``."""
+
+    @property
+    def limit(self) -> int: ...
+
+    @property
+    def cursor(self) -> str | None: ...
 
 
 async def newest_first_page(
     collection: AsyncCollection[dict[str, Any]],
     query: dict[str, Any],
-    params: MultiMapping[str],
+    page: Page,
     view: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """One page of what ``query`` matches, newest first from the ``cursor`` parameter on, ``limit`` long:
+    """One page of what ``query`` matches, newest first from ``page.cursor`` on, ``page.limit`` long:
     ``{"data": [view(doc), ...], "next_cursor": null | string}``. One more document than the page is read, to
     know whether another page follows."""
-    limit = parse_limit(params.get("limit"))
-    found = collection.find({**query, **before_cursor(params.get("cursor"))})
+    limit = page.limit
+    found = collection.find({**query, **before_cursor(page.cursor)})
     docs = (
         await found.sort([("created_at", DESCENDING), ("_id", DESCENDING)])
         .limit(limit + 1)
         .to_list(limit + 1)
     )
-    page = docs[:limit]
-    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
-    return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}
+    shown = docs[:limit]
+    next_cursor = encode_cursor(shown[-1]["created_at"], shown[-1]["_id"]) if len(docs) > limit else None
+    return {"data": [view(doc) for doc in shown], "next_cursor": next_cursor}

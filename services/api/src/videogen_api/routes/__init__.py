@@ -1,1 +1,33 @@
-"""HTTP handlers, one module per resource."""
+"""HTTP handlers, one module per resource; ``TABLES``: every route table the application serves, in order."""
+
+from aiohttp import web
+
+from videogen_api.routes import (
+    audit,
+    console,
+    deliveries,
+    events,
+    generations,
+    health,
+    media,
+    providers,
+    reference,
+    uploads,
+    usage,
+    webhooks,
+)
+
+TABLES: tuple[web.RouteTableDef, ...] = (
+    generations.routes,
+    events.routes,
+    providers.routes,
+    uploads.routes,
+    webhooks.routes,
+    deliveries.routes,
+    usage.routes,
+    audit.routes,
+    media.routes,
+    health.routes,
+    reference.routes,
+    console.routes,
+)

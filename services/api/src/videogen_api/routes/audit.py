@@ -4,15 +4,25 @@ the handlers that change an account's webhooks call after the change (see videog
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import state
-from videogen_api.filters import choices, created_bounds, created_clause
+from videogen_api.declare import Endpoint
+from videogen_api.filters import (
+    CreatedAfter,
+    CreatedBefore,
+    choices,
+    choices_description,
+    choices_param,
+    created_clause,
+)
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import newest_first_page
-from videogen_api.problems import invalid
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
+from videogen_api.query import Param, once, parse_query
+from videogen_api.schemas import AuditEventList
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
@@ -55,28 +65,53 @@ def audit_event_view(doc: Doc) -> Doc:
     }
 
 
-def _filters(request: web.Request) -> Doc:
-    """type (any of, repeated or comma-separated), target_id, created_after, created_before."""
-    query = request.query
-    errors: list[dict[str, str]] = []
-    types = choices(query, "type", AuditEventType, errors)
-    after, before = created_bounds(query, errors)
-    targets = query.getall("target_id", [])
-    if len(targets) > 1:
-        errors.append({"field": "target_id", "message": "give it once", "code": "repeated"})
-    if errors:
-        raise invalid(errors)
-    clause: Doc = created_clause(after, before)
-    if types:
-        clause["type"] = {"$in": [t.value for t in types]}
-    if targets:
-        clause["target.id"] = targets[0]
-    return clause
+class AuditListing(BaseModel):
+    """GET /v1/audit-events's query string: type (any of, repeated or comma-separated), created_after,
+    created_before, target_id, limit and cursor."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    types: Annotated[
+        tuple[AuditEventType, ...],
+        BeforeValidator(choices(AuditEventType)),
+        choices_param("AuditEventType", AuditEventType),
+    ] = Field((), alias="type", description=choices_description("Only these types of change"))
+    created_after: CreatedAfter = None
+    created_before: CreatedBefore = None
+    target_id: Annotated[str | None, BeforeValidator(once), Param("TargetId", {"type": "string"})] = Field(
+        None, description="Only changes to this key, webhook endpoint or delivery (its id)."
+    )
+    limit: Limit = DEFAULT_LIMIT
+    cursor: Cursor = None
+
+    def clause(self) -> Doc:
+        clause: Doc = created_clause(self.created_after, self.created_before)
+        if self.types:
+            clause["type"] = {"$in": [t.value for t in self.types]}
+        if self.target_id is not None:
+            clause["target.id"] = self.target_id
+        return clause
 
 
 @routes.get("/v1/audit-events")
+@Endpoint(
+    operation_id="listAuditEvents",
+    tag="Account",
+    summary="List the account's audit events",
+    description=(
+        "Every change to the account's API keys and webhook endpoints, newest first: what changed, who made "
+        "it (one of your API keys, an operator at the command line, or the system, e.g. the notifier "
+        "disabling an endpoint that answered 410), when, and the request that made it. Never a secret."
+    ),
+    status=200,
+    answer="A page of audit events.",
+    model=AuditEventList,
+    query=AuditListing,
+    errors={422: "Invalid"},
+)
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
-    query = {"account_id": account_of(request), **_filters(request)}
+    listing = parse_query(AuditListing, request.query)
+    query = {"account_id": account_of(request), **listing.clause()}
     events = request.app[state.STORE].audit_events
-    return json_response(await newest_first_page(events, query, request.query, audit_event_view))
+    return json_response(await newest_first_page(events, query, listing, audit_event_view))

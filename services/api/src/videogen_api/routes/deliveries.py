@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
-from multidict import MultiMapping
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pymongo import ReturnDocument
 
 from videogen_api import state
-from videogen_api.filters import ceil_ms, created_bounds, created_clause, single
+from videogen_api.declare import BODY_ERRORS, DELIVERY_ID, ENDPOINT_UNUSABLE, WEBHOOK_ID, Endpoint, problem
+from videogen_api.filters import CreatedAfter, CreatedBefore, ceil_ms, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
-from videogen_api.paging import newest_first_page
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
 from videogen_api.problems import Problem, conflict, invalid, not_found
+from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
-from videogen_api.schemas import RecoverRequest, parse_body
+from videogen_api.schemas import Delivery, DeliveryList, Recovered, RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
@@ -97,52 +99,77 @@ def _require_active(webhook: Doc | None) -> None:
         )
 
 
-def _list_filters(query: MultiMapping[str]) -> Doc:
-    """status, event_type, created_after and created_before (ISO 8601 with a time zone; both bounds
-    exclusive) as a store query; every bad parameter is reported at once, in one 422."""
-    errors: list[dict[str, str]] = []
-    clause: Doc = {}
-    status = single(query, "status", errors)
-    if status is not None:
-        if status in STATUSES:
-            clause["status"] = status
-        else:
-            errors.append(
-                {
-                    "field": "status",
-                    "message": f"{status!r} is not one of {', '.join(STATUSES)}",
-                    "code": "enum",
-                }
-            )
-    event_type = single(query, "event_type", errors)
-    if event_type is not None:
-        if len(event_type) <= 64 and _EVENT_TYPE.fullmatch(event_type):
-            clause["event_type"] = event_type
-        else:
-            errors.append(
-                {
-                    "field": "event_type",
-                    "message": f"must be an event type such as {', '.join(KNOWN_EVENT_TYPES)}",
-                    "code": "event_type",
-                }
-            )
-    after, before = created_bounds(query, errors)
-    if errors:
-        raise invalid(errors)
-    return {**clause, **created_clause(after, before)}
+def _delivery_status(values: list[str]) -> str:
+    status = once(values)
+    if status not in STATUSES:
+        raise refused("enum", f"{status!r} is not one of {', '.join(STATUSES)}")
+    return status
+
+
+def _event_type(values: list[str]) -> str:
+    event_type = once(values)
+    if len(event_type) > 64 or not _EVENT_TYPE.fullmatch(event_type):
+        raise refused("event_type", f"must be an event type such as {', '.join(KNOWN_EVENT_TYPES)}")
+    return event_type
+
+
+class DeliveryListing(BaseModel):
+    """GET /v1/webhooks/{id}/deliveries's query string: status, event_type, created_after and created_before
+    (ISO 8601 with a time zone; both bounds exclusive), limit and cursor."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Annotated[
+        str | None,
+        BeforeValidator(_delivery_status),
+        Param("DeliveryStatus", {"type": "string", "enum": list(STATUSES)}),
+    ] = Field(None, description="Only deliveries in this status.")
+    event_type: Annotated[
+        str | None,
+        BeforeValidator(_event_type),
+        Param("EventType", {"type": "string", "maxLength": 64, "pattern": _EVENT_TYPE.pattern}),
+    ] = Field(
+        None, description=f"Only deliveries of this event type, such as {', '.join(KNOWN_EVENT_TYPES)}."
+    )
+    created_after: CreatedAfter = None
+    created_before: CreatedBefore = None
+    limit: Limit = DEFAULT_LIMIT
+    cursor: Cursor = None
+
+    def clause(self) -> Doc:
+        """The filters as a store query."""
+        clause: Doc = {}
+        if self.status is not None:
+            clause["status"] = self.status
+        if self.event_type is not None:
+            clause["event_type"] = self.event_type
+        return {**clause, **created_clause(self.created_after, self.created_before)}
 
 
 @routes.get("/v1/webhooks/{id}/deliveries")
+@Endpoint(
+    operation_id="listDeliveries",
+    tag="Deliveries",
+    summary="List an endpoint's deliveries",
+    description="Newest first, each with every attempt made.",
+    status=200,
+    answer="A page of deliveries.",
+    model=DeliveryList,
+    query=DeliveryListing,
+    parameters=(WEBHOOK_ID,),
+    errors={404: "NotFound", 422: "Invalid"},
+)
 async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
+    listing = parse_query(DeliveryListing, request.query)
     query = {
         "webhook_id": webhook["_id"],
         "account_id": account_of(request),
-        **_list_filters(request.query),
+        **listing.clause(),
     }
     deliveries = request.app[state.STORE].deliveries
-    return json_response(await newest_first_page(deliveries, query, request.query, delivery_view))
+    return json_response(await newest_first_page(deliveries, query, listing, delivery_view))
 
 
 async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
@@ -155,6 +182,19 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
 
 
 @routes.get("/v1/deliveries/{id}")
+@Endpoint(
+    operation_id="getDelivery",
+    tag="Deliveries",
+    summary="Read a delivery",
+    description=(
+        "Every attempt (time, status code, latency, error), the next attempt's time, and why it failed."
+    ),
+    status=200,
+    answer="The delivery.",
+    model=Delivery,
+    parameters=(DELIVERY_ID,),
+    errors={404: "NotFound"},
+)
 async def get_delivery(request: web.Request) -> web.Response:
     return json_response(delivery_view(await _owned_delivery(request, request.match_info["id"])))
 
@@ -168,6 +208,20 @@ def _already_pending(delivery_id: str) -> Problem:
 
 
 @routes.post("/v1/deliveries/{id}/retry")
+@Endpoint(
+    operation_id="retryDelivery",
+    tag="Deliveries",
+    summary="Retry a delivery",
+    description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
+    status=202,
+    answer="Accepted: the queued delivery.",
+    model=Delivery,
+    parameters=(DELIVERY_ID,),
+    errors={
+        404: "NotFound",
+        409: problem("delivery-pending: it is already queued; " + ENDPOINT_UNUSABLE),
+    },
+)
 async def retry_delivery(request: web.Request) -> web.Response:
     """Send a succeeded or failed delivery again, now, with the same id and body."""
     app = request.app
@@ -203,6 +257,21 @@ def _window(seconds: float) -> str:
 
 
 @routes.post("/v1/webhooks/{id}/recover")
+@Endpoint(
+    operation_id="recoverDeliveries",
+    tag="Deliveries",
+    summary="Re-send failed deliveries",
+    description=(
+        "Queues again every failed delivery of the endpoint created at or after since (which may reach back "
+        "at most the recovery window, 14 days by default)."
+    ),
+    status=202,
+    answer="Accepted: how many were queued.",
+    model=Recovered,
+    parameters=(WEBHOOK_ID,),
+    body=RecoverRequest,
+    errors={**BODY_ERRORS, 404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
+)
 async def recover_deliveries(request: web.Request) -> web.Response:
     """Re-queue every failed delivery of the endpoint created at or after ``since``."""
     app = request.app
@@ -237,6 +306,18 @@ async def recover_deliveries(request: web.Request) -> web.Response:
 
 
 @routes.post("/v1/webhooks/{id}/test")
+@Endpoint(
+    operation_id="sendTestEvent",
+    tag="Deliveries",
+    summary="Send a test event",
+    description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
+    status=202,
+    answer="Accepted: the queued delivery.",
+    model=Delivery,
+    parameters=(WEBHOOK_ID,),
+    headers=("Location",),
+    errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
+)
 async def send_test_event(request: web.Request) -> web.Response:
     """Create a ``webhook.test`` delivery to the endpoint (whatever events it subscribes to); the notifier
     sends it, signed like any other, within about a second."""

@@ -20,8 +20,10 @@ import orjson
 from aiohttp import web
 
 from videogen_api import state
+from videogen_api.declare import GENERATION_ID, JSON, Endpoint, Parameter, ref
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
+from videogen_api.schemas import Generation
 from videogen_api.status_feed import Change, Key, change_key
 
 routes = web.RouteTableDef()
@@ -70,7 +72,57 @@ def _counted(app: web.Application, account: str) -> Iterator[None]:
             del streams[account]
 
 
+LAST_EVENT_ID = Parameter(
+    "LastEventId",
+    {
+        "name": "Last-Event-ID",
+        "in": "header",
+        "description": "The id of the last event received, to resume a stream: only newer changes come.",
+        "schema": {"type": "string"},
+    },
+)
+# What the stream's answer holds, for the OpenAPI document.
+_EVENTS = {
+    "text/event-stream": {
+        "schema": {
+            "type": "object",
+            "description": "Each event: `id: <version>:<progress>`, `event: generation`, `data: "
+            "<the Generation as JSON>`, ended by a blank line; a comment line (`: keep-alive`) every "
+            "15 s.",
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]+:[0-9]*$"},
+                "event": {"const": "generation"},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": JSON,
+                    "contentSchema": ref(Generation),
+                },
+            },
+            "required": ["id", "event", "data"],
+        }
+    }
+}
+
+
 @routes.get("/v1/generations/{id}/events")
+@Endpoint(
+    operation_id="streamGenerationEvents",
+    tag="Generations",
+    summary="Follow a generation live (Server-Sent Events)",
+    description=(
+        "The generation as it is, at once, then an event for every change of its status or progress until it "
+        "is completed or failed, when the stream ends. Every event is `event: generation` with the "
+        "generation (as GET answers it) as `data`, and an `id` ordering its changes: reconnect with "
+        "`Last-Event-ID` to get only what is newer. Served by any api replica. Each account may hold a "
+        "bounded number of streams open on one api process."
+    ),
+    status=200,
+    answer="The stream.",
+    content=_EVENTS,
+    parameters=(GENERATION_ID, LAST_EVENT_ID),
+    errors={404: "NotFound"},
+    stream=True,
+)
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)

@@ -10,8 +10,17 @@ from typing import Any
 from aiohttp import web
 from pymongo.errors import DuplicateKeyError
 
-from videogen_api import state
-from videogen_api.filters import parse_filters
+from videogen_api import schemas, state
+from videogen_api.declare import (
+    BODY_ERRORS,
+    CANCEL_AFTER_HEADER,
+    GENERATION_ID,
+    IDEMPOTENCY_KEY,
+    PREFER_WAIT,
+    Endpoint,
+    problem,
+)
+from videogen_api.filters import GenerationFilters
 from videogen_api.idempotency import (
     REPLAYED_HEADER,
     idempotency_fields,
@@ -21,11 +30,27 @@ from videogen_api.idempotency import (
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import newest_first_page
-from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
+from videogen_api.prefer import (
+    CANCEL_AFTER,
+    MAX_WAIT_SECONDS,
+    PREFER,
+    PREFERENCE_APPLIED,
+    applied,
+    cancel_after,
+    preferred_wait,
+)
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
+from videogen_api.query import parse_query
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
-from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_body
+from videogen_api.schemas import (
+    MAX_DEADLINE_SECONDS,
+    GenerateRequest,
+    Generation,
+    GenerationList,
+    ValidationProblem,
+    parse_body,
+)
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
@@ -129,6 +154,34 @@ async def _first_frame(request: web.Request, body: GenerateRequest, now: datetim
 
 
 @routes.post("/v1/generate")
+@Endpoint(
+    operation_id="createGeneration",
+    tag="Generations",
+    summary="Submit a generation",
+    description=(
+        "The generation is durably stored before the answer, with status processing; the orchestrator takes "
+        "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
+        f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation. With "
+        f"{PREFER}: wait=N the answer comes once the generation is finished or after N seconds (at most "
+        f"{MAX_WAIT_SECONDS}), whichever is first."
+    ),
+    status=202,
+    answer="Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
+    model=Generation,
+    parameters=(IDEMPOTENCY_KEY, PREFER_WAIT, CANCEL_AFTER_HEADER),
+    body=GenerateRequest,
+    headers=("Location", REPLAYED_HEADER, PREFERENCE_APPLIED),
+    errors={
+        **BODY_ERRORS,
+        422: problem(
+            "validation-error: a field is invalid (one entry per field in errors); "
+            "provider-unavailable: that provider is not enabled here (errors names provider); "
+            "idempotency-key-reused: the key was used before with a different body.",
+            ValidationProblem,
+            schemas.Problem,
+        ),
+    },
+)
 async def create_generation(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]
@@ -209,19 +262,70 @@ async def create_generation(request: web.Request) -> web.Response:
 
 
 @routes.get("/v1/generations/{id}")
+@Endpoint(
+    operation_id="getGeneration",
+    tag="Generations",
+    summary="Read a generation",
+    description=(
+        f"Another account's generation answers exactly like an unknown one. With {PREFER}: wait=N the "
+        f"answer comes once the generation is finished or after N seconds (at most {MAX_WAIT_SECONDS}), "
+        "whichever is first: no polling."
+    ),
+    status=200,
+    answer="The generation.",
+    model=Generation,
+    parameters=(GENERATION_ID, PREFER_WAIT),
+    headers=(PREFERENCE_APPLIED,),
+    errors={404: "NotFound"},
+)
 async def get_generation(request: web.Request) -> web.Response:
     view, waited = await _waited(request, request.match_info["id"])
     return json_response(view, headers=waited)
 
 
 @routes.get("/v1/generations")
+@Endpoint(
+    operation_id="listGenerations",
+    tag="Generations",
+    summary="List generations",
+    description=(
+        "The account's generations, newest first (ties by id). Filters narrow the set; a cursor holds only a "
+        "position, so a walk never skips or repeats while new generations arrive."
+    ),
+    status=200,
+    answer="A page of generations.",
+    model=GenerationList,
+    query=GenerationFilters,
+    errors={422: "Invalid"},
+)
 async def list_generations(request: web.Request) -> web.Response:
-    query = {"account_id": account_of(request), **parse_filters(request.query).clause()}
+    listing = parse_query(GenerationFilters, request.query)
+    query = {"account_id": account_of(request), **listing.clause()}
     generations = request.app[state.STORE].generations
-    return json_response(await newest_first_page(generations, query, request.query, public_view))
+    return json_response(await newest_first_page(generations, query, listing, public_view))
 
 
 @routes.post("/v1/generations/{id}/cancel")
+@Endpoint(
+    operation_id="cancelGeneration",
+    tag="Generations",
+    summary="Cancel a generation",
+    description=(
+        "An unfinished generation becomes failed, with error code canceled, and video.failed is sent. The "
+        "orchestrator then cancels the provider's own task where the provider allows it (best effort); any "
+        "result it still produces is discarded."
+    ),
+    status=200,
+    answer="The canceled generation.",
+    model=Generation,
+    parameters=(GENERATION_ID,),
+    errors={
+        404: "NotFound",
+        409: problem(
+            "generation-terminal: it has already finished; generation-busy: it kept changing; try again."
+        ),
+    },
+)
 async def cancel_generation(request: web.Request) -> web.Response:
     """An unfinished generation becomes ``failed`` with error code ``canceled``; a finished one is a 409.
 

@@ -6,14 +6,19 @@ from __future__ import annotations
 import logging
 from datetime import UTC
 from email.utils import format_datetime
+from typing import Annotated
 
 from aiohttp import hdrs, web
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import state
 from videogen_api.byte_ranges import Plan, plan
+from videogen_api.declare import Endpoint, Parameter, problem
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY
 from videogen_api.problems import Problem, not_found
+from videogen_api.query import Param, first, parse_query
 from videogen_common.media import (
+    CONTENT_TYPES,
     MediaChanged,
     MediaInfo,
     MediaStore,
@@ -30,21 +35,103 @@ routes = web.RouteTableDef()
 _READ_ATTEMPTS = 3
 
 
+def _expires(values: list[str]) -> int | None:
+    try:
+        return int(first(values))
+    except ValueError:
+        return None
+
+
+class MediaLink(BaseModel):
+    """A signed link's query string. Nothing in it is refused here: a missing or malformed expiry or signature
+    makes a link that does not verify, answered like a missing file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exp: Annotated[
+        int | None, BeforeValidator(_expires), Param("MediaExpires", {"type": "integer"}, required=True)
+    ] = Field(None, description="The link's expiry (seconds since the epoch), as in the signed link.")
+    sig: Annotated[
+        str, BeforeValidator(first), Param("MediaSignature", {"type": "string"}, required=True)
+    ] = Field("", description="The link's signature, as in the signed link.")
+
+    def expires(self) -> int:
+        if self.exp is None:
+            raise ValueError("no expiry")
+        return self.exp
+
+
+MEDIA_FOLDER = Parameter(
+    "MediaFolder",
+    {
+        "name": "folder",
+        "in": "path",
+        "required": True,
+        "description": "The generation's id, as in the signed link.",
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
+    },
+)
+MEDIA_FILE = Parameter(
+    "MediaFile",
+    {
+        "name": "file",
+        "in": "path",
+        "required": True,
+        "description": "video.mp4 or thumbnail.jpg, as in the signed link.",
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+    },
+)
+
+
 # Two path segments, not one parameter holding a slash, which OpenAPI (so a generated client) cannot express:
 # the key is ``{folder}/{file}``.
 @routes.get("/v1/media/{folder:[A-Za-z0-9_-]+}/{file:[A-Za-z0-9_.-]+}")
+@Endpoint(
+    operation_id="getMedia",
+    tag="Media",
+    summary="Download a video or thumbnail",
+    description=(
+        "The target of a generation's video_url and thumbnail_url. The signature is the credential: no API "
+        "key. An expired or forged link answers like a missing file. Supports a single byte `Range` (with "
+        "`If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and "
+        "`Last-Modified` it sends; `HEAD` answers the headers alone."
+    ),
+    status=200,
+    answer="The file.",
+    content={
+        media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
+        for media_type in sorted(set(CONTENT_TYPES.values()))
+    },
+    query=MediaLink,
+    parameters=(MEDIA_FOLDER, MEDIA_FILE),
+    errors={
+        206: {
+            "description": "The requested byte range (`Content-Range` says which).",
+            "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
+        },
+        304: {
+            "description": "Not modified: the client's copy (by `ETag` or date) is current.",
+            "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
+        },
+        404: "NotFound",
+        416: problem(
+            "range-not-satisfiable: the range starts past the end of the file "
+            "(`Content-Range: bytes */size`)."
+        ),
+    },
+    public=True,
+)
 async def get_media(request: web.Request) -> web.StreamResponse:
     app = request.app
     key = f"{request.match_info['folder']}/{request.match_info['file']}"
+    link = parse_query(MediaLink, request.query)
     try:
         check_key(key)
-        expires = int(request.query.get("exp", ""))
+        expires = link.expires()
     except ValueError:
         raise not_found("no such media") from None
     signing_key = app[state.SETTINGS].media_signing_key.get_secret_value()
-    if not verify_media_link(
-        signing_key, key, expires, request.query.get("sig", ""), now=app[state.CLOCK].now()
-    ):
+    if not verify_media_link(signing_key, key, expires, link.sig, now=app[state.CLOCK].now()):
         # An expired or forged link looks like a missing file.
         raise not_found("no such media, or the link has expired")
     media = app[state.MEDIA]

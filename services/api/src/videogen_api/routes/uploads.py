@@ -20,8 +20,10 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from videogen_api import state
+from videogen_api.declare import Endpoint, problem
 from videogen_api.middleware import account_of
 from videogen_api.problems import Problem, invalid, not_found, unsupported_media_type
+from videogen_api.schemas import Upload
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
@@ -87,6 +89,46 @@ def upload_view(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 @routes.post("/v1/uploads")
+@Endpoint(
+    operation_id="createUpload",
+    tag="Generations",
+    summary="Upload an image for a first frame",
+    description=(
+        "The image's bytes with its Content-Type, or a multipart/form-data form whose file part holds them. "
+        "Its type is taken from its content, which must decode as a PNG, JPEG or WebP image, at most "
+        "8192 pixels on each side. Use the answer's id as image.upload_id on POST /v1/generate until "
+        "expires_at; only this account can."
+    ),
+    status=201,
+    answer="Created: the upload.",
+    model=Upload,
+    raw_body={
+        "required": True,
+        "content": {
+            **{
+                media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
+                for media_type in ("image/png", "image/jpeg", "image/webp")
+            },
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "string", "contentMediaType": "application/octet-stream"}
+                    },
+                    "required": ["file"],
+                }
+            },
+        },
+    },
+    errors={
+        400: problem("malformed-form: the multipart form does not parse."),
+        413: problem(
+            "payload-too-large: the image is over the deployment's limit (VIDEOGEN_IMAGE_MAX_BYTES)."
+        ),
+        415: problem("unsupported-media-type: neither an image type nor multipart/form-data."),
+        422: "Invalid",
+    },
+)
 async def create_upload(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]

@@ -8,15 +8,17 @@ aggregation over the account's range of the ``by_account`` index; the range is a
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
 from multidict import MultiMapping
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
 from videogen_api import state
+from videogen_api.declare import Endpoint
 from videogen_api.middleware import account_of
-from videogen_api.problems import invalid
-from videogen_api.schemas import parse_timestamp
+from videogen_api.query import Param, once, parse_query, refused
+from videogen_api.schemas import Usage, parse_timestamp
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
@@ -40,38 +42,66 @@ def _moment(raw: str) -> datetime:
     return parse_timestamp(raw)
 
 
+def _bound(values: list[str]) -> datetime:
+    given = once(values)
+    try:
+        return _moment(given)
+    except ValueError as exc:
+        message = f"{exc}, or a date such as 2026-11-01 (+ in a URL is %2B)"
+        raise refused("timestamp", message) from None
+
+
+def _bound_param(component: str) -> Param:
+    schema = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+    return Param(component, schema)
+
+
+_BOUND = " ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC)."
+
+
+class UsageQuery(BaseModel):
+    """GET /v1/usage's query string: ``start`` (inclusive) and ``end`` (exclusive), by default the last 30
+    days, and ``api_key_id``. The range is checked once every parameter is well-formed; it needs the time
+    (``now`` in the parser's context)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: Annotated[datetime | None, BeforeValidator(_bound), _bound_param("UsageStart")] = Field(
+        None, description="The range's start (inclusive); by default 30 days before end." + _BOUND
+    )
+    end: Annotated[datetime | None, BeforeValidator(_bound), _bound_param("UsageEnd")] = Field(
+        None, description="The range's end (exclusive); by default now." + _BOUND
+    )
+    api_key_id: Annotated[str | None, BeforeValidator(once), Param("ApiKeyId", {"type": "string"})] = Field(
+        None, description="Only the generations made with this API key (its id, e.g. key_…)."
+    )
+
+    def range(self, now: datetime) -> tuple[datetime, datetime]:
+        end = self.end or now
+        try:
+            start = self.start or end - timedelta(days=DEFAULT_DAYS)
+        except OverflowError:  # an end in the first month of year 1
+            start = datetime.min.replace(tzinfo=UTC)
+        return start, end
+
+    @model_validator(mode="after")
+    def _in_range(self, info: ValidationInfo) -> UsageQuery:
+        if not isinstance(info.context, dict) or not isinstance(info.context.get("now"), datetime):
+            raise TypeError("UsageQuery is parsed with now=the current time")
+        start, end = self.range(info.context["now"])
+        if start >= end:
+            raise refused("range", "must be earlier than end", field="start")
+        if end - start > timedelta(days=MAX_DAYS):
+            raise refused("range", f"the range may span at most {MAX_DAYS} days", field="start")
+        return self
+
+
 def parse_range(query: MultiMapping[str], now: datetime) -> tuple[datetime, datetime, str | None]:
     """``start`` (inclusive) and ``end`` (exclusive), by default the last 30 days; ``api_key_id``. Every bad
     parameter is reported at once, in one 422."""
-    errors: list[dict[str, str]] = []
-    found: dict[str, datetime] = {}
-    for name in ("start", "end"):
-        values = query.getall(name, [])
-        if len(values) > 1:
-            errors.append({"field": name, "message": "give it once", "code": "repeated"})
-        elif values:
-            try:
-                found[name] = _moment(values[0])
-            except ValueError as exc:
-                message = f"{exc}, or a date such as 2026-11-01 (+ in a URL is %2B)"
-                errors.append({"field": name, "message": message, "code": "timestamp"})
-    keys = query.getall("api_key_id", [])
-    if len(keys) > 1:
-        errors.append({"field": "api_key_id", "message": "give it once", "code": "repeated"})
-    end = found.get("end", now)
-    try:
-        start = found.get("start") or end - timedelta(days=DEFAULT_DAYS)
-    except OverflowError:  # an end in the first month of year 1
-        start = datetime.min.replace(tzinfo=UTC)
-    if not errors:
-        if start >= end:
-            errors.append({"field": "start", "message": "must be earlier than end", "code": "range"})
-        elif end - start > timedelta(days=MAX_DAYS):
-            message = f"the range may span at most {MAX_DAYS} days"
-            errors.append({"field": "start", "message": message, "code": "range"})
-    if errors:
-        raise invalid(errors)
-    return start, end, keys[0] if keys else None
+    usage = parse_query(UsageQuery, query, now=now)
+    start, end = usage.range(now)
+    return start, end, usage.api_key_id
 
 
 def _totals(rows: list[Doc]) -> Doc:
@@ -113,6 +143,22 @@ def usage_view(groups: list[Doc], start: datetime, end: datetime, api_key_id: st
 
 
 @routes.get("/v1/usage")
+@Endpoint(
+    operation_id="getUsage",
+    tag="Account",
+    summary="Read the account's usage",
+    description=(
+        "How many generations the account made and how many seconds of video, by UTC day, provider and "
+        "status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API "
+        "key. Counted from the generations themselves by when each was made: once each, however often their "
+        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones)."
+    ),
+    status=200,
+    answer="The usage.",
+    model=Usage,
+    query=UsageQuery,
+    errors={422: "Invalid"},
+)
 async def get_usage(request: web.Request) -> web.Response:
     app = request.app
     start, end, api_key_id = parse_range(request.query, app[state.CLOCK].now())

@@ -12,11 +12,20 @@ from aiohttp import web
 from pymongo import ASCENDING, ReturnDocument
 
 from videogen_api import state
+from videogen_api.declare import BODY_ERRORS, WEBHOOK_ID, Endpoint, problem
 from videogen_api.middleware import account_of
 from videogen_api.problems import conflict, invalid, not_found
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
-from videogen_api.schemas import WebhookCreate, WebhookUpdate, parse_body
+from videogen_api.schemas import (
+    RotatedSecret,
+    Webhook,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+    WebhookUpdate,
+    parse_body,
+)
 from videogen_api.serialize import json_response
 from videogen_api.settings import ApiSettings
 from videogen_common.audit import AuditEventType
@@ -69,6 +78,21 @@ def _require_https(url: str, settings: ApiSettings) -> None:
 
 
 @routes.post("/v1/webhooks")
+@Endpoint(
+    operation_id="createWebhook",
+    tag="Webhooks",
+    summary="Register a webhook endpoint",
+    description="The answer carries the endpoint's signing secret, shown only here (and on rotation).",
+    status=201,
+    answer="Created.",
+    model=WebhookCreated,
+    body=WebhookCreate,
+    headers=("Location",),
+    errors={
+        **BODY_ERRORS,
+        409: problem("webhook-limit: the account has as many endpoints as allowed."),
+    },
+)
 async def create_webhook(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]
@@ -110,6 +134,15 @@ async def create_webhook(request: web.Request) -> web.Response:
 
 
 @routes.get("/v1/webhooks")
+@Endpoint(
+    operation_id="listWebhooks",
+    tag="Webhooks",
+    summary="List webhook endpoints",
+    description="All of the account's endpoints, oldest first, without their secrets.",
+    status=200,
+    answer="The endpoints.",
+    model=WebhookList,
+)
 async def list_webhooks(request: web.Request) -> web.Response:
     docs = await (
         request.app[state.STORE]
@@ -121,11 +154,37 @@ async def list_webhooks(request: web.Request) -> web.Response:
 
 
 @routes.get("/v1/webhooks/{id}")
+@Endpoint(
+    operation_id="getWebhook",
+    tag="Webhooks",
+    summary="Read a webhook endpoint",
+    description="Without its secret.",
+    status=200,
+    answer="The endpoint.",
+    model=Webhook,
+    parameters=(WEBHOOK_ID,),
+    errors={404: "NotFound"},
+)
 async def get_webhook(request: web.Request) -> web.Response:
     return json_response(webhook_view(await owned_webhook(request, request.match_info["id"])))
 
 
 @routes.patch("/v1/webhooks/{id}")
+@Endpoint(
+    operation_id="updateWebhook",
+    tag="Webhooks",
+    summary="Change a webhook endpoint",
+    description=(
+        "Any of url, events and active, each checked as on creation. active: true re-enables a disabled "
+        "endpoint and resets its health; active: false disables it."
+    ),
+    status=200,
+    answer="The changed endpoint.",
+    model=Webhook,
+    parameters=(WEBHOOK_ID,),
+    body=WebhookUpdate,
+    errors={**BODY_ERRORS, 404: "NotFound"},
+)
 async def update_webhook(request: web.Request) -> web.Response:
     """Change any of url, events and active. ``active: true`` re-enables a disabled endpoint (one the
     notifier disabled after a 410, or one the account disabled) and clears why it was disabled."""
@@ -170,6 +229,16 @@ async def update_webhook(request: web.Request) -> web.Response:
 
 
 @routes.delete("/v1/webhooks/{id}")
+@Endpoint(
+    operation_id="deleteWebhook",
+    tag="Webhooks",
+    summary="Delete a webhook endpoint",
+    description="Its pending deliveries fail with reason endpoint deleted; its deliveries stay readable.",
+    status=204,
+    answer="Deleted.",
+    parameters=(WEBHOOK_ID,),
+    errors={404: "NotFound"},
+)
 async def delete_webhook(request: web.Request) -> web.Response:
     """Remove the endpoint, then fail its pending deliveries with reason "endpoint deleted" so its delivery
     log says so at once. (Were this process to stop between the two writes, the notifier fails each of them
@@ -218,6 +287,20 @@ def rotated_secrets(secrets: list[Doc], new_secret: str, now: datetime, overlap:
 
 
 @routes.post("/v1/webhooks/{id}/rotate-secret")
+@Endpoint(
+    operation_id="rotateWebhookSecret",
+    tag="Webhooks",
+    summary="Rotate an endpoint's signing secret",
+    description=(
+        "The new secret is shown only here. The previous one keeps signing beside it for the overlap period "
+        "(24 h by default), so a receiver can switch at its own pace."
+    ),
+    status=200,
+    answer="The new secret.",
+    model=RotatedSecret,
+    parameters=(WEBHOOK_ID,),
+    errors={404: "NotFound", 409: problem("conflict: the secret was rotated concurrently; try again.")},
+)
 async def rotate_secret(request: web.Request) -> web.Response:
     """Issue a new signing secret (shown here, once). Until the overlap ends
     (``webhook_secret_overlap_seconds``, 24 h by default) deliveries carry a signature with each live secret,
