@@ -9,15 +9,13 @@ and revoked). They are read at ``GET /v1/audit-events``."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from videogen_common.ids import new_id
+from videogen_common.repositories.audit import AuditRepository
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -72,5 +70,4 @@ def audit_event(
 
 async def record(store: Store, event: Doc) -> None:
     """Store ``event``; one already stored under its id (a repeated repair) is left as it is."""
-    with contextlib.suppress(DuplicateKeyError):
-        await store.audit_events.insert_one(event)
+    await AuditRepository(store).record(event)
