@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from videogen_api.problems import unauthorized
+from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
 
@@ -26,7 +27,7 @@ class KeyCache:
     def __init__(
         self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
     ) -> None:
-        self._store = store
+        self._keys = ApiKeyRepository(store)
         self._ttl = ttl_seconds
         self._monotonic = monotonic
         self._cache: dict[str, tuple[Caller, float]] = {}
@@ -37,7 +38,7 @@ class KeyCache:
         now = self._monotonic()
         if hit and hit[1] > now:
             return hit[0]
-        doc = await self._store.api_keys.find_one({"key_hash": digest, "revoked_at": None})
+        doc = await self._keys.live_by_hash(digest)
         if doc is None:
             self._cache.pop(digest, None)
             return None

@@ -9,7 +9,7 @@ show up in its later pages."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -80,6 +80,21 @@ async def newest_first_page(
         .limit(limit + 1)
         .to_list(limit + 1)
     )
+    page = docs[:limit]
+    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
+    return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}
+
+
+async def page_from(
+    fetch: Callable[[tuple[datetime, str] | None, int], Awaitable[list[dict[str, Any]]]],
+    params: MultiMapping[str],
+    view: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """``newest_first_page`` over a repository's listing: ``fetch(position, n)`` answers up to ``n`` items
+    after the ``cursor`` parameter's position, newest first."""
+    limit = parse_limit(params.get("limit"))
+    cursor = params.get("cursor")
+    docs = await fetch(None if cursor is None else decode_cursor(cursor), limit + 1)
     page = docs[:limit]
     next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
     return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}

@@ -23,9 +23,11 @@ endpoint's backlog costs the sweeps nothing meanwhile: the store reads every due
 whatever its limit.
 
 The parts: each endpoint's lane (``lanes.Lane``) owns its queue, its workers, its breaker and its copy of the
-endpoint; the delivery collection's claims and writes are ``delivery_store.DeliveryStore``'s; what follows an
-attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The dispatcher ties them
-together: it creates and sweeps deliveries into lanes, makes each attempt and applies its decision."""
+endpoint; the delivery collection's claims and writes are ``repositories.deliveries.DeliveryClaims``', the
+endpoint's reads and writes ``repositories.webhooks.WebhookRepository``'s (both in ``videogen_common``); what
+follows an attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The
+dispatcher ties them together: it creates and sweeps deliveries into lanes, makes each attempt and applies
+its decision."""
 
 from __future__ import annotations
 
@@ -42,11 +44,12 @@ from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock
 from videogen_common.deliveries import FAILED, SUCCEEDED
+from videogen_common.records.webhook import Health, WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryClaims
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_notifier.decision import Policy, RetryAt, Succeeded, Why, decide
-from videogen_notifier.delivery_store import DeliveryStore
-from videogen_notifier.health import Health, record_failure, record_success
 from videogen_notifier.lanes import Job, Lane
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
@@ -97,8 +100,9 @@ class Dispatcher:
         self._hold_for = timedelta(seconds=settings.delivery_hold_seconds)
         self._held = 0  # deliveries held in all lanes
         self._endpoint_ttl = timedelta(seconds=settings.endpoint_cache_seconds)
-        # The claim token of this instance is the delivery store's.
-        self._deliveries = DeliveryStore(store, secrets.token_hex(8))
+        # The claim token of this instance is its delivery claims'.
+        self._deliveries = DeliveryClaims(store, secrets.token_hex(8))
+        self._webhooks = WebhookRepository(store)
         # Deliveries of a ``create`` that failed, which the store may have written all the same.
         self._unsure: set[str] = set()
 
@@ -233,7 +237,7 @@ class Dispatcher:
         to ``sweep_batch``. Those of endpoints whose lane is busy (or whose breaker is open) are passed over,
         so a dead endpoint's backlog can never fill a sweep and starve other endpoints' retries (the store
         reads every due document whatever the limit, so the busy ones are skipped here: see
-        ``DeliveryStore.due``)."""
+        ``DeliveryClaims.due``)."""
         now = self._clock.now()
         for lane in list(self._lanes.values()):
             lane.start_workers()  # a lane whose cooldown has ended goes on with what it kept
@@ -286,40 +290,35 @@ class Dispatcher:
         delivery = await self._claimed(job)
         if delivery is None:
             return  # not due, finished, or another instance has it
-        endpoint = await lane.endpoint_doc(self._read_endpoint)
+        endpoint = await lane.endpoint(self._webhooks.get)
         now = self._clock.now()
-        if endpoint is None or not endpoint.get("active", False):
+        if endpoint is None or not endpoint.active:
             await self._close(
                 delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled"
             )
             return
-        paused_until = Health.of(endpoint).paused_until(self._policy.breaker_failures, self._policy.cooldown)
+        paused_until = endpoint.health.paused_until(self._policy.breaker_failures, self._policy.cooldown)
         if paused_until is not None and paused_until > now:
             lane.trip(paused_until)
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
             await self._deliveries.postpone(delivery["_id"], paused_until, now)
             return
-        live_secrets = [
-            s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
-        ]
+        live_secrets = endpoint.live_secrets(now)
         body = delivery["body"].encode()
         headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
         span = span_in(
             "webhook.attempt",
             delivery.get("traceparent"),
             delivery_id=delivery["_id"],
-            webhook_id=endpoint["_id"],
+            webhook_id=endpoint.id,
             event_type=delivery.get("event_type"),
             attempt=len(delivery["attempts"]) + 1,
         )
         with trace.use_span(span, end_on_exit=True):
-            result = await self._sender.post(endpoint["url"], body, headers)
+            result = await self._sender.post(endpoint.url, body, headers)
             annotate(status_code=result.status_code, error=result.error, succeeded=result.ok)
             await self._record(delivery, endpoint, result, lane)
-
-    async def _read_endpoint(self, webhook_id: str) -> Doc | None:
-        return await self._store.webhooks.find_one({"_id": webhook_id})
 
     async def _claimed(self, job: Job) -> Doc | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
@@ -339,7 +338,9 @@ class Dispatcher:
         renewed = await self._deliveries.renew_claim(job.delivery_id, now + self._claim_for)
         return job.doc if renewed else None
 
-    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane) -> None:
+    async def _record(
+        self, delivery: Doc, endpoint: WebhookEndpoint, result: AttemptResult, lane: Lane
+    ) -> None:
         """Count the attempt in the endpoint's health, decide what follows it (``decision.decide``: the rules
         are there) and apply that: the store writes, the lane's breaker and probing, a disable, the logs."""
         now = self._clock.now()
@@ -352,7 +353,7 @@ class Dispatcher:
         number = len(delivery["attempts"]) + 1
         extra = {
             "delivery_id": delivery["_id"],
-            "webhook_id": endpoint["_id"],
+            "webhook_id": endpoint.id,
             "attempt": number,
             "status_code": result.status_code,
             "generation_id": delivery.get("generation_id"),
@@ -360,9 +361,9 @@ class Dispatcher:
             "request_id": delivery.get("trace_id"),
         }
         if result.ok:
-            health = Health.of(endpoint)  # as it was before this attempt
+            health = endpoint.health  # as it was before this attempt
         else:
-            health = await record_failure(self._store.webhooks, endpoint["_id"], now)
+            health = await self._webhooks.record_failure(endpoint.id, now)
             lane.remember_health(health)
             lane.failed()
         decision = decide(
@@ -372,7 +373,7 @@ class Dispatcher:
         if isinstance(outcome, Succeeded):
             await self._close(delivery, SUCCEEDED, None, attempt)
             if health.needs_success_recorded(now):
-                await record_success(self._store.webhooks, endpoint["_id"], now)
+                await self._webhooks.record_success(endpoint.id, now)
                 lane.remember_health(Health(last_success_at=now, last_failure_at=health.last_failure_at))
             lane.succeeded()  # the endpoint answers again
             log.info("delivered", extra=extra)
@@ -393,7 +394,7 @@ class Dispatcher:
             extra["error"] = result.error
         log.warning(GIVE_UP_LOGS[outcome.why], extra=extra)
 
-    async def _disable(self, lane: Lane, endpoint: Doc, reason: str, now: datetime) -> None:
+    async def _disable(self, lane: Lane, endpoint: WebhookEndpoint, reason: str, now: datetime) -> None:
         notice_deliveries = await disable_endpoint(self._store, endpoint, reason, now)
         lane.remember_disabled()
         for delivery_id, webhook_id in notice_deliveries:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from videogen_common.clock import Clock
-from videogen_notifier.health import Health
+from videogen_common.records.webhook import Health, WebhookEndpoint
 
 Doc = dict[str, Any]
 
@@ -66,7 +66,7 @@ class Lane:
         self._workers: set[asyncio.Task[None]] = set()
         self._paused_until: datetime | None = None
         self._failing = False
-        self._endpoint: Doc | None = None
+        self._endpoint: WebhookEndpoint | None = None
         self._endpoint_read_at: datetime | None = None
         self._endpoint_lock = asyncio.Lock()
 
@@ -185,7 +185,9 @@ class Lane:
         read_at = self._endpoint_read_at
         return read_at is not None and timedelta(0) <= now - read_at < self._endpoint_ttl
 
-    async def endpoint_doc(self, read: Callable[[str], Awaitable[Doc | None]]) -> Doc | None:
+    async def endpoint(
+        self, read: Callable[[str], Awaitable[WebhookEndpoint | None]]
+    ) -> WebhookEndpoint | None:
         """The lane's endpoint, read with ``read`` at most once per ``endpoint_ttl`` (None: deleted)."""
         if self.fresh_endpoint(self._clock.now()):
             return self._endpoint
@@ -195,20 +197,15 @@ class Lane:
                 self._endpoint = await read(self.webhook_id)
                 self._endpoint_read_at = read_at
                 if self._endpoint is not None:  # failing by another instance's attempts too
-                    self._failing = Health.of(self._endpoint).consecutive_failures > 0
+                    self._failing = self._endpoint.health.consecutive_failures > 0
             return self._endpoint
 
     def remember_health(self, health: Health) -> None:
         """Apply this instance's write of the endpoint's health to the copy."""
         if self._endpoint is not None:
-            self._endpoint["health"] = {
-                "consecutive_failures": health.consecutive_failures,
-                "failing_since": health.failing_since,
-                "last_success_at": health.last_success_at,
-                "last_failure_at": health.last_failure_at,
-            }
+            self._endpoint = replace(self._endpoint, health=health)
 
     def remember_disabled(self) -> None:
         """Apply this instance's disabling of the endpoint to the copy."""
         if self._endpoint is not None:
-            self._endpoint["active"] = False
+            self._endpoint = replace(self._endpoint, active=False)

@@ -11,12 +11,13 @@ from aiohttp import web
 from videogen_api import state
 from videogen_api.filters import choices, created_bounds, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import newest_first_page
+from videogen_api.paging import page_from
 from videogen_api.problems import invalid
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat
+from videogen_common.repositories.audit import AuditRepository
 
 routes = web.RouteTableDef()
 
@@ -77,6 +78,12 @@ def _filters(request: web.Request) -> Doc:
 @routes.get("/v1/audit-events")
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
-    query = {"account_id": account_of(request), **_filters(request)}
-    events = request.app[state.STORE].audit_events
-    return json_response(await newest_first_page(events, query, request.query, audit_event_view))
+    account, filters = account_of(request), _filters(request)
+    events = AuditRepository(request.app[state.STORE])
+    return json_response(
+        await page_from(
+            lambda position, limit: events.page_of_account(account, filters, position, limit),
+            request.query,
+            audit_event_view,
+        )
+    )

@@ -13,12 +13,11 @@ from typing import Any
 
 from aiohttp import web
 from multidict import MultiMapping
-from pymongo import ReturnDocument
 
 from videogen_api import state
 from videogen_api.filters import ceil_ms, created_bounds, created_clause, single
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
-from videogen_api.paging import newest_first_page
+from videogen_api.paging import page_from
 from videogen_api.problems import Problem, conflict, invalid, not_found
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
@@ -27,9 +26,12 @@ from videogen_api.schemas import RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, STATUSES, delivery_body, new_delivery
+from videogen_common.deliveries import PENDING, STATUSES, delivery_body, new_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import new_id
+from videogen_common.records.webhook import WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
@@ -72,26 +74,13 @@ def delivery_view(doc: Doc) -> Doc:
     }
 
 
-def _requeue(now: datetime) -> Doc:
-    """The update that makes a delivery due now: the sweeper sends it on its next pass."""
-    return {
-        "$set": {
-            "status": PENDING,
-            "next_attempt_at": now,
-            RETRY_AT: now,
-            "failure_reason": None,
-            "updated_at": now,
-        }
-    }
-
-
-def _require_active(webhook: Doc | None) -> None:
+def _require_active(webhook: WebhookEndpoint | None) -> None:
     """Re-queueing to an endpoint the notifier would refuse at once is answered here instead."""
     if webhook is None:
         raise conflict("its webhook endpoint was deleted", slug="endpoint-deleted", title="Endpoint deleted")
-    if not webhook["active"]:
+    if not webhook.active:
         raise conflict(
-            f'webhook {webhook["_id"]!r} is disabled; re-enable it with PATCH {{"active": true}} first',
+            f'webhook {webhook.id!r} is disabled; re-enable it with PATCH {{"active": true}} first',
             slug="endpoint-disabled",
             title="Endpoint disabled",
         )
@@ -136,19 +125,22 @@ def _list_filters(query: MultiMapping[str]) -> Doc:
 async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
-    query = {
-        "webhook_id": webhook["_id"],
-        "account_id": account_of(request),
-        **_list_filters(request.query),
-    }
-    deliveries = request.app[state.STORE].deliveries
-    return json_response(await newest_first_page(deliveries, query, request.query, delivery_view))
+    filters = _list_filters(request.query)
+    account = account_of(request)
+    deliveries = DeliveryRepository(request.app[state.STORE])
+    return json_response(
+        await page_from(
+            lambda position, limit: deliveries.page_of_endpoint(
+                webhook.id, account, filters, position, limit
+            ),
+            request.query,
+            delivery_view,
+        )
+    )
 
 
 async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
-    doc = await request.app[state.STORE].deliveries.find_one(
-        {"_id": delivery_id, "account_id": account_of(request)}
-    )
+    doc = await DeliveryRepository(request.app[state.STORE]).owned(delivery_id, account_of(request))
     if doc is None:
         raise not_found(f"no delivery {delivery_id!r}")
     return doc
@@ -176,14 +168,9 @@ async def retry_delivery(request: web.Request) -> web.Response:
     doc = await _owned_delivery(request, delivery_id)
     if doc["status"] == PENDING:
         raise _already_pending(delivery_id)
-    _require_active(
-        await app[state.STORE].webhooks.find_one({"_id": doc["webhook_id"], "account_id": account})
-    )
-    updated = await app[state.STORE].deliveries.find_one_and_update(
-        {"_id": delivery_id, "account_id": account, "status": {"$ne": PENDING}},
-        _requeue(app[state.CLOCK].now()),
-        return_document=ReturnDocument.AFTER,
-    )
+    store = app[state.STORE]
+    _require_active(await WebhookRepository(store).owned(doc["webhook_id"], account))
+    updated = await DeliveryRepository(store).requeue_finished(delivery_id, account, app[state.CLOCK].now())
     if updated is None:  # re-queued by a concurrent request
         raise _already_pending(delivery_id)
     await record_change(
@@ -218,22 +205,16 @@ async def recover_deliveries(request: web.Request) -> web.Response:
             [{"field": "since", "message": f"must be within the last {_window(window)}", "code": "too_old"}]
         )
     _require_active(webhook)
-    result = await app[state.STORE].deliveries.update_many(
-        {
-            "webhook_id": webhook["_id"],
-            "account_id": account_of(request),
-            "status": FAILED,
-            "created_at": {"$gte": ceil_ms(body.since)},
-        },
-        _requeue(now),
+    requeued = await DeliveryRepository(app[state.STORE]).requeue_failed_since(
+        webhook.id, account_of(request), ceil_ms(body.since), now
     )
     await record_change(
         request,
         AuditEventType.WEBHOOK_RECOVERY_REQUESTED,
-        ("webhook", webhook["_id"]),
-        {"since": isoformat(body.since), "requeued": result.modified_count},
+        ("webhook", webhook.id),
+        {"since": isoformat(body.since), "requeued": requeued},
     )
-    return json_response({"requeued": result.modified_count}, status=202)
+    return json_response({"requeued": requeued}, status=202)
 
 
 @routes.post("/v1/webhooks/{id}/test")
@@ -247,12 +228,12 @@ async def send_test_event(request: web.Request) -> web.Response:
     doc = new_delivery(
         event_id=new_id("evt_test", now),
         event_type=TEST_EVENT,
-        webhook_id=webhook["_id"],
-        account_id=webhook["account_id"],
-        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook["_id"]}),
+        webhook_id=webhook.id,
+        account_id=webhook.account_id,
+        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook.id}),
         now=now,
         trace_id=request[REQUEST_ID_KEY],
         traceparent=current_traceparent(),
     )
-    await app[state.STORE].deliveries.insert_one(doc)
+    await DeliveryRepository(app[state.STORE]).insert(doc)
     return json_response(delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{doc['_id']}"})
