@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from multidict import MultiMapping
@@ -85,16 +85,26 @@ async def newest_first_page(
     return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}
 
 
+T = TypeVar("T")
+
+
+def doc_position(doc: dict[str, Any]) -> tuple[datetime, str]:
+    """A stored document's place in a newest-first listing."""
+    return doc["created_at"], doc["_id"]
+
+
 async def page_from(
-    fetch: Callable[[tuple[datetime, str] | None, int], Awaitable[list[dict[str, Any]]]],
+    fetch: Callable[[tuple[datetime, str] | None, int], Awaitable[list[T]]],
     params: MultiMapping[str],
-    view: Callable[[dict[str, Any]], dict[str, Any]],
+    view: Callable[[T], dict[str, Any]],
+    position: Callable[[T], tuple[datetime, str]],
 ) -> dict[str, Any]:
     """``newest_first_page`` over a repository's listing: ``fetch(position, n)`` answers up to ``n`` items
-    after the ``cursor`` parameter's position, newest first."""
+    after the ``cursor`` parameter's position, newest first; ``position`` gives an item's (created_at, id).
+    One more item than the page is read, to know whether another page follows."""
     limit = parse_limit(params.get("limit"))
     cursor = params.get("cursor")
-    docs = await fetch(None if cursor is None else decode_cursor(cursor), limit + 1)
-    page = docs[:limit]
-    next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
-    return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}
+    items = await fetch(None if cursor is None else decode_cursor(cursor), limit + 1)
+    page = items[:limit]
+    next_cursor = encode_cursor(*position(page[-1])) if len(items) > limit else None
+    return {"data": [view(item) for item in page], "next_cursor": next_cursor}

@@ -32,6 +32,7 @@ its decision."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import secrets
@@ -44,6 +45,7 @@ from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock
 from videogen_common.deliveries import FAILED, SUCCEEDED
+from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.records.webhook import Health, WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryClaims
 from videogen_common.repositories.webhooks import WebhookRepository
@@ -144,8 +146,8 @@ class Dispatcher:
         if lane.idle(now) and not lane.fresh_endpoint(now) and self._lanes.get(lane.webhook_id) is lane:
             del self._lanes[lane.webhook_id]
 
-    def submit(self, delivery_id: str, webhook_id: str, doc: Doc | None = None) -> bool:
-        """Queue a due delivery on its endpoint's lane (``doc``: the delivery as stored, if the caller read
+    def submit(self, delivery_id: str, webhook_id: str, known: Delivery | None = None) -> bool:
+        """Queue a due delivery on its endpoint's lane (``known``: the delivery as stored, if the caller read
         it). A full or paused lane refuses it (False): it stays due in the store and the sweeper brings it in
         once the lane has room."""
         lane = self._lane(webhook_id)
@@ -153,11 +155,12 @@ class Dispatcher:
             self._forget_if_idle(lane)
             return False
         self._hold(lane, delivery_id)
-        lane.offer(Job(delivery_id, doc))
+        lane.offer(Job(delivery_id, known))
         return True
 
     async def create(self, docs: list[Doc]) -> list[tuple[str, str]]:
-        """Store new deliveries (status events' deliveries, built by ``new_deliveries_for``) in one batch and
+        """Store new deliveries (status events' deliveries' documents, built by ``new_deliveries_for``) in
+        one batch and
         queue the ones that were new; returns their (delivery id, webhook id). Each one whose lane has room
         is stored claimed by this instance for ``delivery_hold_seconds`` and queued at once (a lane whose
         breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
@@ -188,7 +191,7 @@ class Dispatcher:
         for doc in created:
             held_by = reserved.pop(doc["_id"], None)
             if held_by is not None:
-                held_by.offer(Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
+                held_by.offer(Job(doc["_id"], Delivery.from_doc(doc), claimed_until=doc["next_attempt_at"]))
         try:
             if self._unsure:
                 await self._queue_stored_by_failed_try(reserved)
@@ -203,7 +206,7 @@ class Dispatcher:
             stored = await self._deliveries.stored_claimed(delivery_id)
             if stored is not None:
                 lane = reserved.pop(delivery_id)
-                lane.offer(Job(delivery_id, stored, claimed_until=stored["next_attempt_at"]))
+                lane.offer(Job(delivery_id, stored, claimed_until=stored.next_attempt_at))
         self._unsure.clear()
 
     def _release(self, reserved: dict[str, Lane]) -> None:
@@ -243,16 +246,14 @@ class Dispatcher:
             lane.start_workers()  # a lane whose cooldown has ended goes on with what it kept
             self._forget_if_idle(lane)
         busy = {webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)}
-        due = self._deliveries.due(now)
         count = 0
-        try:
-            async for doc in due:
-                if doc["webhook_id"] not in busy and self.submit(doc["_id"], doc["webhook_id"], doc):
+        async with contextlib.aclosing(self._deliveries.due(now)) as due:
+            async for delivery in due:
+                webhook_id = delivery.webhook_id
+                if webhook_id not in busy and self.submit(delivery.id, webhook_id, delivery):
                     count += 1
                     if count >= self._settings.sweep_batch:
                         break
-        finally:
-            await due.close()
         return count
 
     async def wait_idle(self) -> None:
@@ -302,25 +303,27 @@ class Dispatcher:
             lane.trip(paused_until)
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
-            await self._deliveries.postpone(delivery["_id"], paused_until, now)
+            await self._deliveries.postpone(delivery.id, paused_until, now)
             return
         live_secrets = endpoint.live_secrets(now)
-        body = delivery["body"].encode()
-        headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
+        if delivery.body is None:  # a claimed delivery is always read with its body
+            raise ValueError(f"delivery {delivery.id} was claimed without its body")
+        body = delivery.body.encode()
+        headers = signature_headers(live_secrets, delivery.id, int(now.timestamp()), body)
         span = span_in(
             "webhook.attempt",
-            delivery.get("traceparent"),
-            delivery_id=delivery["_id"],
+            delivery.traceparent,
+            delivery_id=delivery.id,
             webhook_id=endpoint.id,
-            event_type=delivery.get("event_type"),
-            attempt=len(delivery["attempts"]) + 1,
+            event_type=delivery.event_type,
+            attempt=len(delivery.attempts) + 1,
         )
         with trace.use_span(span, end_on_exit=True):
             result = await self._sender.post(endpoint.url, body, headers)
             annotate(status_code=result.status_code, error=result.error, succeeded=result.ok)
             await self._record(delivery, endpoint, result, lane)
 
-    async def _claimed(self, job: Job) -> Doc | None:
+    async def _claimed(self, job: Job) -> Delivery | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
         is kept on the job, so an attempt tried again (the store failed it) goes on under the same claim."""
         if job.claimed_until is None or job.doc is None:
@@ -339,26 +342,21 @@ class Dispatcher:
         return job.doc if renewed else None
 
     async def _record(
-        self, delivery: Doc, endpoint: WebhookEndpoint, result: AttemptResult, lane: Lane
+        self, delivery: Delivery, endpoint: WebhookEndpoint, result: AttemptResult, lane: Lane
     ) -> None:
         """Count the attempt in the endpoint's health, decide what follows it (``decision.decide``: the rules
         are there) and apply that: the store writes, the lane's breaker and probing, a disable, the logs."""
         now = self._clock.now()
-        attempt = {
-            "at": now,
-            "status_code": result.status_code,
-            "latency_ms": result.latency_ms,
-            "error": result.error,
-        }
-        number = len(delivery["attempts"]) + 1
+        attempt = Attempt(now, result.status_code, result.latency_ms, result.error)
+        number = len(delivery.attempts) + 1
         extra = {
-            "delivery_id": delivery["_id"],
+            "delivery_id": delivery.id,
             "webhook_id": endpoint.id,
             "attempt": number,
             "status_code": result.status_code,
-            "generation_id": delivery.get("generation_id"),
-            "account_id": delivery.get("account_id"),
-            "request_id": delivery.get("trace_id"),
+            "generation_id": delivery.generation_id,
+            "account_id": delivery.account_id,
+            "request_id": delivery.trace_id,
         }
         if result.ok:
             health = endpoint.health  # as it was before this attempt
@@ -383,7 +381,7 @@ class Dispatcher:
         if decision.disable is not None:
             await self._disable(lane, endpoint, decision.disable, now)
         if isinstance(outcome, RetryAt):
-            await self._deliveries.schedule_retry(delivery["_id"], attempt, outcome.when, now)
+            await self._deliveries.schedule_retry(delivery.id, attempt, outcome.when, now)
             retry_in_s = round((outcome.when - now).total_seconds(), 3)
             log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": retry_in_s})
             return
@@ -409,7 +407,7 @@ class Dispatcher:
         return len(created)
 
     async def _close(
-        self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None
+        self, delivery: Delivery, status: str, reason: str | None, attempt: Attempt | None = None
     ) -> None:
         closed = await self._deliveries.close(delivery, status, reason, attempt, self._clock.now())
         if closed and self._on_closed is not None:

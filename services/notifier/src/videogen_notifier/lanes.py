@@ -8,12 +8,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from videogen_common.clock import Clock
+from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import Health, WebhookEndpoint
-
-Doc = dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -23,7 +21,7 @@ class Job:
     delivery_id: str
     # The delivery as stored, when known (the sweep read it, or this instance created it): claiming it then
     # needs no read back.
-    doc: Doc | None = None
+    doc: Delivery | None = None
     # Set when this instance stored the delivery already claimed by itself: the claim ends then.
     claimed_until: datetime | None = None
 

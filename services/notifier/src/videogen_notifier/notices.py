@@ -16,7 +16,7 @@ from pymongo.errors import DuplicateKeyError
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat, to_millis
-from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import derived_id
 from videogen_common.records.webhook import WebhookEndpoint
@@ -88,7 +88,7 @@ async def _record_notice(store: Store, endpoint: WebhookEndpoint, now: datetime)
     deliveries = DeliveryRepository(store)
     created: list[tuple[str, str]] = []
     for subscriber in await webhooks.notice_subscribers(account_id, WEBHOOK_DISABLED, webhook_id):
-        doc = new_delivery(
+        delivery = pending_delivery(
             event_id=event_id,
             event_type=WEBHOOK_DISABLED,
             webhook_id=subscriber,
@@ -97,9 +97,9 @@ async def _record_notice(store: Store, endpoint: WebhookEndpoint, now: datetime)
             now=now,
         )
         try:
-            await deliveries.insert(doc)
+            await deliveries.insert(delivery)
         except DuplicateKeyError:
             continue
-        created.append((doc["_id"], subscriber))
+        created.append((delivery.id, subscriber))
     await webhooks.notice_recorded(webhook_id)
     return created

@@ -16,16 +16,16 @@ cost MongoDB 7 no more than the others would, so they are used there too."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.cursor import AsyncCursor
 from pymongo.errors import BulkWriteError
 
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
+from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.repositories.paging import Position, newest_first
 from videogen_common.store import Store
 
@@ -103,14 +103,15 @@ class DeliveryRepository:
             return [doc for index, doc in enumerate(docs) if index not in duplicates]
         return docs
 
-    async def insert(self, doc: Doc) -> None:
+    async def insert(self, delivery: Delivery) -> None:
         """Store one new delivery; a repeat of its (event, endpoint) pair raises ``DuplicateKeyError``."""
-        await self._deliveries.insert_one(doc)
+        await self._deliveries.insert_one(delivery.to_doc())
 
     # An account's deliveries (the api).
 
-    async def owned(self, delivery_id: str, account_id: str) -> Doc | None:
-        return await self._deliveries.find_one({"_id": delivery_id, "account_id": account_id})
+    async def owned(self, delivery_id: str, account_id: str) -> Delivery | None:
+        doc = await self._deliveries.find_one({"_id": delivery_id, "account_id": account_id})
+        return None if doc is None else Delivery.from_doc(doc)
 
     async def page_of_endpoint(
         self,
@@ -119,20 +120,23 @@ class DeliveryRepository:
         filters: Mapping[str, Any],
         position: Position | None,
         limit: int,
-    ) -> list[Doc]:
+    ) -> list[Delivery]:
         """Up to ``limit`` of one endpoint's deliveries matching ``filters`` (a store clause on status,
         event_type and created_at), newest first, after ``position``."""
         query = {"webhook_id": webhook_id, "account_id": account_id, **filters}
-        return await newest_first(self._deliveries, query, position, limit)
+        return [
+            Delivery.from_doc(doc) for doc in await newest_first(self._deliveries, query, position, limit)
+        ]
 
-    async def requeue_finished(self, delivery_id: str, account_id: str, now: datetime) -> Doc | None:
+    async def requeue_finished(self, delivery_id: str, account_id: str, now: datetime) -> Delivery | None:
         """Make a succeeded or failed delivery due now; the delivery as it then is, or None if it was
         pending (re-queued by a concurrent request) or is not the account's."""
-        return await self._deliveries.find_one_and_update(
+        doc = await self._deliveries.find_one_and_update(
             {"_id": delivery_id, "account_id": account_id, "status": {"$ne": PENDING}},
             _requeue(now),
             return_document=ReturnDocument.AFTER,
         )
+        return None if doc is None else Delivery.from_doc(doc)
 
     async def requeue_failed_since(
         self, webhook_id: str, account_id: str, since: datetime, now: datetime
@@ -191,44 +195,52 @@ class DeliveryClaims(DeliveryRepository):
     # Created claimed.
 
     def mark_claimed(self, doc: Doc, until: datetime) -> None:
-        """Make a delivery not yet stored claimed by this instance until ``until`` once it is stored."""
+        """Make a delivery not yet stored (its document, as ``new_delivery`` built it) claimed by this
+        instance until ``until`` once it is stored."""
         doc["next_attempt_at"] = until
         doc["claim"] = self.owner
 
-    async def stored_claimed(self, delivery_id: str) -> Doc | None:
+    async def stored_claimed(self, delivery_id: str) -> Delivery | None:
         """The delivery, if it is stored pending and claimed by this instance (a ``create`` that failed may
         have stored it all the same). Read by id: it happens only after a store failure."""
-        stored = await self._deliveries.find_one({"_id": delivery_id})
-        if stored is not None and stored["status"] == PENDING and stored.get("claim") == self.owner:
+        doc = await self._deliveries.find_one({"_id": delivery_id})
+        stored = None if doc is None else Delivery.from_doc(doc)
+        if stored is not None and stored.status == PENDING and stored.claim == self.owner:
             return stored
         return None
 
     # Claimed when due.
 
-    def due(self, now: datetime) -> AsyncCursor[Doc]:
+    async def due(self, now: datetime) -> AsyncGenerator[Delivery, None]:
         """The due deliveries, oldest first, without their bodies (a claimed delivery's is read with it).
         The due range of the ``by_due`` index and nothing else (``due_range``): the caller skips what it
-        does not want, such as busy endpoints' deliveries."""
-        return self._deliveries.find(due_range(now), projection={"body": 0}).sort("next_attempt_at", 1)
+        does not want, such as busy endpoints' deliveries, and closes the iterator when it has enough."""
+        found = self._deliveries.find(due_range(now), projection={"body": 0}).sort("next_attempt_at", 1)
+        try:
+            async for doc in found:
+                yield Delivery.from_doc(doc)
+        finally:
+            await found.close()
 
     async def claim_due(
-        self, delivery_id: str, known: Doc | None, until: datetime, now: datetime
-    ) -> Doc | None:
+        self, delivery_id: str, known: Delivery | None, until: datetime, now: datetime
+    ) -> Delivery | None:
         """Push the delivery's next attempt to ``until`` (past this attempt's deadline), if it is still due
         (a conditional update: ``claim_filter``). With the document already known, the update also requires
         its attempts to be the ones known, so the known document is the one claimed; the claim's end, with
         this instance's token, tells us the document read back by id (when it is not known, or known without
         its body) is the one we claimed."""
-        query = claim_filter(delivery_id, now, None if known is None else len(known["attempts"]))
+        query = claim_filter(delivery_id, now, None if known is None else len(known.attempts))
         claimed = await self._deliveries.update_one(
             query, {"$set": {"next_attempt_at": until, "claim": self.owner}}
         )
         if claimed.modified_count != 1:
             return None
-        if known is not None and "body" in known:
+        if known is not None and known.body is not None:
             return known
-        delivery = await self._deliveries.find_one({"_id": delivery_id})
-        if delivery is None or delivery.get("claim") != self.owner or delivery["next_attempt_at"] != until:
+        doc = await self._deliveries.find_one({"_id": delivery_id})
+        delivery = None if doc is None else Delivery.from_doc(doc)
+        if delivery is None or delivery.claim != self.owner or delivery.next_attempt_at != until:
             return None
         return delivery
 
@@ -262,17 +274,19 @@ class DeliveryClaims(DeliveryRepository):
 
     # What an attempt did.
 
-    async def schedule_retry(self, delivery_id: str, attempt: Doc, next_at: datetime, now: datetime) -> None:
+    async def schedule_retry(
+        self, delivery_id: str, attempt: Attempt, next_at: datetime, now: datetime
+    ) -> None:
         await self._deliveries.update_one(
             {"_id": delivery_id, "status": PENDING},
             {
-                "$push": {"attempts": attempt},
+                "$push": {"attempts": attempt.to_doc()},
                 "$set": {"next_attempt_at": next_at, RETRY_AT: next_at, "updated_at": now},
             },
         )
 
     async def close(
-        self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None, now: datetime
+        self, delivery: Delivery, status: str, reason: str | None, attempt: Attempt | None, now: datetime
     ) -> bool:
         """Finish a pending delivery with ``status`` (and the attempt, if one was made); whether this call
         finished it."""
@@ -285,8 +299,8 @@ class DeliveryClaims(DeliveryRepository):
             }
         }
         if attempt is not None:
-            update["$push"] = {"attempts": attempt}
-        if delivery["attempts"] or RETRY_AT in delivery:
+            update["$push"] = {"attempts": attempt.to_doc()}
+        if delivery.attempts or delivery.waiting_for_retry:
             update["$unset"] = {RETRY_AT: ""}  # it was waiting for a retry
-        closed = await self._deliveries.update_one({"_id": delivery["_id"], "status": PENDING}, update)
+        closed = await self._deliveries.update_one({"_id": delivery.id, "status": PENDING}, update)
         return bool(closed.modified_count)

@@ -11,7 +11,7 @@ from aiohttp import web
 from videogen_api import state
 from videogen_api.filters import choices, created_bounds, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import page_from
+from videogen_api.paging import doc_position, page_from
 from videogen_api.problems import invalid
 from videogen_api.serialize import json_response
 from videogen_common import audit
@@ -85,5 +85,6 @@ async def list_audit_events(request: web.Request) -> web.Response:
             lambda position, limit: events.page_of_account(account, filters, position, limit),
             request.query,
             audit_event_view,
+            doc_position,
         )
     )

@@ -26,9 +26,10 @@ from videogen_api.schemas import RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import PENDING, STATUSES, delivery_body, new_delivery
+from videogen_common.deliveries import PENDING, STATUSES, delivery_body, pending_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import new_id
+from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
@@ -49,29 +50,33 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else isoformat(moment)
 
 
-def delivery_view(doc: Doc) -> Doc:
+def delivery_view(delivery: Delivery) -> Doc:
     """A delivery as clients see it: its state and every attempt, without the body or the trace id."""
     return {
-        "id": doc["_id"],
-        "webhook_id": doc["webhook_id"],
-        "event_id": doc["event_id"],
-        "event_type": doc["event_type"],
-        "generation_id": doc.get("generation_id"),
-        "status": doc["status"],
-        "failure_reason": doc.get("failure_reason"),
+        "id": delivery.id,
+        "webhook_id": delivery.webhook_id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "generation_id": delivery.generation_id,
+        "status": delivery.status,
+        "failure_reason": delivery.failure_reason,
         "attempts": [
             {
-                "at": isoformat(a["at"]),
-                "status_code": a.get("status_code"),
-                "latency_ms": a.get("latency_ms"),
-                "error": a.get("error"),
+                "at": isoformat(a.at),
+                "status_code": a.status_code,
+                "latency_ms": a.latency_ms,
+                "error": a.error,
             }
-            for a in doc.get("attempts", [])
+            for a in delivery.attempts
         ],
-        "next_attempt_at": _iso(doc.get("next_attempt_at")),
-        "created_at": isoformat(doc["created_at"]),
-        "updated_at": isoformat(doc["updated_at"]),
+        "next_attempt_at": _iso(delivery.next_attempt_at),
+        "created_at": isoformat(delivery.created_at),
+        "updated_at": isoformat(delivery.updated_at),
     }
+
+
+def _position(delivery: Delivery) -> tuple[datetime, str]:
+    return delivery.created_at, delivery.id
 
 
 def _require_active(webhook: WebhookEndpoint | None) -> None:
@@ -135,15 +140,16 @@ async def list_deliveries(request: web.Request) -> web.Response:
             ),
             request.query,
             delivery_view,
+            _position,
         )
     )
 
 
-async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
-    doc = await DeliveryRepository(request.app[state.STORE]).owned(delivery_id, account_of(request))
-    if doc is None:
+async def _owned_delivery(request: web.Request, delivery_id: str) -> Delivery:
+    delivery = await DeliveryRepository(request.app[state.STORE]).owned(delivery_id, account_of(request))
+    if delivery is None:
         raise not_found(f"no delivery {delivery_id!r}")
-    return doc
+    return delivery
 
 
 @routes.get("/v1/deliveries/{id}")
@@ -165,11 +171,11 @@ async def retry_delivery(request: web.Request) -> web.Response:
     app = request.app
     delivery_id = request.match_info["id"]
     account = account_of(request)
-    doc = await _owned_delivery(request, delivery_id)
-    if doc["status"] == PENDING:
+    delivery = await _owned_delivery(request, delivery_id)
+    if delivery.status == PENDING:
         raise _already_pending(delivery_id)
     store = app[state.STORE]
-    _require_active(await WebhookRepository(store).owned(doc["webhook_id"], account))
+    _require_active(await WebhookRepository(store).owned(delivery.webhook_id, account))
     updated = await DeliveryRepository(store).requeue_finished(delivery_id, account, app[state.CLOCK].now())
     if updated is None:  # re-queued by a concurrent request
         raise _already_pending(delivery_id)
@@ -177,7 +183,7 @@ async def retry_delivery(request: web.Request) -> web.Response:
         request,
         AuditEventType.DELIVERY_RETRY_REQUESTED,
         ("delivery", delivery_id),
-        {"webhook_id": doc["webhook_id"], "event_type": doc["event_type"]},
+        {"webhook_id": delivery.webhook_id, "event_type": delivery.event_type},
     )
     return json_response(delivery_view(updated), status=202)
 
@@ -225,7 +231,7 @@ async def send_test_event(request: web.Request) -> web.Response:
     webhook = await owned_webhook(request, request.match_info["id"])
     _require_active(webhook)
     now = app[state.CLOCK].now()
-    doc = new_delivery(
+    delivery = pending_delivery(
         event_id=new_id("evt_test", now),
         event_type=TEST_EVENT,
         webhook_id=webhook.id,
@@ -235,5 +241,7 @@ async def send_test_event(request: web.Request) -> web.Response:
         trace_id=request[REQUEST_ID_KEY],
         traceparent=current_traceparent(),
     )
-    await DeliveryRepository(app[state.STORE]).insert(doc)
-    return json_response(delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{doc['_id']}"})
+    await DeliveryRepository(app[state.STORE]).insert(delivery)
+    return json_response(
+        delivery_view(delivery), status=202, headers={"Location": f"/v1/deliveries/{delivery.id}"}
+    )
