@@ -38,11 +38,11 @@ class KeyCache:
         now = self._monotonic()
         if hit and hit[1] > now:
             return hit[0]
-        doc = await self._keys.live_by_hash(digest)
-        if doc is None:
+        key_record = await self._keys.live_by_hash(digest)
+        if key_record is None:
             self._cache.pop(digest, None)
             return None
-        caller = Caller(str(doc["account_id"]), str(doc["_id"]))
+        caller = Caller(key_record.account_id, key_record.id)
         self._cache[digest] = (caller, now + self._ttl)
         return caller
 

@@ -8,6 +8,7 @@ from typing import Any
 from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.records.api_key import ApiKey
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -26,17 +27,19 @@ class ApiKeyRepository:
         # Looked up at each use, so a store whose collections change (tests wrap them) is followed.
         return self._store.api_keys
 
-    async def insert(self, doc: Doc) -> None:
+    async def insert(self, key: ApiKey) -> None:
         """Store a new key; one whose hash is already stored raises ``DuplicateKeyError``."""
-        await self._keys.insert_one(doc)
+        await self._keys.insert_one(key.to_doc())
 
-    async def by_hash(self, key_hash: str) -> Doc | None:
+    async def by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this hash, revoked or not."""
-        return await self._keys.find_one({"key_hash": key_hash})
+        doc = await self._keys.find_one({"key_hash": key_hash})
+        return None if doc is None else ApiKey.from_doc(doc)
 
-    async def live_by_hash(self, key_hash: str) -> Doc | None:
+    async def live_by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this hash, unless it was revoked."""
-        return await self._keys.find_one({"key_hash": key_hash, "revoked_at": None})
+        doc = await self._keys.find_one({"key_hash": key_hash, "revoked_at": None})
+        return None if doc is None else ApiKey.from_doc(doc)
 
     async def revoke(self, key_id: str, now: datetime) -> bool:
         """Revoke a live key; whether this call revoked it."""
