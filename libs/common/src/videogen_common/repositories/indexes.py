@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
 
-from videogen_common.repositories import audit, deliveries, keys, uploads, webhooks
+from videogen_common.repositories import audit, deliveries, keys, rate_limits, uploads, webhooks
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
@@ -43,8 +43,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     "api_keys": keys.INDEXES,
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
-    # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
-    "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
+    "rate_limits": rate_limits.INDEXES,
 }
 
 
