@@ -88,11 +88,6 @@ async def newest_first_page(
 T = TypeVar("T")
 
 
-def doc_position(doc: dict[str, Any]) -> tuple[datetime, str]:
-    """A stored document's place in a newest-first listing."""
-    return doc["created_at"], doc["_id"]
-
-
 async def page_from(
     fetch: Callable[[tuple[datetime, str] | None, int], Awaitable[list[T]]],
     params: MultiMapping[str],

@@ -4,6 +4,7 @@ the handlers that change an account's webhooks call after the change (see videog
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -11,12 +12,13 @@ from aiohttp import web
 from videogen_api import state
 from videogen_api.filters import choices, created_bounds, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import doc_position, page_from
+from videogen_api.paging import page_from
 from videogen_api.problems import invalid
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat
+from videogen_common.records.audit_event import AuditEvent
 from videogen_common.repositories.audit import AuditRepository
 
 routes = web.RouteTableDef()
@@ -44,16 +46,20 @@ async def record_change(
     await audit.record(app[state.STORE], event)
 
 
-def audit_event_view(doc: Doc) -> Doc:
+def audit_event_view(event: AuditEvent) -> Doc:
     return {
-        "id": doc["_id"],
-        "type": doc["type"],
-        "actor": doc["actor"],
-        "target": doc["target"],
-        "data": doc["data"],
-        "request_id": doc.get("request_id"),
-        "created_at": isoformat(doc["created_at"]),
+        "id": event.id,
+        "type": event.type,
+        "actor": {"type": event.actor_type, "id": event.actor_id},
+        "target": {"type": event.target_type, "id": event.target_id},
+        "data": dict(event.data),
+        "request_id": event.request_id,
+        "created_at": isoformat(event.created_at),
     }
+
+
+def _position(event: AuditEvent) -> tuple[datetime, str]:
+    return event.created_at, event.id
 
 
 def _filters(request: web.Request) -> Doc:
@@ -85,6 +91,6 @@ async def list_audit_events(request: web.Request) -> web.Response:
             lambda position, limit: events.page_of_account(account, filters, position, limit),
             request.query,
             audit_event_view,
-            doc_position,
+            _position,
         )
     )
