@@ -73,7 +73,38 @@ class WebhookRepository:
         docs = await found.sort([("created_at", ASCENDING), ("_id", ASCENDING)]).to_list(None)
         return [WebhookEndpoint.from_doc(doc) for doc in docs]
 
-    async def change_owned(
+    async def change_settings(
+        self,
+        current: WebhookEndpoint,
+        now: datetime,
+        *,
+        url: str | None = None,
+        events: Sequence[str] | None = None,
+        active: bool | None = None,
+        disabled_reason: str = "disabled",
+    ) -> WebhookEndpoint | None:
+        """Change the url, events or active state of an endpoint read as ``current`` (None: left as it is);
+        the endpoint as it then is, or None if it is gone. Enabling a disabled endpoint starts its health
+        afresh (the notifier's run of failures, so its circuit breaker) and forgets why and when it was
+        disabled, unless the notifier still owes the account its webhook.disabled notice (it stopped between
+        disabling and recording it), which needs them; they are not shown once active. Disabling an active
+        one records ``disabled_reason`` and when."""
+        changes: Doc = {"updated_at": now}
+        removals: list[str] = []
+        if url is not None:
+            changes["url"] = url
+        if events is not None:
+            changes["events"] = list(events)
+        if active is True and not current.active:
+            changes["active"] = True
+            removals = ["health"]
+            if not current.notice_pending:
+                removals += ["disabled_reason", "disabled_at"]
+        elif active is False and current.active:
+            changes.update(active=False, disabled_reason=disabled_reason, disabled_at=now)
+        return await self._change(current.id, current.account_id, changes, removals)
+
+    async def _change(
         self, webhook_id: str, account_id: str, changes: Doc, removals: Iterable[str] = ()
     ) -> WebhookEndpoint | None:
         """Set ``changes`` (field names of the document) and remove the fields ``removals`` on the

@@ -137,24 +137,14 @@ async def update_webhook(request: web.Request) -> web.Response:
     if patch.url is not None:
         _require_https(patch.url, app[state.SETTINGS])
     current = await owned_webhook(request, webhook_id)
-    now = app[state.CLOCK].now()
-    changes: Doc = {"updated_at": now}
-    removals: list[str] = []
-    if patch.url is not None:
-        changes["url"] = patch.url
-    if patch.events is not None:
-        changes["events"] = [e.value for e in patch.events]
-    if patch.active is True and not current.active:
-        changes["active"] = True
-        removals = ["health"]  # the notifier's run of failures (circuit breaker) starts afresh
-        # While the notifier still owes the account its webhook.disabled notice (``notice_pending``: it
-        # stopped between disabling and recording it), it needs why and when; they are not shown once active.
-        if not current.notice_pending:
-            removals += ["disabled_reason", "disabled_at"]
-    elif patch.active is False and current.active:
-        changes.update(active=False, disabled_reason=DISABLED_BY_ACCOUNT, disabled_at=now)
-    endpoint = await WebhookRepository(app[state.STORE]).change_owned(
-        webhook_id, account_of(request), changes, removals
+    # Re-enabling starts the endpoint's circuit breaker afresh (see ``change_settings``).
+    endpoint = await WebhookRepository(app[state.STORE]).change_settings(
+        current,
+        app[state.CLOCK].now(),
+        url=patch.url,
+        events=None if patch.events is None else [e.value for e in patch.events],
+        active=patch.active,
+        disabled_reason=DISABLED_BY_ACCOUNT,
     )
     if endpoint is None:  # deleted since we read it
         raise not_found(f"no webhook {webhook_id!r}")
