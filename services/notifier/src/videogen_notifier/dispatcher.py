@@ -8,7 +8,7 @@ failure is not a crash: the lane keeps what it holds and tries it again once the
 
 The store is the shared resource every endpoint's deliveries pass through, so each attempt costs as few
 round trips as it can: the claim (none for a delivery created claimed), the HTTP request, and one update
-that records the attempt. The endpoint's document is read once per lane and reused for
+that records the attempt. The endpoint's record is read once per lane and reused for
 ``endpoint_cache_seconds``: a change made through the API (URL, events, secrets, active) reaches the
 deliveries within that long; this instance's own changes (health, disabling) apply at once.
 
@@ -326,20 +326,20 @@ class Dispatcher:
     async def _claimed(self, job: Job) -> Delivery | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
         is kept on the job, so an attempt tried again (the store failed it) goes on under the same claim."""
-        if job.claimed_until is None or job.doc is None:
+        if job.claimed_until is None or job.delivery is None:
             claimed_until = self._clock.now() + self._claim_for
             delivery = await self._deliveries.claim_due(
-                job.delivery_id, job.doc, claimed_until, self._clock.now()
+                job.delivery_id, job.delivery, claimed_until, self._clock.now()
             )
             if delivery is not None:
-                job.doc, job.claimed_until = delivery, claimed_until
+                job.delivery, job.claimed_until = delivery, claimed_until
             return delivery
         now = self._clock.now()
         if job.claimed_until - now >= self._claim_margin:
-            return job.doc  # created claimed, and the claim outlasts this attempt
+            return job.delivery  # created claimed, and the claim outlasts this attempt
         # It waited long in the queue: extend the claim, unless another instance took it after it ended.
         renewed = await self._deliveries.renew_claim(job.delivery_id, now + self._claim_for)
-        return job.doc if renewed else None
+        return job.delivery if renewed else None
 
     async def _record(
         self, delivery: Delivery, endpoint: WebhookEndpoint, result: AttemptResult, lane: Lane

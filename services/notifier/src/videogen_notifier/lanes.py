@@ -1,5 +1,5 @@
 """An endpoint's lane: its own queue of deliveries and the workers that send them, at most ``concurrency`` at
-once, and what the dispatcher remembers about the endpoint between attempts (its breaker, its document)."""
+once, and what the dispatcher remembers about the endpoint between attempts (its breaker, its record)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class Job:
     delivery_id: str
     # The delivery as stored, when known (the sweep read it, or this instance created it): claiming it then
     # needs no read back.
-    doc: Delivery | None = None
+    delivery: Delivery | None = None
     # Set when this instance stored the delivery already claimed by itself: the claim ends then.
     claimed_until: datetime | None = None
 
@@ -37,7 +37,7 @@ class Lane:
     which lets go of the job's delivery when done with it (``let_go``) or puts the job back (``put_back``);
     ``on_worker_exit`` is told when a worker ends.
 
-    It also keeps the endpoint's document, read at most once per ``endpoint_ttl`` (see ``endpoint``):
+    It also keeps the endpoint's record, read at most once per ``endpoint_ttl`` (see ``endpoint``):
     concurrent attempts to one endpoint share one read, and this instance's own writes to the endpoint (its
     health, a disable) are applied to the copy as they are made."""
 
@@ -175,7 +175,7 @@ class Lane:
             self._failing = False
             self.start_workers()
 
-    # The endpoint's document.
+    # The endpoint's record.
 
     def fresh_endpoint(self, now: datetime) -> bool:
         """Whether the copy of the endpoint was read less than ``endpoint_ttl`` ago (a clock that moved back
