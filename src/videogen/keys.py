@@ -10,6 +10,8 @@ from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import SystemClock
 from videogen_common.ids import new_id
+from videogen_common.records.api_key import ApiKey
+from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.signing import hash_api_key, new_api_key
 from videogen_common.store import Store
 
@@ -22,19 +24,12 @@ async def create_key(
     key = key or new_api_key()
     now = now or SystemClock().now()
     key_id = new_id("key", now)
+    keys = ApiKeyRepository(store)
     try:
-        await store.api_keys.insert_one(
-            {
-                "_id": key_id,
-                "key_hash": hash_api_key(key),
-                "account_id": account,
-                "created_at": now,
-                "revoked_at": None,
-            }
-        )
+        await keys.insert(ApiKey(id=key_id, key_hash=hash_api_key(key), account_id=account, created_at=now))
     except DuplicateKeyError:
-        existing = await store.api_keys.find_one({"key_hash": hash_api_key(key)})
-        if existing is None or existing["account_id"] != account:
+        existing = await keys.by_hash(hash_api_key(key))
+        if existing is None or existing.account_id != account:
             raise ValueError("that key already belongs to another account") from None
         return key
     await _audit(store, AuditEventType.API_KEY_CREATED, account, key_id, now)
@@ -43,15 +38,11 @@ async def create_key(
 
 async def revoke_key(store: Store, key: str, *, now: datetime | None = None) -> bool:
     now = now or SystemClock().now()
-    found = await store.api_keys.find_one({"key_hash": hash_api_key(key), "revoked_at": None})
-    if found is None:
+    keys = ApiKeyRepository(store)
+    found = await keys.live_by_hash(hash_api_key(key))
+    if found is None or not await keys.revoke(found.id, now):
         return False
-    result = await store.api_keys.update_one(
-        {"_id": found["_id"], "revoked_at": None}, {"$set": {"revoked_at": now}}
-    )
-    if result.modified_count != 1:
-        return False
-    await _audit(store, AuditEventType.API_KEY_REVOKED, found["account_id"], found["_id"], now)
+    await _audit(store, AuditEventType.API_KEY_REVOKED, found.account_id, found.id, now)
     return True
 
 

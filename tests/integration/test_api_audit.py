@@ -24,6 +24,7 @@ from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import FAILED, delivery_body, new_delivery
 from videogen_common.ids import new_id
+from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
@@ -121,8 +122,9 @@ async def test_every_change_to_keys_and_webhooks_is_recorded_with_who_when_and_w
     recovered = await call(client, "POST", f"/v1/webhooks/{hook}/recover", key, {"since": since})
     tick()
     # The notifier disables the endpoint (a 410), and its sweeper's repair adds nothing twice.
-    endpoint = await store.webhooks.find_one({"_id": hook})
-    assert endpoint is not None
+    endpoint_doc = await store.webhooks.find_one({"_id": hook})
+    assert endpoint_doc is not None
+    endpoint = WebhookEndpoint.from_doc(endpoint_doc)
     await disable_endpoint(store, endpoint, "the endpoint answered 410 Gone", clock.now())
     await finish_pending_notices(store, clock.now())
     await store.webhooks.update_one({"_id": hook}, {"$set": {"notice_pending": True}})

@@ -162,7 +162,7 @@ async def test_two_api_instances_sharing_one_store_enforce_one_global_limit(
 
 @pytest.fixture(params=["mongo", "memory"])
 def counts(request: pytest.FixtureRequest, store: Store) -> SharedCounts:
-    return MongoCounts(store.rate_limits) if request.param == "mongo" else MemoryCounts()
+    return MongoCounts(store) if request.param == "mongo" else MemoryCounts()
 
 
 async def test_shared_counts_add_atomically_even_when_replicas_create_a_key_at_once(
@@ -178,7 +178,7 @@ async def test_shared_counts_add_atomically_even_when_replicas_create_a_key_at_o
 
 async def test_mongo_counts_expire_after_their_window(store: Store) -> None:
     key = WindowKey("generate", 60, 29_000_000, "acme")
-    await MongoCounts(store.rate_limits).add({key: 1})
+    await MongoCounts(store).add({key: 1})
     doc = await store.rate_limits.find_one({"_id": key.id})
     assert doc is not None and doc["count"] == 1 and doc["account_id"] == "acme"
     assert doc["expires_at"] == datetime.fromtimestamp((29_000_000 + 1) * 60, UTC) + timedelta(minutes=5)

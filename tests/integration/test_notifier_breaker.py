@@ -24,11 +24,12 @@ from tests.support.receivers import OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.destinations.guarded_http import guarded_session
+from videogen_common.repositories.webhooks import notices
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.dispatcher import Dispatcher
-from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id, notices
+from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id
 from videogen_notifier.runtime import USER_AGENT, NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 

@@ -32,6 +32,7 @@ from tests.support.notifier import NotifierHarness
 from tests.support.receivers import HANG, OK, Received, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_api.settings import ApiSettings
+from videogen_common.records.delivery import Delivery
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.deliveries import insert_new, new_deliveries, new_deliveries_for
@@ -366,7 +367,8 @@ async def test_a_swept_delivery_is_claimed_only_if_its_attempts_are_still_the_on
     webhook_id = await h.webhook(receiver.url())
     [delivery_id] = await h.publish(dispatcher)
     await dispatcher.wait_idle()
-    stale = {**await h.delivery(delivery_id), "attempts": []}  # as read before its attempt was recorded
+    # As read before its attempt was recorded.
+    stale = Delivery.from_doc({**await h.delivery(delivery_id), "attempts": []})
     clock.advance(seconds(5))  # its retry is due
 
     assert dispatcher.submit(delivery_id, webhook_id, stale)

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from videogen_common.records.webhook import Health
 from videogen_common.settings import load_settings
 from videogen_notifier.decision import Decision, GiveUp, Policy, RetryAt, Succeeded, Why, decide
-from videogen_notifier.health import Health
 from videogen_notifier.sender import AttemptResult
 from videogen_notifier.settings import NotifierSettings
 

@@ -9,15 +9,14 @@ and revoked). They are read at ``GET /v1/audit-events``."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
-
 from videogen_common.ids import new_id
+from videogen_common.records.audit_event import AuditEvent
+from videogen_common.repositories.audit import AuditRepository
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -54,23 +53,25 @@ def audit_event(
     data: Mapping[str, Any] | None = None,
     request_id: str | None = None,
     event_id: str | None = None,
-) -> Doc:
-    """An audit event's document: ``actor`` is (type, id), ``target`` (type, id) of what changed."""
+) -> AuditEvent:
+    """An audit event: ``actor`` is (type, id), ``target`` (type, id) of what changed; ``data`` loses any
+    field named like a secret."""
     actor_type, actor_id = actor
     target_type, target_id = target
-    return {
-        "_id": event_id or new_id("aud", now),
-        "account_id": account_id,
-        "type": type.value,
-        "actor": {"type": actor_type.value, "id": actor_id},
-        "target": {"type": target_type, "id": target_id},
-        "data": {k: v for k, v in (data or {}).items() if k not in SECRET_FIELDS},
-        "request_id": request_id,
-        "created_at": now,
-    }
+    return AuditEvent(
+        id=event_id or new_id("aud", now),
+        account_id=account_id,
+        type=type.value,
+        actor_type=actor_type.value,
+        actor_id=actor_id,
+        target_type=target_type,
+        target_id=target_id,
+        data={k: v for k, v in (data or {}).items() if k not in SECRET_FIELDS},
+        request_id=request_id,
+        created_at=now,
+    )
 
 
-async def record(store: Store, event: Doc) -> None:
+async def record(store: Store, event: AuditEvent) -> None:
     """Store ``event``; one already stored under its id (a repeated repair) is left as it is."""
-    with contextlib.suppress(DuplicateKeyError):
-        await store.audit_events.insert_one(event)
+    await AuditRepository(store).record(event)

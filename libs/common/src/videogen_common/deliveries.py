@@ -17,6 +17,7 @@ import orjson
 
 from videogen_common.generations import PUBLIC_FIELDS
 from videogen_common.ids import derived_id
+from videogen_common.records.delivery import Delivery
 
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 RETRY_AT = "retry_at"
@@ -57,20 +58,46 @@ def new_delivery(
     trace_id: str | None = None,
     traceparent: str | None = None,
 ) -> Doc:
+    """A pending delivery's document, due now, with the id ``delivery_id`` derives from its (event,
+    endpoint) pair (``pending_delivery``'s record as a document)."""
+    return pending_delivery(
+        event_id=event_id,
+        event_type=event_type,
+        webhook_id=webhook_id,
+        account_id=account_id,
+        body=body,
+        now=now,
+        generation_id=generation_id,
+        trace_id=trace_id,
+        traceparent=traceparent,
+    ).to_doc()
+
+
+def pending_delivery(
+    *,
+    event_id: str,
+    event_type: str,
+    webhook_id: str,
+    account_id: str,
+    body: bytes,
+    now: datetime,
+    generation_id: str | None = None,
+    trace_id: str | None = None,
+    traceparent: str | None = None,
+) -> Delivery:
     """A pending delivery, due now, with the id ``delivery_id`` derives from its (event, endpoint) pair."""
-    return {
-        "_id": delivery_id(event_id, webhook_id),
-        "event_id": event_id,
-        "webhook_id": webhook_id,
-        "account_id": account_id,
-        "event_type": event_type,
-        "generation_id": generation_id,
-        "body": body.decode(),
-        "status": PENDING,
-        "attempts": [],
-        "next_attempt_at": now,
-        "created_at": now,
-        "updated_at": now,
-        "trace_id": trace_id,
-        "traceparent": traceparent,
-    }
+    return Delivery(
+        id=delivery_id(event_id, webhook_id),
+        event_id=event_id,
+        webhook_id=webhook_id,
+        account_id=account_id,
+        event_type=event_type,
+        generation_id=generation_id,
+        body=body.decode(),
+        status=PENDING,
+        next_attempt_at=now,
+        created_at=now,
+        updated_at=now,
+        trace_id=trace_id,
+        traceparent=traceparent,
+    )

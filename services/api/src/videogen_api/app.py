@@ -98,7 +98,7 @@ async def _rate_limiter(app: web.Application) -> AsyncIterator[None]:
     settings = app[state.SETTINGS]
     limiter = RateLimiter(
         Policies.from_settings(settings),
-        MongoCounts(app[state.STORE].rate_limits),
+        MongoCounts(app[state.STORE]),
         app[state.CLOCK],
         sync_seconds=settings.rate_limit_sync_seconds,
     )

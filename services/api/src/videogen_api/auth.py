@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from videogen_api.problems import unauthorized
+from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
 
@@ -26,7 +27,7 @@ class KeyCache:
     def __init__(
         self, store: Store, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
     ) -> None:
-        self._store = store
+        self._keys = ApiKeyRepository(store)
         self._ttl = ttl_seconds
         self._monotonic = monotonic
         self._cache: dict[str, tuple[Caller, float]] = {}
@@ -37,11 +38,11 @@ class KeyCache:
         now = self._monotonic()
         if hit and hit[1] > now:
             return hit[0]
-        doc = await self._store.api_keys.find_one({"key_hash": digest, "revoked_at": None})
-        if doc is None:
+        key_record = await self._keys.live_by_hash(digest)
+        if key_record is None:
             self._cache.pop(digest, None)
             return None
-        caller = Caller(str(doc["account_id"]), str(doc["_id"]))
+        caller = Caller(key_record.account_id, key_record.id)
         self._cache[digest] = (caller, now + self._ttl)
         return caller
 

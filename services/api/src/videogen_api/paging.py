@@ -9,9 +9,9 @@ show up in its later pages."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, TypeVar
 
 import orjson
 from pydantic import BeforeValidator, Field
@@ -143,3 +143,22 @@ async def newest_first_page(
     shown = docs[:limit]
     next_cursor = encode_cursor(shown[-1]["created_at"], shown[-1]["_id"]) if len(docs) > limit else None
     return {"data": [view(doc) for doc in shown], "next_cursor": next_cursor}
+
+
+T = TypeVar("T")
+
+
+async def page_from(
+    fetch: Callable[[tuple[datetime, str] | None, int], Awaitable[list[T]]],
+    page: Page,
+    view: Callable[[T], dict[str, Any]],
+    position: Callable[[T], tuple[datetime, str]],
+) -> dict[str, Any]:
+    """``newest_first_page`` over a repository's listing: ``fetch(position, n)`` answers up to ``n`` items
+    after ``page.cursor``'s position, newest first; ``position`` gives an item's (created_at, id).
+    One more item than the page is read, to know whether another page follows."""
+    limit = page.limit
+    items = await fetch(None if page.cursor is None else decode_cursor(page.cursor), limit + 1)
+    shown = items[:limit]
+    next_cursor = encode_cursor(*position(shown[-1])) if len(items) > limit else None
+    return {"data": [view(item) for item in shown], "next_cursor": next_cursor}

@@ -37,14 +37,12 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
-
-from pymongo import UpdateOne
-from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import BulkWriteError
+from typing import Protocol
 
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import Clock, from_millis, to_millis
+from videogen_common.repositories.rate_limits import RateLimitRepository
+from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +50,6 @@ POLICY_HEADER = "RateLimit-Policy"
 LIMIT_HEADER = "RateLimit"
 # A window's shared count outlives the window by this much before the store's TTL monitor removes it.
 KEEP_AFTER_WINDOW = timedelta(minutes=5)
-DUPLICATE_KEY = 11000
 
 
 @dataclass(frozen=True)
@@ -164,42 +161,18 @@ class SharedCounts(Protocol):
 
 
 class MongoCounts:
-    """Shared counts in a MongoDB collection: one document per key, ``$inc`` upserts, expired by a TTL index
-    on ``expires_at`` (see ``videogen_common.store``)."""
+    """Shared counts in the store (``RateLimitRepository``): one document per key, ``$inc`` upserts, expired
+    by a TTL index on ``expires_at``."""
 
-    def __init__(self, collection: AsyncCollection[dict[str, Any]]) -> None:
-        self._collection = collection
+    def __init__(self, store: Store) -> None:
+        self._counts = RateLimitRepository(store)
 
     async def add(self, deltas: Mapping[WindowKey, int]) -> None:
-        if not deltas:
-            return
-        ops = [
-            UpdateOne(
-                {"_id": key.id},
-                {
-                    "$inc": {"count": delta},
-                    "$setOnInsert": {"account_id": key.account_id, "expires_at": key.expires_at},
-                },
-                upsert=True,
-            )
-            for key, delta in deltas.items()
-        ]
-        try:
-            await self._collection.bulk_write(ops, ordered=False)
-        except BulkWriteError as exc:
-            # Two replicas upserting the same new key at once: one insert loses. The document exists now, so
-            # the same update applied again increments it.
-            lost = [e["index"] for e in exc.details.get("writeErrors", []) if e.get("code") == DUPLICATE_KEY]
-            if len(lost) != len(exc.details.get("writeErrors", [])):
-                raise
-            await self._collection.bulk_write([ops[i] for i in lost], ordered=False)
+        await self._counts.add({(key.id, key.account_id, key.expires_at): n for key, n in deltas.items()})
 
     async def totals(self, keys: Iterable[WindowKey]) -> dict[WindowKey, int]:
         by_id = {key.id: key for key in keys}
-        if not by_id:
-            return {}
-        found = self._collection.find({"_id": {"$in": list(by_id)}}, projection={"count": 1})
-        return {by_id[doc["_id"]]: int(doc["count"]) async for doc in found}
+        return {by_id[counter_id]: n for counter_id, n in (await self._counts.totals(by_id)).items()}
 
 
 @dataclass

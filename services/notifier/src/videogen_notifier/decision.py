@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from videogen_common.clock import isoformat
-from videogen_notifier.health import Health
+from videogen_common.records.webhook import Health
 from videogen_notifier.schedule import retry_delay
 from videogen_notifier.sender import AttemptResult
 from videogen_notifier.settings import NotifierSettings

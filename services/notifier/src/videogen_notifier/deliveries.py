@@ -7,16 +7,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pymongo.errors import BulkWriteError
-
 from videogen_common.deliveries import delivery_body, generation_data, new_delivery
 from videogen_common.domain import TERMINAL_EVENT, EventType, Status
 from videogen_common.events import Envelope
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
-DUPLICATE_KEY = 11000
 NOTICES = frozenset({EventType.VIDEO_PROCESSING.value, EventType.VIDEO_PROGRESS.value})
 
 
@@ -29,14 +28,10 @@ async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> lis
 async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: datetime) -> list[Doc]:
     """``new_deliveries`` for several status events at once, reading each account's endpoints once."""
     wanted = [(envelope, event_type) for envelope in envelopes if (event_type := webhook_event(envelope))]
-    endpoints: dict[str, list[Doc]] = {}
+    webhooks = WebhookRepository(store)
+    endpoints: dict[str, dict[str, tuple[str, ...]]] = {}
     for account_id in dict.fromkeys(envelope.account_id for envelope, _ in wanted):
-        # By account alone, which its index answers; the embedded store would scan every webhook for a
-        # condition on another field beside it, so those are checked here.
-        found = store.webhooks.find(
-            {"account_id": account_id}, projection={"_id": 1, "events": 1, "active": 1}
-        )
-        endpoints[account_id] = [endpoint async for endpoint in found if endpoint.get("active") is True]
+        endpoints[account_id] = await webhooks.subscribers_of(account_id)
     docs: list[Doc] = []
     for envelope, event_type in wanted:
         body = delivery_body(event_type, envelope.occurred_at, generation_data(envelope.generation))
@@ -44,7 +39,7 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
             new_delivery(
                 event_id=envelope.event_id,
                 event_type=event_type,
-                webhook_id=endpoint["_id"],
+                webhook_id=webhook_id,
                 account_id=envelope.account_id,
                 body=body,
                 now=now,
@@ -52,8 +47,8 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
                 trace_id=envelope.trace_id,
                 traceparent=envelope.traceparent,
             )
-            for endpoint in endpoints[envelope.account_id]
-            if event_type in endpoint.get("events", ())
+            for webhook_id, events in endpoints[envelope.account_id].items()
+            if event_type in events
         ]
     return docs
 
@@ -71,22 +66,9 @@ def webhook_event(envelope: Envelope) -> str | None:
 
 
 async def insert_new(store: Store, docs: list[Doc]) -> list[Doc]:
-    """Store ``docs`` in one unordered batch and return those that were new. A document whose (event,
-    endpoint) pair is already stored (the event was seen before) is skipped, not an error: the unique index
-    decides, so a repeat creates nothing. Any other write error is raised."""
-    if not docs:
-        return []
-    try:
-        await store.deliveries.insert_many(docs, ordered=False)
-    except BulkWriteError as exc:
-        errors = exc.details.get("writeErrors", [])
-        if any(error.get("code") != DUPLICATE_KEY for error in errors) or exc.details.get(
-            "writeConcernErrors"
-        ):
-            raise
-        duplicates = {error["index"] for error in errors}
-        return [doc for index, doc in enumerate(docs) if index not in duplicates]
-    return docs
+    """Store ``docs`` in one batch and return those that were new (``DeliveryRepository.insert_new``): a
+    repeat of an (event, endpoint) pair creates nothing."""
+    return await DeliveryRepository(store).insert_new(docs)
 
 
 async def deliveries_for(store: Store, envelope: Envelope, now: datetime) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ failure is not a crash: the lane keeps what it holds and tries it again once the
 
 The store is the shared resource every endpoint's deliveries pass through, so each attempt costs as few
 round trips as it can: the claim (none for a delivery created claimed), the HTTP request, and one update
-that records the attempt. The endpoint's document is read once per lane and reused for
+that records the attempt. The endpoint's record is read once per lane and reused for
 ``endpoint_cache_seconds``: a change made through the API (URL, events, secrets, active) reaches the
 deliveries within that long; this instance's own changes (health, disabling) apply at once.
 
@@ -23,13 +23,16 @@ endpoint's backlog costs the sweeps nothing meanwhile: the store reads every due
 whatever its limit.
 
 The parts: each endpoint's lane (``lanes.Lane``) owns its queue, its workers, its breaker and its copy of the
-endpoint; the delivery collection's claims and writes are ``delivery_store.DeliveryStore``'s; what follows an
-attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The dispatcher ties them
-together: it creates and sweeps deliveries into lanes, makes each attempt and applies its decision."""
+endpoint; the delivery collection's claims and writes are ``repositories.deliveries.DeliveryClaims``', the
+endpoint's reads and writes ``repositories.webhooks.WebhookRepository``'s (both in ``videogen_common``); what
+follows an attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The
+dispatcher ties them together: it creates and sweeps deliveries into lanes, makes each attempt and applies
+its decision."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import secrets
@@ -42,11 +45,13 @@ from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock
 from videogen_common.deliveries import FAILED, SUCCEEDED
+from videogen_common.records.delivery import Attempt, Delivery
+from videogen_common.records.webhook import Health, WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryClaims
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_notifier.decision import Policy, RetryAt, Succeeded, Why, decide
-from videogen_notifier.delivery_store import DeliveryStore
-from videogen_notifier.health import Health, record_failure, record_success
 from videogen_notifier.lanes import Job, Lane
 from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
@@ -97,8 +102,9 @@ class Dispatcher:
         self._hold_for = timedelta(seconds=settings.delivery_hold_seconds)
         self._held = 0  # deliveries held in all lanes
         self._endpoint_ttl = timedelta(seconds=settings.endpoint_cache_seconds)
-        # The claim token of this instance is the delivery store's.
-        self._deliveries = DeliveryStore(store, secrets.token_hex(8))
+        # The claim token of this instance is its delivery claims'.
+        self._deliveries = DeliveryClaims(store, secrets.token_hex(8))
+        self._webhooks = WebhookRepository(store)
         # Deliveries of a ``create`` that failed, which the store may have written all the same.
         self._unsure: set[str] = set()
 
@@ -140,8 +146,8 @@ class Dispatcher:
         if lane.idle(now) and not lane.fresh_endpoint(now) and self._lanes.get(lane.webhook_id) is lane:
             del self._lanes[lane.webhook_id]
 
-    def submit(self, delivery_id: str, webhook_id: str, doc: Doc | None = None) -> bool:
-        """Queue a due delivery on its endpoint's lane (``doc``: the delivery as stored, if the caller read
+    def submit(self, delivery_id: str, webhook_id: str, known: Delivery | None = None) -> bool:
+        """Queue a due delivery on its endpoint's lane (``known``: the delivery as stored, if the caller read
         it). A full or paused lane refuses it (False): it stays due in the store and the sweeper brings it in
         once the lane has room."""
         lane = self._lane(webhook_id)
@@ -149,11 +155,12 @@ class Dispatcher:
             self._forget_if_idle(lane)
             return False
         self._hold(lane, delivery_id)
-        lane.offer(Job(delivery_id, doc))
+        lane.offer(Job(delivery_id, known))
         return True
 
     async def create(self, docs: list[Doc]) -> list[tuple[str, str]]:
-        """Store new deliveries (status events' deliveries, built by ``new_deliveries_for``) in one batch and
+        """Store new deliveries (status events' deliveries' documents, built by ``new_deliveries_for``) in
+        one batch and
         queue the ones that were new; returns their (delivery id, webhook id). Each one whose lane has room
         is stored claimed by this instance for ``delivery_hold_seconds`` and queued at once (a lane whose
         breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
@@ -184,7 +191,7 @@ class Dispatcher:
         for doc in created:
             held_by = reserved.pop(doc["_id"], None)
             if held_by is not None:
-                held_by.offer(Job(doc["_id"], doc, claimed_until=doc["next_attempt_at"]))
+                held_by.offer(Job(doc["_id"], Delivery.from_doc(doc), claimed_until=doc["next_attempt_at"]))
         try:
             if self._unsure:
                 await self._queue_stored_by_failed_try(reserved)
@@ -199,7 +206,7 @@ class Dispatcher:
             stored = await self._deliveries.stored_claimed(delivery_id)
             if stored is not None:
                 lane = reserved.pop(delivery_id)
-                lane.offer(Job(delivery_id, stored, claimed_until=stored["next_attempt_at"]))
+                lane.offer(Job(delivery_id, stored, claimed_until=stored.next_attempt_at))
         self._unsure.clear()
 
     def _release(self, reserved: dict[str, Lane]) -> None:
@@ -233,22 +240,20 @@ class Dispatcher:
         to ``sweep_batch``. Those of endpoints whose lane is busy (or whose breaker is open) are passed over,
         so a dead endpoint's backlog can never fill a sweep and starve other endpoints' retries (the store
         reads every due document whatever the limit, so the busy ones are skipped here: see
-        ``DeliveryStore.due``)."""
+        ``DeliveryClaims.due``)."""
         now = self._clock.now()
         for lane in list(self._lanes.values()):
             lane.start_workers()  # a lane whose cooldown has ended goes on with what it kept
             self._forget_if_idle(lane)
         busy = {webhook_id for webhook_id, lane in self._lanes.items() if lane.busy(now)}
-        due = self._deliveries.due(now)
         count = 0
-        try:
-            async for doc in due:
-                if doc["webhook_id"] not in busy and self.submit(doc["_id"], doc["webhook_id"], doc):
+        async with contextlib.aclosing(self._deliveries.due(now)) as due:
+            async for delivery in due:
+                webhook_id = delivery.webhook_id
+                if webhook_id not in busy and self.submit(delivery.id, webhook_id, delivery):
                     count += 1
                     if count >= self._settings.sweep_batch:
                         break
-        finally:
-            await due.close()
         return count
 
     async def wait_idle(self) -> None:
@@ -286,83 +291,77 @@ class Dispatcher:
         delivery = await self._claimed(job)
         if delivery is None:
             return  # not due, finished, or another instance has it
-        endpoint = await lane.endpoint_doc(self._read_endpoint)
+        endpoint = await lane.endpoint(self._webhooks.get)
         now = self._clock.now()
-        if endpoint is None or not endpoint.get("active", False):
+        if endpoint is None or not endpoint.active:
             await self._close(
                 delivery, FAILED, "endpoint deleted" if endpoint is None else "endpoint disabled"
             )
             return
-        paused_until = Health.of(endpoint).paused_until(self._policy.breaker_failures, self._policy.cooldown)
+        paused_until = endpoint.health.paused_until(self._policy.breaker_failures, self._policy.cooldown)
         if paused_until is not None and paused_until > now:
             lane.trip(paused_until)
             # The breaker is open: hand the delivery back, due when the cooldown ends. It keeps its place
             # in the retry schedule, since no attempt was made.
-            await self._deliveries.postpone(delivery["_id"], paused_until, now)
+            await self._deliveries.postpone(delivery.id, paused_until, now)
             return
-        live_secrets = [
-            s["secret"] for s in endpoint["secrets"] if s.get("expires_at") is None or s["expires_at"] > now
-        ]
-        body = delivery["body"].encode()
-        headers = signature_headers(live_secrets, delivery["_id"], int(now.timestamp()), body)
+        live_secrets = endpoint.live_secrets(now)
+        if delivery.body is None:  # a claimed delivery is always read with its body
+            raise ValueError(f"delivery {delivery.id} was claimed without its body")
+        body = delivery.body.encode()
+        headers = signature_headers(live_secrets, delivery.id, int(now.timestamp()), body)
         span = span_in(
             "webhook.attempt",
-            delivery.get("traceparent"),
-            delivery_id=delivery["_id"],
-            webhook_id=endpoint["_id"],
-            event_type=delivery.get("event_type"),
-            attempt=len(delivery["attempts"]) + 1,
+            delivery.traceparent,
+            delivery_id=delivery.id,
+            webhook_id=endpoint.id,
+            event_type=delivery.event_type,
+            attempt=len(delivery.attempts) + 1,
         )
         with trace.use_span(span, end_on_exit=True):
-            result = await self._sender.post(endpoint["url"], body, headers)
+            result = await self._sender.post(endpoint.url, body, headers)
             annotate(status_code=result.status_code, error=result.error, succeeded=result.ok)
             await self._record(delivery, endpoint, result, lane)
 
-    async def _read_endpoint(self, webhook_id: str) -> Doc | None:
-        return await self._store.webhooks.find_one({"_id": webhook_id})
-
-    async def _claimed(self, job: Job) -> Doc | None:
+    async def _claimed(self, job: Job) -> Delivery | None:
         """The delivery, claimed by this instance for long enough to attempt it, or None. A claim taken here
         is kept on the job, so an attempt tried again (the store failed it) goes on under the same claim."""
-        if job.claimed_until is None or job.doc is None:
+        if job.claimed_until is None or job.delivery is None:
             claimed_until = self._clock.now() + self._claim_for
             delivery = await self._deliveries.claim_due(
-                job.delivery_id, job.doc, claimed_until, self._clock.now()
+                job.delivery_id, job.delivery, claimed_until, self._clock.now()
             )
             if delivery is not None:
-                job.doc, job.claimed_until = delivery, claimed_until
+                job.delivery, job.claimed_until = delivery, claimed_until
             return delivery
         now = self._clock.now()
         if job.claimed_until - now >= self._claim_margin:
-            return job.doc  # created claimed, and the claim outlasts this attempt
+            return job.delivery  # created claimed, and the claim outlasts this attempt
         # It waited long in the queue: extend the claim, unless another instance took it after it ended.
         renewed = await self._deliveries.renew_claim(job.delivery_id, now + self._claim_for)
-        return job.doc if renewed else None
+        return job.delivery if renewed else None
 
-    async def _record(self, delivery: Doc, endpoint: Doc, result: AttemptResult, lane: Lane) -> None:
+    async def _record(
+        self, delivery: Delivery, endpoint: WebhookEndpoint, result: AttemptResult, lane: Lane
+    ) -> None:
         """Count the attempt in the endpoint's health, decide what follows it (``decision.decide``: the rules
         are there) and apply that: the store writes, the lane's breaker and probing, a disable, the logs."""
         now = self._clock.now()
-        attempt = {
-            "at": now,
-            "status_code": result.status_code,
-            "latency_ms": result.latency_ms,
-            "error": result.error,
-        }
-        number = len(delivery["attempts"]) + 1
+        attempt = Attempt(now, result.status_code, result.latency_ms, result.error)
+        number = len(delivery.attempts) + 1
         extra = {
-            "delivery_id": delivery["_id"],
-            "webhook_id": endpoint["_id"],
+            "delivery_id": delivery.id,
+            "webhook_id": endpoint.id,
             "attempt": number,
             "status_code": result.status_code,
-            "generation_id": delivery.get("generation_id"),
-            "account_id": delivery.get("account_id"),
-            "request_id": delivery.get("trace_id"),
+            "generation_id": delivery.generation_id,
+            "account_id": delivery.account_id,
+            "request_id": delivery.trace_id,
         }
         if result.ok:
-            health = Health.of(endpoint)  # as it was before this attempt
+            health = endpoint.health  # as it was before this attempt
         else:
-            health = await record_failure(self._store.webhooks, endpoint["_id"], now)
+            health = await self._webhooks.record_failure(endpoint.id, now)
             lane.remember_health(health)
             lane.failed()
         decision = decide(
@@ -372,7 +371,7 @@ class Dispatcher:
         if isinstance(outcome, Succeeded):
             await self._close(delivery, SUCCEEDED, None, attempt)
             if health.needs_success_recorded(now):
-                await record_success(self._store.webhooks, endpoint["_id"], now)
+                await self._webhooks.record_success(endpoint.id, now)
                 lane.remember_health(Health(last_success_at=now, last_failure_at=health.last_failure_at))
             lane.succeeded()  # the endpoint answers again
             log.info("delivered", extra=extra)
@@ -382,7 +381,7 @@ class Dispatcher:
         if decision.disable is not None:
             await self._disable(lane, endpoint, decision.disable, now)
         if isinstance(outcome, RetryAt):
-            await self._deliveries.schedule_retry(delivery["_id"], attempt, outcome.when, now)
+            await self._deliveries.schedule_retry(delivery.id, attempt, outcome.when, now)
             retry_in_s = round((outcome.when - now).total_seconds(), 3)
             log.info("delivery attempt failed; retry scheduled", extra={**extra, "retry_in_s": retry_in_s})
             return
@@ -393,7 +392,7 @@ class Dispatcher:
             extra["error"] = result.error
         log.warning(GIVE_UP_LOGS[outcome.why], extra=extra)
 
-    async def _disable(self, lane: Lane, endpoint: Doc, reason: str, now: datetime) -> None:
+    async def _disable(self, lane: Lane, endpoint: WebhookEndpoint, reason: str, now: datetime) -> None:
         notice_deliveries = await disable_endpoint(self._store, endpoint, reason, now)
         lane.remember_disabled()
         for delivery_id, webhook_id in notice_deliveries:
@@ -408,7 +407,7 @@ class Dispatcher:
         return len(created)
 
     async def _close(
-        self, delivery: Doc, status: str, reason: str | None, attempt: Doc | None = None
+        self, delivery: Delivery, status: str, reason: str | None, attempt: Attempt | None = None
     ) -> None:
         closed = await self._deliveries.close(delivery, status, reason, attempt, self._clock.now())
         if closed and self._on_closed is not None:

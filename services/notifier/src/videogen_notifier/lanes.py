@@ -1,19 +1,17 @@
 """An endpoint's lane: its own queue of deliveries and the workers that send them, at most ``concurrency`` at
-once, and what the dispatcher remembers about the endpoint between attempts (its breaker, its document)."""
+once, and what the dispatcher remembers about the endpoint between attempts (its breaker, its record)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from videogen_common.clock import Clock
-from videogen_notifier.health import Health
-
-Doc = dict[str, Any]
+from videogen_common.records.delivery import Delivery
+from videogen_common.records.webhook import Health, WebhookEndpoint
 
 
 @dataclass(slots=True)
@@ -23,7 +21,7 @@ class Job:
     delivery_id: str
     # The delivery as stored, when known (the sweep read it, or this instance created it): claiming it then
     # needs no read back.
-    doc: Doc | None = None
+    delivery: Delivery | None = None
     # Set when this instance stored the delivery already claimed by itself: the claim ends then.
     claimed_until: datetime | None = None
 
@@ -39,7 +37,7 @@ class Lane:
     which lets go of the job's delivery when done with it (``let_go``) or puts the job back (``put_back``);
     ``on_worker_exit`` is told when a worker ends.
 
-    It also keeps the endpoint's document, read at most once per ``endpoint_ttl`` (see ``endpoint``):
+    It also keeps the endpoint's record, read at most once per ``endpoint_ttl`` (see ``endpoint``):
     concurrent attempts to one endpoint share one read, and this instance's own writes to the endpoint (its
     health, a disable) are applied to the copy as they are made."""
 
@@ -66,7 +64,7 @@ class Lane:
         self._workers: set[asyncio.Task[None]] = set()
         self._paused_until: datetime | None = None
         self._failing = False
-        self._endpoint: Doc | None = None
+        self._endpoint: WebhookEndpoint | None = None
         self._endpoint_read_at: datetime | None = None
         self._endpoint_lock = asyncio.Lock()
 
@@ -177,7 +175,7 @@ class Lane:
             self._failing = False
             self.start_workers()
 
-    # The endpoint's document.
+    # The endpoint's record.
 
     def fresh_endpoint(self, now: datetime) -> bool:
         """Whether the copy of the endpoint was read less than ``endpoint_ttl`` ago (a clock that moved back
@@ -185,7 +183,9 @@ class Lane:
         read_at = self._endpoint_read_at
         return read_at is not None and timedelta(0) <= now - read_at < self._endpoint_ttl
 
-    async def endpoint_doc(self, read: Callable[[str], Awaitable[Doc | None]]) -> Doc | None:
+    async def endpoint(
+        self, read: Callable[[str], Awaitable[WebhookEndpoint | None]]
+    ) -> WebhookEndpoint | None:
         """The lane's endpoint, read with ``read`` at most once per ``endpoint_ttl`` (None: deleted)."""
         if self.fresh_endpoint(self._clock.now()):
             return self._endpoint
@@ -195,20 +195,15 @@ class Lane:
                 self._endpoint = await read(self.webhook_id)
                 self._endpoint_read_at = read_at
                 if self._endpoint is not None:  # failing by another instance's attempts too
-                    self._failing = Health.of(self._endpoint).consecutive_failures > 0
+                    self._failing = self._endpoint.health.consecutive_failures > 0
             return self._endpoint
 
     def remember_health(self, health: Health) -> None:
         """Apply this instance's write of the endpoint's health to the copy."""
         if self._endpoint is not None:
-            self._endpoint["health"] = {
-                "consecutive_failures": health.consecutive_failures,
-                "failing_since": health.failing_since,
-                "last_success_at": health.last_success_at,
-                "last_failure_at": health.last_failure_at,
-            }
+            self._endpoint = replace(self._endpoint, health=health)
 
     def remember_disabled(self) -> None:
         """Apply this instance's disabling of the endpoint to the copy."""
         if self._endpoint is not None:
-            self._endpoint["active"] = False
+            self._endpoint = replace(self._endpoint, active=False)

@@ -8,8 +8,10 @@ from datetime import datetime, timedelta
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, SUCCEEDED
+from videogen_common.deliveries import FAILED, SUCCEEDED
 from videogen_common.metrics import LATENCY_BUCKETS
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 from videogen_notifier.sender import AttemptResult
 
@@ -85,26 +87,11 @@ class NotifierMetrics:
         self, store: Store, now: datetime, *, breaker_failures: int, breaker_cooldown: timedelta
     ) -> None:
         """The store-wide gauges (every instance reports the same figures)."""
-        deliveries, webhooks = store.deliveries, store.webhooks
-        self.retry_backlog.set(
-            # From the sparse index of deliveries waiting for a retry: a count of those alone.
-            await deliveries.count_documents({RETRY_AT: {"$exists": True}})
-        )
-        self.overdue.set(
-            await deliveries.count_documents(
-                {"status": PENDING, "next_attempt_at": {"$lt": now - OVERDUE_AFTER}}
-            )
-        )
-        self.endpoints.labels("failing").set(
-            await webhooks.count_documents({"active": True, "health.failing_since": {"$ne": None}})
-        )
+        deliveries, webhooks = DeliveryRepository(store), WebhookRepository(store)
+        self.retry_backlog.set(await deliveries.count_waiting_for_retry())
+        self.overdue.set(await deliveries.count_overdue(now, OVERDUE_AFTER))
+        self.endpoints.labels("failing").set(await webhooks.count_failing())
         self.endpoints.labels("circuit_open").set(
-            await webhooks.count_documents(
-                {
-                    "active": True,
-                    "health.consecutive_failures": {"$gte": breaker_failures},
-                    "health.last_failure_at": {"$gt": now - breaker_cooldown},
-                }
-            )
+            await webhooks.count_circuit_open(now, breaker_failures, breaker_cooldown)
         )
-        self.endpoints.labels("disabled").set(await webhooks.count_documents({"active": False}))
+        self.endpoints.labels("disabled").set(await webhooks.count_disabled())

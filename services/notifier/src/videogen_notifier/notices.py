@@ -8,28 +8,23 @@ nothing twice."""
 
 from __future__ import annotations
 
-import contextlib
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
-from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat, to_millis
-from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import derived_id
+from videogen_common.records.webhook import WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 
-Doc = dict[str, Any]
-
 WEBHOOK_DISABLED = EventType.WEBHOOK_DISABLED.value
-
-
-def notices(store: Store) -> AsyncCollection[Doc]:
-    return store.db["notices"]
 
 
 def notice_id(webhook_id: str, disabled_at: datetime) -> str:
@@ -37,52 +32,41 @@ def notice_id(webhook_id: str, disabled_at: datetime) -> str:
     return f"evt_{webhook_id}_disabled_{to_millis(disabled_at)}"
 
 
-async def disable_endpoint(store: Store, endpoint: Doc, reason: str, now: datetime) -> list[tuple[str, str]]:
+async def disable_endpoint(
+    store: Store, endpoint: WebhookEndpoint, reason: str, now: datetime
+) -> list[tuple[str, str]]:
     """Disable an active endpoint and record the notice; returns (delivery id, webhook id) of the notice's
     deliveries. An endpoint already disabled (by another instance, or by its owner) is left alone."""
-    result = await store.webhooks.update_one(
-        {"_id": endpoint["_id"], "active": True},
-        {
-            "$set": {
-                "active": False,
-                "disabled_reason": reason,
-                "disabled_at": now,
-                "updated_at": now,
-                "notice_pending": True,
-            }
-        },
-    )
-    if result.modified_count == 0:
+    if not await WebhookRepository(store).disable(endpoint.id, reason, now):
         return []
-    return await _record_notice(
-        store, {**endpoint, "active": False, "disabled_reason": reason, "disabled_at": now}, now
-    )
+    disabled = replace(endpoint, active=False, disabled_reason=reason, disabled_at=now, notice_pending=True)
+    return await _record_notice(store, disabled, now)
 
 
 async def finish_pending_notices(store: Store, now: datetime) -> list[tuple[str, str]]:
     created: list[tuple[str, str]] = []
-    async for endpoint in store.webhooks.find({"notice_pending": True}):
+    async for endpoint in WebhookRepository(store).owed_notices():
         created += await _record_notice(store, endpoint, now)
     return created
 
 
-async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tuple[str, str]]:
-    webhook_id, account_id = endpoint["_id"], endpoint["account_id"]
-    disabled_at = endpoint.get("disabled_at") or now
-    reason = endpoint.get("disabled_reason") or "disabled"
+async def _record_notice(store: Store, endpoint: WebhookEndpoint, now: datetime) -> list[tuple[str, str]]:
+    webhooks = WebhookRepository(store)
+    webhook_id, account_id = endpoint.id, endpoint.account_id
+    disabled_at = endpoint.disabled_at or now
+    reason = endpoint.disabled_reason or "disabled"
     event_id = notice_id(webhook_id, disabled_at)
-    # A duplicate: recorded before a crash, which may have come before its deliveries were.
-    with contextlib.suppress(DuplicateKeyError):
-        await notices(store).insert_one(
-            {
-                "_id": event_id,
-                "account_id": account_id,
-                "webhook_id": webhook_id,
-                "type": WEBHOOK_DISABLED,
-                "reason": reason,
-                "created_at": disabled_at,
-            }
-        )
+    # Already there if recorded before a crash, which may have come before its deliveries were.
+    await webhooks.record_notice(
+        {
+            "_id": event_id,
+            "account_id": account_id,
+            "webhook_id": webhook_id,
+            "type": WEBHOOK_DISABLED,
+            "reason": reason,
+            "created_at": disabled_at,
+        }
+    )
     # The account's audit trail, under an id derived from the notice's: a repair adds it once.
     await audit.record(
         store,
@@ -99,26 +83,23 @@ async def _record_notice(store: Store, endpoint: Doc, now: datetime) -> list[tup
     body = delivery_body(
         WEBHOOK_DISABLED,
         isoformat(disabled_at),
-        {"id": webhook_id, "url": endpoint["url"], "reason": reason, "disabled_at": isoformat(disabled_at)},
+        {"id": webhook_id, "url": endpoint.url, "reason": reason, "disabled_at": isoformat(disabled_at)},
     )
-    subscribers = store.webhooks.find(
-        {"account_id": account_id, "active": True, "events": WEBHOOK_DISABLED, "_id": {"$ne": webhook_id}},
-        projection={"_id": 1},
-    )
+    deliveries = DeliveryRepository(store)
     created: list[tuple[str, str]] = []
-    async for subscriber in subscribers:
-        doc = new_delivery(
+    for subscriber in await webhooks.notice_subscribers(account_id, WEBHOOK_DISABLED, webhook_id):
+        delivery = pending_delivery(
             event_id=event_id,
             event_type=WEBHOOK_DISABLED,
-            webhook_id=subscriber["_id"],
+            webhook_id=subscriber,
             account_id=account_id,
             body=body,
             now=now,
         )
         try:
-            await store.deliveries.insert_one(doc)
+            await deliveries.insert(delivery)
         except DuplicateKeyError:
             continue
-        created.append((doc["_id"], subscriber["_id"]))
-    await store.webhooks.update_one({"_id": webhook_id}, {"$unset": {"notice_pending": ""}})
+        created.append((delivery.id, subscriber))
+    await webhooks.notice_recorded(webhook_id)
     return created

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
 
+from videogen_common.repositories import audit, deliveries, keys, rate_limits, uploads, webhooks
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
@@ -37,32 +38,12 @@ INDEXES: dict[str, list[IndexModel]] = {
         # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
         IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
     ],
-    "webhooks": [
-        IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
-        # Endpoints disabled whose webhook.disabled notice is not yet recorded (the notifier finishes them).
-        IndexModel([("notice_pending", ASCENDING)], name="by_notice_pending", sparse=True),
-    ],
-    # One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
-    "deliveries": [
-        IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
-        IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
-        # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
-        # this small index. Sparse, so a delivery that never fails costs it nothing.
-        IndexModel([("retry_at", ASCENDING)], name="by_retry", sparse=True),
-    ],
-    "api_keys": [
-        IndexModel([("key_hash", ASCENDING)], name="by_hash", unique=True),
-    ],
-    # One account's audit trail newest first (GET /v1/audit-events); _id breaks ties so the cursor is stable.
-    "audit_events": [
-        IndexModel(
-            [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
-        ),
-    ],
-    # An upload is forgotten once it expires (a generation made from it has its own reference to the bytes).
-    "uploads": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
-    # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
-    "rate_limits": [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)],
+    "webhooks": webhooks.INDEXES,
+    "deliveries": deliveries.INDEXES,
+    "api_keys": keys.INDEXES,
+    "audit_events": audit.INDEXES,
+    "uploads": uploads.INDEXES,
+    "rate_limits": rate_limits.INDEXES,
 }
 
 

@@ -4,6 +4,7 @@ the handlers that change an account's webhooks call after the change (see videog
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any
 
 from aiohttp import web
@@ -20,13 +21,15 @@ from videogen_api.filters import (
     created_clause,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
 from videogen_api.query import Param, once, parse_query
 from videogen_api.schemas import AuditEventList
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat
+from videogen_common.records.audit_event import AuditEvent
+from videogen_common.repositories.audit import AuditRepository
 
 routes = web.RouteTableDef()
 
@@ -53,15 +56,15 @@ async def record_change(
     await audit.record(app[state.STORE], event)
 
 
-def audit_event_view(doc: Doc) -> Doc:
+def audit_event_view(event: AuditEvent) -> Doc:
     return {
-        "id": doc["_id"],
-        "type": doc["type"],
-        "actor": doc["actor"],
-        "target": doc["target"],
-        "data": doc["data"],
-        "request_id": doc.get("request_id"),
-        "created_at": isoformat(doc["created_at"]),
+        "id": event.id,
+        "type": event.type,
+        "actor": {"type": event.actor_type, "id": event.actor_id},
+        "target": {"type": event.target_type, "id": event.target_id},
+        "data": dict(event.data),
+        "request_id": event.request_id,
+        "created_at": isoformat(event.created_at),
     }
 
 
@@ -93,6 +96,10 @@ class AuditListing(BaseModel):
         return clause
 
 
+def _position(event: AuditEvent) -> tuple[datetime, str]:
+    return event.created_at, event.id
+
+
 @routes.get("/v1/audit-events")
 @Endpoint(
     operation_id="listAuditEvents",
@@ -112,6 +119,13 @@ class AuditListing(BaseModel):
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     listing = parse_query(AuditListing, request.query)
-    query = {"account_id": account_of(request), **listing.clause()}
-    events = request.app[state.STORE].audit_events
-    return json_response(await newest_first_page(events, query, listing, audit_event_view))
+    account, filters = account_of(request), listing.clause()
+    events = AuditRepository(request.app[state.STORE])
+    return json_response(
+        await page_from(
+            lambda position, limit: events.page_of_account(account, filters, position, limit),
+            listing,
+            audit_event_view,
+            _position,
+        )
+    )

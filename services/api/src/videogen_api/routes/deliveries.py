@@ -13,25 +13,28 @@ from typing import Annotated, Any
 
 from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pymongo import ReturnDocument
 
-from videogen_api import state
+from videogen_api import schemas, state
 from videogen_api.declare import BODY_ERRORS, DELIVERY_ID, ENDPOINT_UNUSABLE, WEBHOOK_ID, Endpoint, problem
 from videogen_api.filters import CreatedAfter, CreatedBefore, ceil_ms, created_clause
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
-from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, newest_first_page
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
 from videogen_api.problems import Problem, conflict, invalid, not_found
 from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
-from videogen_api.schemas import Delivery, DeliveryList, Recovered, RecoverRequest, parse_body
+from videogen_api.schemas import DeliveryList, Recovered, RecoverRequest, parse_body
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import FAILED, PENDING, RETRY_AT, STATUSES, delivery_body, new_delivery
+from videogen_common.deliveries import PENDING, STATUSES, delivery_body, pending_delivery
 from videogen_common.domain import EventType
 from videogen_common.ids import new_id
+from videogen_common.records.delivery import Delivery
+from videogen_common.records.webhook import WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
@@ -49,51 +52,42 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else isoformat(moment)
 
 
-def delivery_view(doc: Doc) -> Doc:
+def delivery_view(delivery: Delivery) -> Doc:
     """A delivery as clients see it: its state and every attempt, without the body or the trace id."""
     return {
-        "id": doc["_id"],
-        "webhook_id": doc["webhook_id"],
-        "event_id": doc["event_id"],
-        "event_type": doc["event_type"],
-        "generation_id": doc.get("generation_id"),
-        "status": doc["status"],
-        "failure_reason": doc.get("failure_reason"),
+        "id": delivery.id,
+        "webhook_id": delivery.webhook_id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "generation_id": delivery.generation_id,
+        "status": delivery.status,
+        "failure_reason": delivery.failure_reason,
         "attempts": [
             {
-                "at": isoformat(a["at"]),
-                "status_code": a.get("status_code"),
-                "latency_ms": a.get("latency_ms"),
-                "error": a.get("error"),
+                "at": isoformat(a.at),
+                "status_code": a.status_code,
+                "latency_ms": a.latency_ms,
+                "error": a.error,
             }
-            for a in doc.get("attempts", [])
+            for a in delivery.attempts
         ],
-        "next_attempt_at": _iso(doc.get("next_attempt_at")),
-        "created_at": isoformat(doc["created_at"]),
-        "updated_at": isoformat(doc["updated_at"]),
+        "next_attempt_at": _iso(delivery.next_attempt_at),
+        "created_at": isoformat(delivery.created_at),
+        "updated_at": isoformat(delivery.updated_at),
     }
 
 
-def _requeue(now: datetime) -> Doc:
-    """The update that makes a delivery due now: the sweeper sends it on its next pass."""
-    return {
-        "$set": {
-            "status": PENDING,
-            "next_attempt_at": now,
-            RETRY_AT: now,
-            "failure_reason": None,
-            "updated_at": now,
-        }
-    }
+def _position(delivery: Delivery) -> tuple[datetime, str]:
+    return delivery.created_at, delivery.id
 
 
-def _require_active(webhook: Doc | None) -> None:
+def _require_active(webhook: WebhookEndpoint | None) -> None:
     """Re-queueing to an endpoint the notifier would refuse at once is answered here instead."""
     if webhook is None:
         raise conflict("its webhook endpoint was deleted", slug="endpoint-deleted", title="Endpoint deleted")
-    if not webhook["active"]:
+    if not webhook.active:
         raise conflict(
-            f'webhook {webhook["_id"]!r} is disabled; re-enable it with PATCH {{"active": true}} first',
+            f'webhook {webhook.id!r} is disabled; re-enable it with PATCH {{"active": true}} first',
             slug="endpoint-disabled",
             title="Endpoint disabled",
         )
@@ -163,22 +157,26 @@ async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
     listing = parse_query(DeliveryListing, request.query)
-    query = {
-        "webhook_id": webhook["_id"],
-        "account_id": account_of(request),
-        **listing.clause(),
-    }
-    deliveries = request.app[state.STORE].deliveries
-    return json_response(await newest_first_page(deliveries, query, listing, delivery_view))
-
-
-async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
-    doc = await request.app[state.STORE].deliveries.find_one(
-        {"_id": delivery_id, "account_id": account_of(request)}
+    filters = listing.clause()
+    account = account_of(request)
+    deliveries = DeliveryRepository(request.app[state.STORE])
+    return json_response(
+        await page_from(
+            lambda position, limit: deliveries.page_of_endpoint(
+                webhook.id, account, filters, position, limit
+            ),
+            listing,
+            delivery_view,
+            _position,
+        )
     )
-    if doc is None:
+
+
+async def _owned_delivery(request: web.Request, delivery_id: str) -> Delivery:
+    delivery = await DeliveryRepository(request.app[state.STORE]).owned(delivery_id, account_of(request))
+    if delivery is None:
         raise not_found(f"no delivery {delivery_id!r}")
-    return doc
+    return delivery
 
 
 @routes.get("/v1/deliveries/{id}")
@@ -191,7 +189,7 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Doc:
     ),
     status=200,
     answer="The delivery.",
-    model=Delivery,
+    model=schemas.Delivery,
     parameters=(DELIVERY_ID,),
     errors={404: "NotFound"},
 )
@@ -215,7 +213,7 @@ def _already_pending(delivery_id: str) -> Problem:
     description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
     status=202,
     answer="Accepted: the queued delivery.",
-    model=Delivery,
+    model=schemas.Delivery,
     parameters=(DELIVERY_ID,),
     errors={
         404: "NotFound",
@@ -227,24 +225,19 @@ async def retry_delivery(request: web.Request) -> web.Response:
     app = request.app
     delivery_id = request.match_info["id"]
     account = account_of(request)
-    doc = await _owned_delivery(request, delivery_id)
-    if doc["status"] == PENDING:
+    delivery = await _owned_delivery(request, delivery_id)
+    if delivery.status == PENDING:
         raise _already_pending(delivery_id)
-    _require_active(
-        await app[state.STORE].webhooks.find_one({"_id": doc["webhook_id"], "account_id": account})
-    )
-    updated = await app[state.STORE].deliveries.find_one_and_update(
-        {"_id": delivery_id, "account_id": account, "status": {"$ne": PENDING}},
-        _requeue(app[state.CLOCK].now()),
-        return_document=ReturnDocument.AFTER,
-    )
+    store = app[state.STORE]
+    _require_active(await WebhookRepository(store).owned(delivery.webhook_id, account))
+    updated = await DeliveryRepository(store).requeue_finished(delivery_id, account, app[state.CLOCK].now())
     if updated is None:  # re-queued by a concurrent request
         raise _already_pending(delivery_id)
     await record_change(
         request,
         AuditEventType.DELIVERY_RETRY_REQUESTED,
         ("delivery", delivery_id),
-        {"webhook_id": doc["webhook_id"], "event_type": doc["event_type"]},
+        {"webhook_id": delivery.webhook_id, "event_type": delivery.event_type},
     )
     return json_response(delivery_view(updated), status=202)
 
@@ -287,22 +280,16 @@ async def recover_deliveries(request: web.Request) -> web.Response:
             [{"field": "since", "message": f"must be within the last {_window(window)}", "code": "too_old"}]
         )
     _require_active(webhook)
-    result = await app[state.STORE].deliveries.update_many(
-        {
-            "webhook_id": webhook["_id"],
-            "account_id": account_of(request),
-            "status": FAILED,
-            "created_at": {"$gte": ceil_ms(body.since)},
-        },
-        _requeue(now),
+    requeued = await DeliveryRepository(app[state.STORE]).requeue_failed_since(
+        webhook.id, account_of(request), ceil_ms(body.since), now
     )
     await record_change(
         request,
         AuditEventType.WEBHOOK_RECOVERY_REQUESTED,
-        ("webhook", webhook["_id"]),
-        {"since": isoformat(body.since), "requeued": result.modified_count},
+        ("webhook", webhook.id),
+        {"since": isoformat(body.since), "requeued": requeued},
     )
-    return json_response({"requeued": result.modified_count}, status=202)
+    return json_response({"requeued": requeued}, status=202)
 
 
 @routes.post("/v1/webhooks/{id}/test")
@@ -313,7 +300,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
     description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
     status=202,
     answer="Accepted: the queued delivery.",
-    model=Delivery,
+    model=schemas.Delivery,
     parameters=(WEBHOOK_ID,),
     headers=("Location",),
     errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
@@ -325,15 +312,17 @@ async def send_test_event(request: web.Request) -> web.Response:
     webhook = await owned_webhook(request, request.match_info["id"])
     _require_active(webhook)
     now = app[state.CLOCK].now()
-    doc = new_delivery(
+    delivery = pending_delivery(
         event_id=new_id("evt_test", now),
         event_type=TEST_EVENT,
-        webhook_id=webhook["_id"],
-        account_id=webhook["account_id"],
-        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook["_id"]}),
+        webhook_id=webhook.id,
+        account_id=webhook.account_id,
+        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook.id}),
         now=now,
         trace_id=request[REQUEST_ID_KEY],
         traceparent=current_traceparent(),
     )
-    await app[state.STORE].deliveries.insert_one(doc)
-    return json_response(delivery_view(doc), status=202, headers={"Location": f"/v1/deliveries/{doc['_id']}"})
+    await DeliveryRepository(app[state.STORE]).insert(delivery)
+    return json_response(
+        delivery_view(delivery), status=202, headers={"Location": f"/v1/deliveries/{delivery.id}"}
+    )

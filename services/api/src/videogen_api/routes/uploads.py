@@ -28,6 +28,7 @@ from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
 from videogen_common.images import EXTENSIONS, NotAnImage, inspect_image
+from videogen_common.repositories.uploads import UploadRepository
 from videogen_common.store import Store
 
 routes = web.RouteTableDef()
@@ -154,14 +155,14 @@ async def create_upload(request: web.Request) -> web.Response:
         "created_at": now,
         "expires_at": now + timedelta(seconds=settings.upload_retention_seconds),
     }
-    await app[state.STORE].uploads.insert_one(doc)
+    await UploadRepository(app[state.STORE]).insert(doc)
     return json_response(upload_view(doc), status=201)
 
 
 async def usable_upload(store: Store, account_id: str, upload_id: str, now: datetime) -> dict[str, Any]:
     """The account's upload, still usable at ``now``: else a 404 (unknown, or another account's) or a 422
     (expired)."""
-    doc = await store.uploads.find_one({"_id": upload_id, "account_id": account_id})
+    doc = await UploadRepository(store).owned(upload_id, account_id)
     if doc is None:
         raise not_found(f"no upload {upload_id!r}")
     if doc["expires_at"] <= now:

@@ -4,12 +4,12 @@ A secret is shown only when it is issued (creation and rotation); no view of an 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from pymongo import ASCENDING, ReturnDocument
 
 from videogen_api import state
 from videogen_api.declare import BODY_ERRORS, WEBHOOK_ID, Endpoint, problem
@@ -30,8 +30,10 @@ from videogen_api.serialize import json_response
 from videogen_api.settings import ApiSettings
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import FAILED, PENDING
 from videogen_common.ids import new_id
+from videogen_common.records.webhook import Secret, WebhookEndpoint
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.signing import new_webhook_secret
 
 routes = web.RouteTableDef()
@@ -45,31 +47,34 @@ DISABLED_BY_ACCOUNT = "disabled by the account"
 _ROTATE_TRIES = 3
 
 
-def webhook_view(doc: Doc) -> Doc:
+def webhook_view(endpoint: WebhookEndpoint) -> Doc:
     """A stored webhook as clients see it; the signing secret is never part of it."""
     return {
-        "id": doc["_id"],
-        "url": doc["url"],
-        "events": doc["events"],
-        "active": doc["active"],
-        "disabled_reason": None if doc["active"] else doc.get("disabled_reason"),
-        "created_at": isoformat(doc["created_at"]),
-        "updated_at": isoformat(doc["updated_at"]),
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "events": list(endpoint.events),
+        "active": endpoint.active,
+        "disabled_reason": None if endpoint.active else endpoint.disabled_reason,
+        "created_at": isoformat(endpoint.created_at),
+        "updated_at": isoformat(endpoint.updated_at),
     }
 
 
-async def owned_webhook(request: web.Request, webhook_id: str) -> Doc:
+async def owned_webhook(request: web.Request, webhook_id: str) -> WebhookEndpoint:
     """The caller's webhook ``webhook_id``; another account's answers exactly like an unknown one (404)."""
-    doc = await request.app[state.STORE].webhooks.find_one(
-        {"_id": webhook_id, "account_id": account_of(request)}
-    )
-    if doc is None:
+    endpoint = await WebhookRepository(request.app[state.STORE]).owned(webhook_id, account_of(request))
+    if endpoint is None:
         raise not_found(f"no webhook {webhook_id!r}")
-    return doc
+    return endpoint
 
 
-def _target(doc: Doc) -> tuple[str, str]:
-    return "webhook", doc["_id"]
+def _target(endpoint: WebhookEndpoint) -> tuple[str, str]:
+    return "webhook", endpoint.id
+
+
+def _audited(endpoint: WebhookEndpoint) -> Doc:
+    """What the audit trail shows of an endpoint's settings (and of their changes)."""
+    return {"url": endpoint.url, "events": list(endpoint.events), "active": endpoint.active}
 
 
 def _require_https(url: str, settings: ApiSettings) -> None:
@@ -99,10 +104,10 @@ async def create_webhook(request: web.Request) -> web.Response:
     body = parse_body(WebhookCreate, await json_body(request))
     _require_https(body.url, settings)
     account = account_of(request)
-    store = app[state.STORE]
+    webhooks = WebhookRepository(app[state.STORE])
     # Checked before the insert, so a refused request writes nothing; concurrent creations by one account can
     # pass the check together, so the cap can be exceeded by at most the number of such racing requests.
-    if await store.webhooks.count_documents({"account_id": account}) >= settings.max_webhooks_per_account:
+    if await webhooks.count_of_account(account) >= settings.max_webhooks_per_account:
         raise conflict(
             f"an account may register at most {settings.max_webhooks_per_account} webhook endpoints; "
             "delete one first",
@@ -111,25 +116,27 @@ async def create_webhook(request: web.Request) -> web.Response:
         )
     now = app[state.CLOCK].now()
     secret = new_webhook_secret()
-    doc = {
-        "_id": new_id("wh", now),
-        "account_id": account,
-        "url": body.url,
-        "events": [e.value for e in body.events],
-        "secrets": [{"secret": secret, "created_at": now, "expires_at": None}],
-        "active": True,
-        "created_at": now,
-        "updated_at": now,
-    }
-    await store.webhooks.insert_one(doc)
+    endpoint = WebhookEndpoint(
+        id=new_id("wh", now),
+        account_id=account,
+        url=body.url,
+        events=tuple(e.value for e in body.events),
+        secrets=(Secret(secret, now),),
+        created_at=now,
+        updated_at=now,
+    )
+    await webhooks.insert(endpoint)
     await record_change(
-        request, AuditEventType.WEBHOOK_CREATED, _target(doc), {"url": doc["url"], "events": doc["events"]}
+        request,
+        AuditEventType.WEBHOOK_CREATED,
+        _target(endpoint),
+        {"url": endpoint.url, "events": list(endpoint.events)},
     )
     # The secret is shown here, once.
     return json_response(
-        {**webhook_view(doc), "secret": secret},
+        {**webhook_view(endpoint), "secret": secret},
         status=201,
-        headers={"Location": f"/v1/webhooks/{doc['_id']}"},
+        headers={"Location": f"/v1/webhooks/{endpoint.id}"},
     )
 
 
@@ -144,13 +151,8 @@ async def create_webhook(request: web.Request) -> web.Response:
     model=WebhookList,
 )
 async def list_webhooks(request: web.Request) -> web.Response:
-    docs = await (
-        request.app[state.STORE]
-        .webhooks.find({"account_id": account_of(request)})
-        .sort([("created_at", ASCENDING), ("_id", ASCENDING)])
-        .to_list(None)
-    )
-    return json_response({"data": [webhook_view(d) for d in docs]})
+    endpoints = await WebhookRepository(request.app[state.STORE]).of_account(account_of(request))
+    return json_response({"data": [webhook_view(e) for e in endpoints]})
 
 
 @routes.get("/v1/webhooks/{id}")
@@ -194,38 +196,24 @@ async def update_webhook(request: web.Request) -> web.Response:
     if patch.url is not None:
         _require_https(patch.url, app[state.SETTINGS])
     current = await owned_webhook(request, webhook_id)
-    now = app[state.CLOCK].now()
-    changes: Doc = {"updated_at": now}
-    removals: Doc = {}
-    if patch.url is not None:
-        changes["url"] = patch.url
-    if patch.events is not None:
-        changes["events"] = [e.value for e in patch.events]
-    if patch.active is True and not current["active"]:
-        changes["active"] = True
-        removals = {"health": ""}  # the notifier's run of failures (circuit breaker) starts afresh
-        # While the notifier still owes the account its webhook.disabled notice (``notice_pending``: it
-        # stopped between disabling and recording it), it needs why and when; they are not shown once active.
-        if not current.get("notice_pending"):
-            removals.update(disabled_reason="", disabled_at="")
-    elif patch.active is False and current["active"]:
-        changes.update(active=False, disabled_reason=DISABLED_BY_ACCOUNT, disabled_at=now)
-    update: Doc = {"$set": changes}
-    if removals:
-        update["$unset"] = removals
-    doc = await app[state.STORE].webhooks.find_one_and_update(
-        {"_id": webhook_id, "account_id": account_of(request)}, update, return_document=ReturnDocument.AFTER
+    # Re-enabling starts the endpoint's circuit breaker afresh (see ``change_settings``).
+    endpoint = await WebhookRepository(app[state.STORE]).change_settings(
+        current,
+        app[state.CLOCK].now(),
+        url=patch.url,
+        events=None if patch.events is None else [e.value for e in patch.events],
+        active=patch.active,
+        disabled_reason=DISABLED_BY_ACCOUNT,
     )
-    if doc is None:  # deleted since we read it
+    if endpoint is None:  # deleted since we read it
         raise not_found(f"no webhook {webhook_id!r}")
+    before, after = _audited(current), _audited(endpoint)
     changed = {
-        name: {"from": current.get(name), "to": doc.get(name)}
-        for name in ("url", "events", "active")
-        if current.get(name) != doc.get(name)
+        name: {"from": before[name], "to": after[name]} for name in before if before[name] != after[name]
     }
     if changed:
-        await record_change(request, AuditEventType.WEBHOOK_UPDATED, _target(doc), {"changes": changed})
-    return json_response(webhook_view(doc))
+        await record_change(request, AuditEventType.WEBHOOK_UPDATED, _target(endpoint), {"changes": changed})
+    return json_response(webhook_view(endpoint))
 
 
 @routes.delete("/v1/webhooks/{id}")
@@ -249,40 +237,31 @@ async def delete_webhook(request: web.Request) -> web.Response:
     account = account_of(request)
     store = app[state.STORE]
     # Read first, for the audit trail (findAndModify would scan on the embedded store).
-    doc = await owned_webhook(request, webhook_id)
-    deleted = await store.webhooks.delete_one({"_id": webhook_id, "account_id": account})
-    if deleted.deleted_count == 0:
+    endpoint = await owned_webhook(request, webhook_id)
+    if not await WebhookRepository(store).delete_owned(webhook_id, account):
         raise not_found(f"no webhook {webhook_id!r}")
     await record_change(
         request,
         AuditEventType.WEBHOOK_DELETED,
-        _target(doc),
-        {"url": doc["url"], "events": doc["events"]},
+        _target(endpoint),
+        {"url": endpoint.url, "events": list(endpoint.events)},
     )
-    await store.deliveries.update_many(
-        {"webhook_id": webhook_id, "account_id": account, "status": PENDING},
-        {
-            "$set": {
-                "status": FAILED,
-                "next_attempt_at": None,
-                "failure_reason": ENDPOINT_DELETED,
-                "updated_at": app[state.CLOCK].now(),
-            }
-        },
+    await DeliveryRepository(store).fail_pending_of_endpoint(
+        webhook_id, account, ENDPOINT_DELETED, app[state.CLOCK].now()
     )
     return web.Response(status=204)
 
 
-def rotated_secrets(secrets: list[Doc], new_secret: str, now: datetime, overlap: timedelta) -> list[Doc]:
+def rotated_secrets(
+    secrets: Sequence[Secret], new_secret: str, now: datetime, overlap: timedelta
+) -> list[Secret]:
     """The new secret first; the previous current one (no expiry) now expires after ``overlap``; secrets
     from earlier rotations keep their own expiry; any already expired are dropped."""
-    kept: list[Doc] = [{"secret": new_secret, "created_at": now, "expires_at": None}]
+    kept = [Secret(new_secret, now)]
     for entry in secrets:
-        expires_at = entry.get("expires_at")
-        if expires_at is None:
-            expires_at = now + overlap
+        expires_at = entry.expires_at if entry.expires_at is not None else now + overlap
         if expires_at > now:
-            kept.append({**entry, "expires_at": expires_at})
+            kept.append(Secret(entry.secret, entry.created_at, expires_at))
     return kept
 
 
@@ -308,19 +287,17 @@ async def rotate_secret(request: web.Request) -> web.Response:
     app = request.app
     webhook_id = request.match_info["id"]
     overlap = timedelta(seconds=app[state.SETTINGS].webhook_secret_overlap_seconds)
+    webhooks = WebhookRepository(app[state.STORE])
     for _ in range(_ROTATE_TRIES):
-        doc = await owned_webhook(request, webhook_id)
+        endpoint = await owned_webhook(request, webhook_id)
         now = app[state.CLOCK].now()
         secret = new_webhook_secret()
-        current = doc["secrets"][0]["secret"] if doc["secrets"] else None
+        current = endpoint.current_secret
         # Compare-and-set on the current secret: a concurrent rotation is never silently overwritten.
-        result = await app[state.STORE].webhooks.update_one(
-            {"_id": webhook_id, "account_id": doc["account_id"], "secrets.0.secret": current},
-            {"$set": {"secrets": rotated_secrets(doc["secrets"], secret, now, overlap), "updated_at": now}},
-        )
-        if result.modified_count == 1:
+        rotated = rotated_secrets(endpoint.secrets, secret, now, overlap)
+        if await webhooks.replace_secrets(webhook_id, endpoint.account_id, current, rotated, now):
             # When the secret it replaces stops being used to sign; never the secrets themselves.
             data = {"previous_secret_expires_at": isoformat(now + overlap) if current else None}
-            await record_change(request, AuditEventType.WEBHOOK_SECRET_ROTATED, _target(doc), data)
+            await record_change(request, AuditEventType.WEBHOOK_SECRET_ROTATED, _target(endpoint), data)
             return json_response({"id": webhook_id, "secret": secret})
     raise conflict("the secret was rotated concurrently; try again")

@@ -1,0 +1,306 @@
+"""The ``deliveries`` collection: every query, claim and compare-and-set on webhook deliveries.
+
+``DeliveryRepository`` is what the api and the notifier's creation of deliveries use (store new ones, read
+and list an account's, re-queue, fail an endpoint's pending ones, the metrics' counts). ``DeliveryClaims``
+adds the notifier's claims: the three ways an attempt comes to hold a delivery (it was created claimed, it is
+claimed when due, or a claim that ran short is renewed), handing claims back, and recording what an attempt
+did. A claim is the delivery's ``next_attempt_at`` pushed past the attempt's deadline, with the claiming
+instance's token in ``claim``: no other instance takes the delivery until it ends.
+
+Query shapes and the embedded store: MongoDB 7 would serve a claim with findAndModify and the due sweep with
+one query leaving busy endpoints out. The embedded store answers findAndModify, and any condition on several
+fields beside the ``by_due`` range, with a scan of every delivery ever made, and reads every due document
+whatever the limit. So every claim write here is one conditional ``update_one`` by id (``claim_filter``),
+and ``due`` reads the due range alone (``due_range``): the caller skips what it does not want. Both shapes
+cost MongoDB 7 no more than the others would, so they are used there too."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import BulkWriteError
+
+from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
+from videogen_common.records.delivery import Attempt, Delivery
+from videogen_common.repositories.paging import Position, newest_first
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+DUPLICATE_KEY = 11000
+
+# One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
+INDEXES: list[IndexModel] = [
+    IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
+    IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
+    # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
+    # this small index. Sparse, so a delivery that never fails costs it nothing.
+    IndexModel([(RETRY_AT, ASCENDING)], name="by_retry", sparse=True),
+]
+
+
+def due_range(now: datetime) -> Doc:
+    """The sweep's query: the due range of ``by_due`` and nothing beside it. On MongoDB 7 it could also leave
+    busy endpoints out (``webhook_id: {"$nin": [...]}``); the embedded store answers any such condition with
+    a scan of every delivery ever made, so the dispatcher skips those itself."""
+    return {"status": PENDING, "next_attempt_at": {"$lte": now}}
+
+
+def claim_filter(delivery_id: str, now: datetime, known_attempts: int | None) -> Doc:
+    """The condition of a claim, for a conditional ``update_one`` by id: the delivery is still due (and, when
+    the claimer read it, has the attempts it read). MongoDB 7 would claim with findAndModify and get the
+    document back in the same round trip; the embedded store serves findAndModify with a scan of the
+    collection, so the claim is an update and the document is read back by id when not already known."""
+    query: Doc = {"_id": delivery_id, "status": PENDING, "next_attempt_at": {"$lte": now}}
+    if known_attempts is not None:
+        query["attempts"] = {"$size": known_attempts}
+    return query
+
+
+def _requeue(now: datetime) -> Doc:
+    """The update that makes a delivery due now: the sweeper sends it on its next pass."""
+    return {
+        "$set": {
+            "status": PENDING,
+            "next_attempt_at": now,
+            RETRY_AT: now,
+            "failure_reason": None,
+            "updated_at": now,
+        }
+    }
+
+
+class DeliveryRepository:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @property
+    def _deliveries(self) -> AsyncCollection[Doc]:
+        # Looked up at each use, so a store whose collections change (tests wrap them) is followed.
+        return self._store.deliveries
+
+    # Creating.
+
+    async def insert_new(self, docs: list[Doc]) -> list[Doc]:
+        """Store ``docs`` in one unordered batch and return those that were new. A document whose (event,
+        endpoint) pair is already stored (the event was seen before) is skipped, not an error: the ``_id``
+        index decides, so a repeat creates nothing. Any other write error is raised."""
+        if not docs:
+            return []
+        try:
+            await self._deliveries.insert_many(docs, ordered=False)
+        except BulkWriteError as exc:
+            errors = exc.details.get("writeErrors", [])
+            if any(error.get("code") != DUPLICATE_KEY for error in errors) or exc.details.get(
+                "writeConcernErrors"
+            ):
+                raise
+            duplicates = {error["index"] for error in errors}
+            return [doc for index, doc in enumerate(docs) if index not in duplicates]
+        return docs
+
+    async def insert(self, delivery: Delivery) -> None:
+        """Store one new delivery; a repeat of its (event, endpoint) pair raises ``DuplicateKeyError``."""
+        await self._deliveries.insert_one(delivery.to_doc())
+
+    # An account's deliveries (the api).
+
+    async def owned(self, delivery_id: str, account_id: str) -> Delivery | None:
+        doc = await self._deliveries.find_one({"_id": delivery_id, "account_id": account_id})
+        return None if doc is None else Delivery.from_doc(doc)
+
+    async def page_of_endpoint(
+        self,
+        webhook_id: str,
+        account_id: str,
+        filters: Mapping[str, Any],
+        position: Position | None,
+        limit: int,
+    ) -> list[Delivery]:
+        """Up to ``limit`` of one endpoint's deliveries matching ``filters`` (a store clause on status,
+        event_type and created_at), newest first, after ``position``."""
+        query = {"webhook_id": webhook_id, "account_id": account_id, **filters}
+        return [
+            Delivery.from_doc(doc) for doc in await newest_first(self._deliveries, query, position, limit)
+        ]
+
+    async def requeue_finished(self, delivery_id: str, account_id: str, now: datetime) -> Delivery | None:
+        """Make a succeeded or failed delivery due now; the delivery as it then is, or None if it was
+        pending (re-queued by a concurrent request) or is not the account's."""
+        doc = await self._deliveries.find_one_and_update(
+            {"_id": delivery_id, "account_id": account_id, "status": {"$ne": PENDING}},
+            _requeue(now),
+            return_document=ReturnDocument.AFTER,
+        )
+        return None if doc is None else Delivery.from_doc(doc)
+
+    async def requeue_failed_since(
+        self, webhook_id: str, account_id: str, since: datetime, now: datetime
+    ) -> int:
+        """Make every failed delivery of the endpoint created at or after ``since`` due now; how many."""
+        result = await self._deliveries.update_many(
+            {
+                "webhook_id": webhook_id,
+                "account_id": account_id,
+                "status": FAILED,
+                "created_at": {"$gte": since},
+            },
+            _requeue(now),
+        )
+        return result.modified_count
+
+    async def fail_pending_of_endpoint(
+        self, webhook_id: str, account_id: str, reason: str, now: datetime
+    ) -> None:
+        """Fail every pending delivery of a deleted endpoint with ``reason``."""
+        await self._deliveries.update_many(
+            {"webhook_id": webhook_id, "account_id": account_id, "status": PENDING},
+            {
+                "$set": {
+                    "status": FAILED,
+                    "next_attempt_at": None,
+                    "failure_reason": reason,
+                    "updated_at": now,
+                }
+            },
+        )
+
+    # The notifier's gauges, store-wide.
+
+    async def count_waiting_for_retry(self) -> int:
+        """From the sparse index of deliveries waiting for a retry: a count of those alone."""
+        return await self._deliveries.count_documents({RETRY_AT: {"$exists": True}})
+
+    async def count_overdue(self, now: datetime, overdue_after: timedelta) -> int:
+        return await self._deliveries.count_documents(
+            {"status": PENDING, "next_attempt_at": {"$lt": now - overdue_after}}
+        )
+
+
+class DeliveryClaims(DeliveryRepository):
+    """The notifier's claims and writes on deliveries, under the claim token ``owner`` (one per instance).
+
+    Every write is one conditional ``update_one`` by id and every read is by id or the due range of the
+    ``by_due`` index (``claim_filter``, ``due_range``)."""
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store)
+        # The claim token of this instance: on the deliveries it creates already claimed, and on its claims.
+        self.owner = owner
+
+    # Created claimed.
+
+    def mark_claimed(self, doc: Doc, until: datetime) -> None:
+        """Make a delivery not yet stored (its document, as ``new_delivery`` built it) claimed by this
+        instance until ``until`` once it is stored."""
+        doc["next_attempt_at"] = until
+        doc["claim"] = self.owner
+
+    async def stored_claimed(self, delivery_id: str) -> Delivery | None:
+        """The delivery, if it is stored pending and claimed by this instance (a ``create`` that failed may
+        have stored it all the same). Read by id: it happens only after a store failure."""
+        doc = await self._deliveries.find_one({"_id": delivery_id})
+        stored = None if doc is None else Delivery.from_doc(doc)
+        if stored is not None and stored.status == PENDING and stored.claim == self.owner:
+            return stored
+        return None
+
+    # Claimed when due.
+
+    async def due(self, now: datetime) -> AsyncGenerator[Delivery, None]:
+        """The due deliveries, oldest first, without their bodies (a claimed delivery's is read with it).
+        The due range of the ``by_due`` index and nothing else (``due_range``): the caller skips what it
+        does not want, such as busy endpoints' deliveries, and closes the iterator when it has enough."""
+        found = self._deliveries.find(due_range(now), projection={"body": 0}).sort("next_attempt_at", 1)
+        try:
+            async for doc in found:
+                yield Delivery.from_doc(doc)
+        finally:
+            await found.close()
+
+    async def claim_due(
+        self, delivery_id: str, known: Delivery | None, until: datetime, now: datetime
+    ) -> Delivery | None:
+        """Push the delivery's next attempt to ``until`` (past this attempt's deadline), if it is still due
+        (a conditional update: ``claim_filter``). With the document already known, the update also requires
+        its attempts to be the ones known, so the known document is the one claimed; the claim's end, with
+        this instance's token, tells us the document read back by id (when it is not known, or known without
+        its body) is the one we claimed."""
+        query = claim_filter(delivery_id, now, None if known is None else len(known.attempts))
+        claimed = await self._deliveries.update_one(
+            query, {"$set": {"next_attempt_at": until, "claim": self.owner}}
+        )
+        if claimed.modified_count != 1:
+            return None
+        if known is not None and known.body is not None:
+            return known
+        doc = await self._deliveries.find_one({"_id": delivery_id})
+        delivery = None if doc is None else Delivery.from_doc(doc)
+        if delivery is None or delivery.claim != self.owner or delivery.next_attempt_at != until:
+            return None
+        return delivery
+
+    # A claim renewed, or handed back.
+
+    async def renew_claim(self, delivery_id: str, until: datetime) -> bool:
+        """Extend this instance's claim to ``until``, unless another instance took the delivery after the
+        claim ended."""
+        renewed = await self._deliveries.update_one(
+            {"_id": delivery_id, "status": PENDING, "claim": self.owner},
+            {"$set": {"next_attempt_at": until}},
+        )
+        return renewed.modified_count == 1
+
+    async def hand_back(self, delivery_id: str, claimed_until: datetime, now: datetime) -> None:
+        """Make a delivery this instance created claimed due now, only if still as this instance made it. By
+        id, one at a time (a condition on several fields, or a list of ids, costs the embedded store a scan
+        of every delivery)."""
+        await self._deliveries.update_one(
+            {"_id": delivery_id, "status": PENDING, "claim": self.owner, "next_attempt_at": claimed_until},
+            {"$set": {"next_attempt_at": now}},
+        )
+
+    async def postpone(self, delivery_id: str, until: datetime, now: datetime) -> None:
+        """Make a claimed delivery due at ``until`` with no attempt made: it keeps its place in the retry
+        schedule."""
+        await self._deliveries.update_one(
+            {"_id": delivery_id, "status": PENDING},
+            {"$set": {"next_attempt_at": until, "updated_at": now}},
+        )
+
+    # What an attempt did.
+
+    async def schedule_retry(
+        self, delivery_id: str, attempt: Attempt, next_at: datetime, now: datetime
+    ) -> None:
+        await self._deliveries.update_one(
+            {"_id": delivery_id, "status": PENDING},
+            {
+                "$push": {"attempts": attempt.to_doc()},
+                "$set": {"next_attempt_at": next_at, RETRY_AT: next_at, "updated_at": now},
+            },
+        )
+
+    async def close(
+        self, delivery: Delivery, status: str, reason: str | None, attempt: Attempt | None, now: datetime
+    ) -> bool:
+        """Finish a pending delivery with ``status`` (and the attempt, if one was made); whether this call
+        finished it."""
+        update: Doc = {
+            "$set": {
+                "status": status,
+                "next_attempt_at": None,
+                "failure_reason": reason,
+                "updated_at": now,
+            }
+        }
+        if attempt is not None:
+            update["$push"] = {"attempts": attempt.to_doc()}
+        if delivery.attempts or delivery.waiting_for_retry:
+            update["$unset"] = {RETRY_AT: ""}  # it was waiting for a retry
+        closed = await self._deliveries.update_one({"_id": delivery.id, "status": PENDING}, update)
+        return bool(closed.modified_count)
