@@ -6,9 +6,12 @@ import base64
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from multidict import MultiDict
+from pydantic import BaseModel
 
-from videogen_api.paging import before_cursor, decode_cursor, encode_cursor, parse_limit
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, before_cursor, decode_cursor, encode_cursor
 from videogen_api.problems import Problem
+from videogen_api.query import parse_query
 
 MOMENT = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 
@@ -98,21 +101,25 @@ def test_round_trip_after_2038() -> None:
     assert decode_cursor(encode_cursor(moment, "gen_01"))[0] == moment
 
 
+class _Listing(BaseModel):
+    """The paging fields every listing's query model ends with."""
+
+    limit: Limit = DEFAULT_LIMIT
+    cursor: Cursor = None
+
+
+def _limit(raw: str | None) -> int:
+    return parse_query(_Listing, MultiDict([] if raw is None else [("limit", raw)])).limit
+
+
 @pytest.mark.parametrize(("raw", "limit"), [(None, 20), ("1", 1), ("20", 20), ("99", 99), ("100", 100)])
 def test_parse_limit_ok(raw: str | None, limit: int) -> None:
-    assert parse_limit(raw) == limit
+    assert _limit(raw) == limit
 
 
 @pytest.mark.parametrize("raw", ["0", "101", "abc", "-1", "", "5.0", "1e2", "9" * 30])
 def test_parse_limit_out_of_bounds_is_422(raw: str) -> None:
     with pytest.raises(Problem) as info:
-        parse_limit(raw)
+        _limit(raw)
     assert info.value.status == 422
     assert info.value.extensions["errors"][0]["field"] == "limit"
-
-
-def test_parse_limit_custom_bounds() -> None:
-    assert parse_limit(None, default=5, maximum=10) == 5
-    assert parse_limit("10", maximum=10) == 10
-    with pytest.raises(Problem):
-        parse_limit("11", maximum=10)

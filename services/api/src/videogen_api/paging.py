@@ -62,28 +62,11 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 
 
-def _limit_of(raw: str, maximum: int) -> int | None:
-    limit = int(raw) if raw.isascii() and raw.isdigit() else 0
-    return limit if 1 <= limit <= maximum else None
-
-
-def _limit_message(maximum: int) -> str:
-    return f"must be an integer from 1 to {maximum}"
-
-
-def parse_limit(raw: str | None, *, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
-    if raw is None:
-        return default
-    limit = _limit_of(raw, maximum)
-    if limit is None:
-        raise invalid([{"field": "limit", "message": _limit_message(maximum), "code": "limit"}])
-    return limit
-
-
 def _limit(values: list[str]) -> int:
-    limit = _limit_of(first(values), MAX_LIMIT)
-    if limit is None:
-        raise refused("limit", _limit_message(MAX_LIMIT))
+    raw = first(values)
+    limit = int(raw) if raw.isascii() and raw.isdigit() else 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise refused("limit", f"must be an integer from 1 to {MAX_LIMIT}")
     return limit
 
 
