@@ -7,21 +7,23 @@ from datetime import UTC, datetime
 import pytest
 from multidict import MultiDict
 
-from videogen_api.filters import GenerationFilters, parse_filters
+from videogen_api.filters import GenerationFilters
 from videogen_api.idempotency import request_hash, scoped
 from videogen_api.problems import Problem
+from videogen_api.query import parse_query
 from videogen_api.schemas import GenerateRequest, parse_body
 from videogen_common.domain import Provider, Status
 
 
 def test_no_filters_is_an_empty_clause() -> None:
-    assert parse_filters(MultiDict()) == GenerationFilters()
+    assert parse_query(GenerationFilters, MultiDict()) == GenerationFilters()
     assert GenerationFilters().clause() == {}
 
 
 def test_values_are_deduplicated_in_first_seen_order() -> None:
-    filters = parse_filters(
-        MultiDict([("status", "failed,completed"), ("status", "failed"), ("provider", "pika")])
+    filters = parse_query(
+        GenerationFilters,
+        MultiDict([("status", "failed,completed"), ("status", "failed"), ("provider", "pika")]),
     )
     assert filters.statuses == (Status.FAILED, Status.COMPLETED)
     assert filters.clause() == {"status": {"$in": ["failed", "completed"]}, "provider": {"$in": ["pika"]}}
@@ -29,13 +31,14 @@ def test_values_are_deduplicated_in_first_seen_order() -> None:
 
 
 def test_time_bounds_become_utc_and_round_outwards_to_milliseconds() -> None:
-    filters = parse_filters(
+    filters = parse_query(
+        GenerationFilters,
         MultiDict(
             [
                 ("created_after", "2026-11-21T10:47:00.123456+02:00"),
                 ("created_before", "2026-11-21T08:48:00.000001Z"),
             ]
-        )
+        ),
     )
     assert filters.created_after == datetime(2026, 11, 21, 8, 47, 0, 123456, tzinfo=UTC)
     assert filters.clause() == {
@@ -47,13 +50,15 @@ def test_time_bounds_become_utc_and_round_outwards_to_milliseconds() -> None:
 
 
 def test_a_bound_at_the_end_of_time_does_not_overflow() -> None:
-    filters = parse_filters(MultiDict([("created_before", "9999-12-31T23:59:59.9999999Z")]))
+    filters = parse_query(GenerationFilters, MultiDict([("created_before", "9999-12-31T23:59:59.9999999Z")]))
     assert filters.clause()["created_at"]["$lt"] == datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
 
 
 def test_every_bad_parameter_is_reported_at_once() -> None:
     with pytest.raises(Problem) as info:
-        parse_filters(MultiDict([("status", "x"), ("provider", "y"), ("created_after", "z")]))
+        parse_query(
+            GenerationFilters, MultiDict([("status", "x"), ("provider", "y"), ("created_after", "z")])
+        )
     assert info.value.status == 422
     assert [e["field"] for e in info.value.extensions["errors"]] == ["status", "provider", "created_after"]
 

@@ -23,11 +23,10 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
-from multidict import MultiMapping
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit
-from videogen_api.query import Param, once, parse_query, refused
+from videogen_api.query import Param, once, refused
 from videogen_api.schemas import METADATA_KEY
 from videogen_common.domain import Provider, Status
 
@@ -189,11 +188,6 @@ class GenerationFilters(BaseModel):
         if self.providers:
             clause["provider"] = {"$in": [p.value for p in self.providers]}
         return {**clause, **created_clause(self.created_after, self.created_before)}
-
-
-def parse_filters(query: MultiMapping[str]) -> GenerationFilters:
-    """Every bad parameter is reported at once, in one 422."""
-    return parse_query(GenerationFilters, query)
 
 
 def created_clause(after: datetime | None, before: datetime | None) -> dict[str, Any]:
