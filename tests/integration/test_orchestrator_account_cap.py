@@ -19,9 +19,10 @@ from tests.support.env import settings_for
 from tests.support.fakes import ManualClock, RecordingSink
 from tests.support.generations import insert_generation
 from videogen_common.domain import Status
-from videogen_common.generations import canceled_error, transition
+from videogen_common.generations import canceled_error
 from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
@@ -143,8 +144,7 @@ class Instances:
         """What the api's cancel does: a compare-and-set to failed (which clears the lease), tried again while
         the generation keeps moving."""
         for _ in range(5):
-            canceled = await transition(
-                self.store.generations,
+            canceled = await GenerationRepository(self.store).transition(
                 await self.get(generation_id),
                 Status.FAILED,
                 now=self.clock.advance(TICK),

@@ -1,15 +1,13 @@
-"""Generation documents: creation, the public view, compare-and-set state transitions, and the status event
-that reports a state change."""
+"""Generation documents: creation, the public view, and the status event that reports a state change (the
+queries and compare-and-set transitions are ``videogen_common.repositories.generations``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from pymongo.asynchronous.collection import AsyncCollection
-
 from videogen_common.clock import isoformat
-from videogen_common.domain import EventType, Provider, Status, can_transition
+from videogen_common.domain import EventType, Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.tracing import current_traceparent
 
@@ -149,78 +147,6 @@ def _image_view(image: Doc | None) -> Doc | None:
     if not image:
         return None
     return {"url": image.get("url"), "upload_id": image.get("upload_id")}
-
-
-async def transition(
-    collection: AsyncCollection[Doc],
-    doc: Doc,
-    target: Status,
-    *,
-    now: datetime,
-    fields: Doc | None = None,
-    extra_filter: Doc | None = None,
-) -> Doc | None:
-    """Compare-and-set on (id, expected status, version). Returns the new document, or None if someone else
-    moved the generation first; a duplicate or late event can therefore never move it backwards.
-
-    The new document is computed rather than read back: the compare-and-set guarantees the stored one was
-    ``doc`` just before this write (writes that do not bump the version touch only lease and outbox fields).
-    A conditional update is also what the embedded store serves fast; it answers findAndModify with a
-    collection scan.
-
-    Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
-    ``status_since``, or since creation), so a finished generation says how long it queued and processed,
-    whichever instances drove it."""
-    current = Status(doc["status"])
-    if not can_transition(current, target):
-        raise TransitionError(f"{current} -> {target} is not allowed")
-    update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
-    if target is not Status.QUEUED:
-        update.setdefault("queue_reason", None)
-    increments: Doc = {"version": 1}
-    step = {"status": target.value, "at": now}
-    spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
-    if spent is not None:
-        increments[f"state_seconds.{current.value}"] = spent
-    if target.terminal:
-        # The status event is owed to the notifier until it has recorded the event's deliveries (it clears
-        # both fields then): a broker that loses the event after acknowledging it cannot lose the webhooks.
-        update["outbox_pending"] = True
-        update[OUTBOX_AT] = now
-        update["lease_owner"] = None
-        update["lease_expires_at"] = None
-    query: Doc = {
-        "_id": doc["_id"],
-        "status": current.value,
-        "version": doc["version"],
-        **(extra_filter or {}),
-    }
-    result = await collection.update_one(
-        query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
-    )
-    if result.modified_count != 1:
-        return None
-    moved = {**doc, **update, "version": doc["version"] + 1, "timeline": [*(doc.get("timeline") or []), step]}
-    if spent is not None:
-        totals = dict(doc.get("state_seconds") or {})
-        totals[current.value] = totals.get(current.value, 0) + spent
-        moved["state_seconds"] = totals
-    return moved
-
-
-def _seconds_since(since: datetime | None, now: datetime) -> float | None:
-    if since is None or (since.tzinfo is None) != (now.tzinfo is None):
-        return None
-    return max(0.0, (now - since).total_seconds())
-
-
-async def settle_outbox(collection: AsyncCollection[Doc], generation_ids: list[str]) -> None:
-    """The notifier recorded these terminal generations' deliveries: their status events are owed no more."""
-    if generation_ids:
-        await collection.update_many(
-            {"_id": {"$in": generation_ids}, OUTBOX_AT: {"$exists": True}},
-            {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
-        )
 
 
 def status_envelope(

@@ -31,9 +31,10 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
-from videogen_common.generations import QueueReason, transition
+from videogen_common.generations import QueueReason
 from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.first_frame import (
@@ -117,6 +118,7 @@ class GenerationActor:
     ) -> None:
         self._settings = settings
         self._store = store
+        self._generations = GenerationRepository(store)
         self._media = media
         self._providers = providers
         self._sink = sink
@@ -344,16 +346,11 @@ class GenerationActor:
         return await self._set(doc, fields)
 
     async def _set(self, doc: Doc, fields: Doc) -> Doc:
-        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
-        conditional update, and the new document computed rather than read back (the embedded store serves
-        findAndModify with a collection scan)."""
-        result = await self._store.generations.update_one(
-            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]},
-            {"$set": fields, "$inc": {"version": 1}},
-        )
-        if result.modified_count != 1:
+        """Compare-and-set ``fields`` under this actor's lease, bumping the version, like a transition."""
+        updated = await self._generations.set_owned(doc, self.owner, fields)
+        if updated is None:
             raise LeaseLost
-        return {**doc, **fields, "version": doc["version"] + 1}
+        return updated
 
     # -- deadline and cancel ------------------------------------------------------------------------------
 
@@ -392,15 +389,7 @@ class GenerationActor:
         (a takeover by another instance leaves the task alone: the new owner polls it)."""
         if task_id is None or not adapter.can_cancel:
             return
-        current = await self._store.generations.find_one(
-            {"_id": generation_id}, projection={"status": 1, "error": 1}
-        )
-        error = (current or {}).get("error") or {}
-        if (
-            current is not None
-            and current["status"] == Status.FAILED.value
-            and error.get("code") == "canceled"
-        ):
+        if await self._generations.was_canceled(generation_id):
             await self._cancel_task(adapter, task_id, generation_id, reason="canceled")
 
     async def _cancel_task(
@@ -421,10 +410,7 @@ class GenerationActor:
         """A poll can take long and writes nothing while the provider's state is unchanged: check that the
         generation is still ours and unmoved (not canceled, not taken over) before acting on its result, so a
         canceled generation stops being polled and stores no media."""
-        still = await self._store.generations.find_one(
-            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]}, projection={"_id": 1}
-        )
-        if still is None:
+        if not await self._generations.still_owned(doc, self.owner):
             raise LeaseLost
 
     # -- media --------------------------------------------------------------------------------------------
@@ -479,13 +465,12 @@ class GenerationActor:
         if doc["status"] == target.value:
             return doc
         now = self._clock.now()
-        updated = await transition(
-            self._store.generations,
+        updated = await self._generations.transition(
             doc,
             target,
             now=now,
             fields={"queue_reason": QueueReason.PROVIDER} if target is Status.QUEUED else None,
-            extra_filter={"lease_owner": self.owner},
+            owner=self.owner,
         )
         if updated is None:
             raise LeaseLost
@@ -507,14 +492,7 @@ class GenerationActor:
         else:
             fields = {"error": outcome.error.to_dict()}
             target = Status.FAILED
-        final = await transition(
-            self._store.generations,
-            doc,
-            target,
-            now=now,
-            fields=fields,
-            extra_filter={"lease_owner": self.owner},
-        )
+        final = await self._generations.transition(doc, target, now=now, fields=fields, owner=self.owner)
         if final is None:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": doc["_id"]}

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.domain import TERMINAL, Provider, Status
-from videogen_common.generations import OUTBOX_AT
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
@@ -119,12 +118,10 @@ class OrchestratorMetrics:
 
     async def refresh(self, store: Store) -> None:
         """The store-wide gauges: a count per unfinished status and of the outbox (all indexed)."""
+        generations = GenerationRepository(store)
         for status in UNFINISHED:
-            count = await store.generations.count_documents({"status": status.value})
-            self.unfinished.labels(status.value).set(count)
-        self.outbox_pending.set(
-            await store.generations.count_documents({OUTBOX_AT: {"$gte": datetime.min.replace(tzinfo=UTC)}})
-        )
+            self.unfinished.labels(status.value).set(await generations.count_in_status(status))
+        self.outbox_pending.set(await generations.count_outbox_pending())
 
 
 class MeasuredProvider:

@@ -18,6 +18,7 @@ from typing import Any
 
 from videogen_common.clock import Clock
 from videogen_common.domain import EventType, Status
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.status_events import EventSink, publish_status
 
@@ -30,7 +31,7 @@ class ProgressReporter:
     def __init__(
         self, *, store: Store, sink: EventSink, clock: Clock, owner: str, every: float, notice_every: float
     ) -> None:
-        self._store = store
+        self._generations = GenerationRepository(store)
         self._sink = sink
         self._clock = clock
         self._owner = owner
@@ -81,19 +82,11 @@ class ProgressReporter:
 
     async def _write(self, doc: Doc, progress: int, now: datetime) -> None:
         try:
-            result = await self._store.generations.update_one(
-                {
-                    "_id": doc["_id"],
-                    "lease_owner": self._owner,
-                    "version": doc["version"],
-                    "status": Status.PROCESSING.value,
-                },
-                {"$set": {"progress": progress}},
-            )
+            written = await self._generations.write_progress(doc, self._owner, progress)
         except Exception as exc:  # progress is best effort: the generation goes on
             log.warning("progress not written", extra={"generation_id": doc["_id"], "error": repr(exc)})
             return
-        if result.modified_count != 1:
+        if not written:
             return
         notice = None
         if self._noticed_at is None or (now - self._noticed_at).total_seconds() >= self._notice_every:

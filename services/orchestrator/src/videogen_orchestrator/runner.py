@@ -20,18 +20,17 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
-from videogen_common.domain import TERMINAL, Status
-from videogen_common.generations import QueueReason, transition
+from videogen_common.domain import Status
+from videogen_common.generations import QueueReason
+from videogen_common.repositories.generations import FINISHED, GenerationRepository, waiting_key
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.outcomes import Finished
-from videogen_orchestrator.slots import AccountSlots, waiting_key
+from videogen_orchestrator.slots import AccountSlots
 
 log = logging.getLogger(__name__)
 
-ACTIVE = [s.value for s in Status if s not in TERMINAL]
-FINISHED = [s.value for s in TERMINAL]
 # The expiry a handed-back lease is given: long past, so any instance may claim it, and the next reconciler
 # pass anywhere resumes it, at once.
 HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
@@ -50,14 +49,14 @@ class Runner:
         max_in_flight: int,
         account_max_in_flight: int,
     ) -> None:
-        self._store = store
+        self._generations = GenerationRepository(store)
         self._actor = actor
         self._clock = clock
         # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
         self._owner = actor.owner
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
-        self.accounts = AccountSlots(store.account_slots, store.generations, cap=account_max_in_flight)
+        self.accounts = AccountSlots(store, cap=account_max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._wakers: set[asyncio.Task[Any]] = set()
         self._claiming: set[str] = set()
@@ -130,29 +129,12 @@ class Runner:
         return None
 
     async def _claim(self, generation_id: str) -> Doc | None:
-        """Take the lease if it is free or expired. A conditional update stamping a unique token, then a read
-        by id (the embedded store serves findAndModify with a collection scan, and an ``$or`` in the filter
-        too). A generation waiting for an account slot leaves the queue while leased: if it still gets no
-        slot, it is parked again."""
+        """Take the lease if it is free or expired, under a unique token. A generation waiting for an account
+        slot leaves the queue while leased: if it still gets no slot, it is parked again."""
         now = self._clock.now()
-        token = secrets.token_hex(8)
-        claimed = await self._store.generations.update_one(
-            # Free or expired: no lease (None), or one that ends before now.
-            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
-            {
-                "$set": {
-                    "lease_owner": self._owner,
-                    "lease_expires_at": now + self._lease,
-                    "lease_token": token,
-                },
-                "$unset": {"slot_wait": ""},
-                "$inc": {"attempts": 1},
-            },
+        return await self._generations.claim_lease(
+            generation_id, self._owner, now, now + self._lease, secrets.token_hex(8)
         )
-        if claimed.modified_count != 1:
-            return None
-        doc = await self._store.generations.find_one({"_id": generation_id})
-        return doc if doc is not None and doc.get("lease_token") == token else None
 
     async def _park(self, doc: Doc) -> None:
         """The account is at its cap: the generation waits as ``queued``, with no lease, for a slot."""
@@ -162,19 +144,11 @@ class Runner:
             "lease_expires_at": None,
             "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
         }
-        mine = {"lease_token": doc["lease_token"]}
         if doc["status"] == Status.QUEUED.value:
-            await self._store.generations.update_one(
-                {"_id": doc["_id"], "version": doc["version"], **mine}, {"$set": parked}
-            )
+            await self._generations.park_queued(doc, parked)
         else:
-            await transition(
-                self._store.generations,
-                doc,
-                Status.QUEUED,
-                now=self._clock.now(),
-                fields=parked,
-                extra_filter=mine,
+            await self._generations.transition(
+                doc, Status.QUEUED, now=self._clock.now(), fields=parked, lease_token=doc["lease_token"]
             )
         log.info(
             "account at its cap; generation waits",
@@ -218,8 +192,8 @@ class Runner:
             self._slots.release()
 
     async def _finished(self, generation_id: str) -> bool:
-        doc = await self._store.generations.find_one({"_id": generation_id}, projection={"status": 1})
-        return doc is None or doc["status"] in FINISHED
+        status = await self._generations.status_of(generation_id)
+        return status is None or status in FINISHED
 
     def _spawn_wake(self, account_id: str) -> None:
         if self._stopping:
@@ -237,12 +211,13 @@ class Runner:
                 oldest = await self.accounts.oldest_waiting(account_id)
                 if oldest is None:
                     break
-                if oldest["status"] in FINISHED:  # canceled while it waited
-                    await self.accounts.leave_queue(oldest["_id"])
+                oldest_id, oldest_status = oldest
+                if oldest_status in FINISHED:  # canceled while it waited
+                    await self.accounts.leave_queue(oldest_id)
                     continue
                 if await self.accounts.free(account_id) <= 0:
                     break
-                if not await self.start(oldest["_id"], wait_for_slot=wait_for_slot, from_queue=True):
+                if not await self.start(oldest_id, wait_for_slot=wait_for_slot, from_queue=True):
                     break  # full again, or another instance is starting it (and goes on from there)
                 started += 1
         except Exception:
@@ -252,10 +227,7 @@ class Runner:
     async def renew_leases(self) -> None:
         if not self._tasks:
             return
-        await self._store.generations.update_many(
-            {"_id": {"$in": list(self._tasks)}, "lease_owner": self._owner},
-            {"$set": {"lease_expires_at": self._clock.now() + self._lease}},
-        )
+        await self._generations.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
 
     async def wait_idle(self) -> None:
         """Wait until no actor runs and no waiting generation is being started (what tests await)."""
@@ -274,9 +246,6 @@ class Runner:
             await asyncio.gather(*pending, return_exceptions=True)
         # A start already past its first check finishes its claim (or gives up) before the hand-back.
         await self._no_claims.wait()
-        released = await self._store.generations.update_many(
-            {"lease_owner": self._owner, "status": {"$in": ACTIVE}},
-            {"$set": {"lease_owner": None, "lease_expires_at": HANDED_BACK}},
-        )
-        if released.modified_count:
-            log.info("released leases", extra={"count": released.modified_count})
+        released = await self._generations.hand_back_leases(self._owner, HANDED_BACK)
+        if released:
+            log.info("released leases", extra={"count": released})

@@ -74,10 +74,10 @@ def _counted(app: web.Application, account: str) -> Iterator[None]:
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)
-    generations, feed = app[state.STORE].generations, app[state.FEED]
+    generations, feed = app[state.GENERATIONS], app[state.FEED]
 
     async def read() -> Doc | None:
-        return await generations.find_one({"_id": generation_id, "account_id": account})
+        return await generations.get_for_account(generation_id, account)
 
     with _counted(app, account):
         async with contextlib.aclosing(feed.changes(generation_id, read)) as changes:

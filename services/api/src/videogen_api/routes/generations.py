@@ -20,7 +20,7 @@ from videogen_api.idempotency import (
     saved_response,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import newest_first_page
+from videogen_api.paging import decode_cursor, page_of, parse_limit
 from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.routes.bodies import json_body
@@ -36,7 +36,6 @@ from videogen_common.generations import (
     new_generation,
     public_view,
     status_envelope,
-    transition,
 )
 from videogen_common.ids import new_id
 from videogen_common.tracing import annotate, current_traceparent
@@ -90,10 +89,10 @@ async def _waited(
     the preference was applied); without, ``view`` (or the generation as stored). A 404 if it is not the
     caller's."""
     account = account_of(request)
-    generations = request.app[state.STORE].generations
+    generations = request.app[state.GENERATIONS]
 
     async def read() -> dict[str, Any] | None:
-        return await generations.find_one({"_id": generation_id, "account_id": account})
+        return await generations.get_for_account(generation_id, account)
 
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
@@ -147,8 +146,7 @@ async def create_generation(request: web.Request) -> web.Response:
     except Problem:
         # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
         if key is not None:
-            generations = app[state.STORE].generations
-            saved = await saved_response(generations, account, key, request_hash(body))
+            saved = await saved_response(app[state.GENERATIONS], account, key, request_hash(body))
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
         raise
@@ -186,7 +184,7 @@ async def create_generation(request: web.Request) -> web.Response:
     try:
         await app[state.INSERTS].insert(doc)
     except DuplicateKeyError:
-        generations = app[state.STORE].generations
+        generations = app[state.GENERATIONS]
         saved = await saved_response(generations, account, key, digest) if key is not None else None
         if saved is None:
             raise
@@ -216,9 +214,13 @@ async def get_generation(request: web.Request) -> web.Response:
 
 @routes.get("/v1/generations")
 async def list_generations(request: web.Request) -> web.Response:
-    query = {"account_id": account_of(request), **parse_filters(request.query).clause()}
-    generations = request.app[state.STORE].generations
-    return json_response(await newest_first_page(generations, query, request.query, public_view))
+    clause = parse_filters(request.query).clause()
+    limit = parse_limit(request.query.get("limit"))
+    cursor = request.query.get("cursor")
+    before = decode_cursor(cursor) if cursor is not None else None
+    generations = request.app[state.GENERATIONS]
+    docs = await generations.newest_first(account_of(request), clause, before, limit + 1)
+    return json_response(page_of(docs, limit, public_view))
 
 
 @routes.post("/v1/generations/{id}/cancel")
@@ -231,19 +233,15 @@ async def cancel_generation(request: web.Request) -> web.Response:
     it (best effort); any result it still produces is discarded."""
     app = request.app
     generation_id = request.match_info["id"]
-    generations = app[state.STORE].generations
+    generations = app[state.GENERATIONS]
     for _ in range(CANCEL_ATTEMPTS):
-        doc = await generations.find_one({"_id": generation_id, "account_id": account_of(request)})
+        doc = await generations.get_for_account(generation_id, account_of(request))
         if doc is None:
             raise not_found(f"no generation {generation_id!r}")
         if Status(doc["status"]).terminal:
             raise generation_terminal(generation_id, doc["status"])
-        canceled = await transition(
-            generations,
-            doc,
-            Status.FAILED,
-            now=app[state.CLOCK].now(),
-            fields={"error": canceled_error()},
+        canceled = await generations.transition(
+            doc, Status.FAILED, now=app[state.CLOCK].now(), fields={"error": canceled_error()}
         )
         if canceled is not None:
             break

@@ -1,0 +1,409 @@
+"""The ``generations`` collection: every query, index and compare-and-set on a generation.
+
+Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
+and the difference stays here:
+
+- ``findAndModify`` is answered with a collection scan there, so a compare-and-set is a conditional
+  ``update_one`` whose new document is computed rather than read back (``transition``, ``set_owned``), and a
+  lease claim is a conditional update stamping a unique token, then a read by id (``claim_lease``);
+- an ``$or`` in a filter is answered with a scan there too, so the reconciler's scan for lost leases is one
+  range query per unfinished status (``expired_leases``) rather than one ``$or`` over them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo.asynchronous.collection import AsyncCollection
+
+from videogen_common.domain import TERMINAL, Status, can_transition
+from videogen_common.generations import OUTBOX_AT, TransitionError
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+ACTIVE = [s.value for s in Status if s not in TERMINAL]
+FINISHED = [s.value for s in TERMINAL]
+# Separates the account from the generation id in ``slot_wait``; account ids never contain it.
+_SEP = "\n"
+# The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
+_EVER = datetime.min.replace(tzinfo=UTC)
+
+INDEXES: list[IndexModel] = [
+    # One account's generations newest first; _id breaks ties so the cursor is stable.
+    IndexModel(
+        [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
+    ),
+    # The reconciler: unfinished generations whose lease expired (or was never taken).
+    IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
+    # Terminal generations whose status event the notifier has not taken in yet (transactional outbox),
+    # by when it was last put on Kafka. Sparse: a settled generation leaves it.
+    IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=True),
+    # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
+    # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
+    IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
+    # Listing filtered by status (GET /v1/generations?status=…), newest first.
+    IndexModel(
+        [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
+        name="by_account_status",
+    ),
+    # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
+    # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+    IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
+]
+
+
+def waiting_key(account_id: str, generation_id: str) -> str:
+    """The ``slot_wait`` value of a generation waiting in its account's queue."""
+    return f"{account_id}{_SEP}{generation_id}"
+
+
+def _queue_range(account_id: str) -> Doc:
+    return {"$gt": f"{account_id}{_SEP}", "$lt": f"{account_id}{chr(ord(_SEP) + 1)}"}
+
+
+def _seconds_since(since: datetime | None, now: datetime) -> float | None:
+    if since is None or (since.tzinfo is None) != (now.tzinfo is None):
+        return None
+    return max(0.0, (now - since).total_seconds())
+
+
+class GenerationRepository:
+    def __init__(self, store: Store) -> None:
+        self._generations: AsyncCollection[Doc] = store.generations
+
+    # -- creation -----------------------------------------------------------------------------------------
+
+    async def insert_batch(self, docs: list[Doc]) -> None:
+        """New generations in one unordered command: each succeeds or fails on its own (a duplicate
+        Idempotency-Key fails only its own document; ``BulkWriteError`` reports which)."""
+        await self._generations.insert_many(docs, ordered=False)
+
+    async def idempotent_reply(self, idem: str) -> tuple[str, Doc] | None:
+        """The request hash and the response saved under an Idempotency-Key (its stored ``idem`` value), or
+        None if no generation holds the key."""
+        found = await self._generations.find_one(
+            {"idem": idem}, projection={"idem_hash": 1, "idem_response": 1}
+        )
+        if found is None:
+            return None
+        return found["idem_hash"], found["idem_response"]
+
+    # -- reads --------------------------------------------------------------------------------------------
+
+    async def get(self, generation_id: str) -> Doc | None:
+        return await self._generations.find_one({"_id": generation_id})
+
+    async def get_for_account(self, generation_id: str, account_id: str) -> Doc | None:
+        """The generation if it is the account's (a foreign id reads like an unknown one)."""
+        return await self._generations.find_one({"_id": generation_id, "account_id": account_id})
+
+    def get_many(self, generation_ids: list[str]) -> AsyncIterator[Doc]:
+        return aiter(self._generations.find({"_id": {"$in": generation_ids}}))
+
+    async def status_of(self, generation_id: str) -> str | None:
+        """The generation's status, None if there is no such generation."""
+        doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1})
+        return None if doc is None else str(doc["status"])
+
+    async def was_canceled(self, generation_id: str) -> bool:
+        """Whether the generation failed because its client canceled it."""
+        doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1, "error": 1})
+        if doc is None or doc["status"] != Status.FAILED.value:
+            return False
+        return bool((doc.get("error") or {}).get("code") == "canceled")
+
+    async def newest_first(
+        self, account_id: str, clause: Doc, before: tuple[datetime, str] | None, limit: int
+    ) -> list[Doc]:
+        """Up to ``limit`` of the account's generations matching ``clause``, in (created_at desc, _id desc)
+        order, strictly after the position ``before`` (a listing cursor) if given."""
+        query: Doc = {"account_id": account_id, **clause}
+        if before is not None:
+            created_at, item_id = before
+            query["$or"] = [
+                {"created_at": {"$lt": created_at}},
+                {"created_at": created_at, "_id": {"$lt": item_id}},
+            ]
+        found = self._generations.find(query).sort([("created_at", DESCENDING), ("_id", DESCENDING)])
+        return await found.limit(limit).to_list(limit)
+
+    async def usage_groups(
+        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
+    ) -> list[Doc]:
+        """The account's generations created in [start, end) (of one key, if given), counted and their
+        seconds summed per (day, provider, status, key): ``{_id: {day, provider, status, key}, generations,
+        seconds}``."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {
+                        "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
+                        "provider": "$provider",
+                        "status": "$status",
+                        "key": "$api_key_id",
+                    },
+                    "generations": {"$sum": 1},
+                    "seconds": {"$sum": "$duration"},
+                }
+            },
+        ]
+        return await (await self._generations.aggregate(pipeline)).to_list(None)
+
+    # -- state transitions --------------------------------------------------------------------------------
+
+    async def transition(
+        self,
+        doc: Doc,
+        target: Status,
+        *,
+        now: datetime,
+        fields: Doc | None = None,
+        owner: str | None = None,
+        lease_token: str | None = None,
+    ) -> Doc | None:
+        """Compare-and-set on (id, expected status, version), and on the lease ``owner`` or ``lease_token``
+        when given. Returns the new document, or None if someone else moved the generation first; a duplicate
+        or late event can therefore never move it backwards.
+
+        The new document is computed rather than read back: the compare-and-set guarantees the stored one was
+        ``doc`` just before this write (writes that do not bump the version touch only lease and outbox
+        fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
+        with a collection scan.
+
+        Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
+        ``status_since``, or since creation), so a finished generation says how long it queued and
+        processed, whichever instances drove it."""
+        current = Status(doc["status"])
+        if not can_transition(current, target):
+            raise TransitionError(f"{current} -> {target} is not allowed")
+        update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
+        if target is not Status.QUEUED:
+            update.setdefault("queue_reason", None)
+        increments: Doc = {"version": 1}
+        step = {"status": target.value, "at": now}
+        spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
+        if spent is not None:
+            increments[f"state_seconds.{current.value}"] = spent
+        if target.terminal:
+            # The status event is owed to the notifier until it has recorded the event's deliveries (it
+            # clears both fields then): a broker that loses the event after acknowledging it cannot lose the
+            # webhooks.
+            update["outbox_pending"] = True
+            update[OUTBOX_AT] = now
+            update["lease_owner"] = None
+            update["lease_expires_at"] = None
+        query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
+        if owner is not None:
+            query["lease_owner"] = owner
+        if lease_token is not None:
+            query["lease_token"] = lease_token
+        result = await self._generations.update_one(
+            query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        )
+        if result.modified_count != 1:
+            return None
+        moved = {
+            **doc,
+            **update,
+            "version": doc["version"] + 1,
+            "timeline": [*(doc.get("timeline") or []), step],
+        }
+        if spent is not None:
+            totals = dict(doc.get("state_seconds") or {})
+            totals[current.value] = totals.get(current.value, 0) + spent
+            moved["state_seconds"] = totals
+        return moved
+
+    async def set_owned(self, doc: Doc, owner: str, fields: Doc) -> Doc | None:
+        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
+        conditional update, and the new document computed rather than read back (the embedded store serves
+        findAndModify with a collection scan). None if the generation moved."""
+        result = await self._generations.update_one(
+            {"_id": doc["_id"], "lease_owner": owner, "version": doc["version"]},
+            {"$set": fields, "$inc": {"version": 1}},
+        )
+        if result.modified_count != 1:
+            return None
+        return {**doc, **fields, "version": doc["version"] + 1}
+
+    async def still_owned(self, doc: Doc, owner: str) -> bool:
+        """Whether the generation is still ``owner``'s and unmoved since ``doc`` (same version)."""
+        found = await self._generations.find_one(
+            {"_id": doc["_id"], "lease_owner": owner, "version": doc["version"]}, projection={"_id": 1}
+        )
+        return found is not None
+
+    async def write_progress(self, doc: Doc, owner: str, progress: int) -> bool:
+        """Set the progress of a ``processing`` generation still ``owner``'s at ``doc``'s version. Changes no
+        state, so the version stays (the owner's own compare-and-set writes stay undisturbed)."""
+        result = await self._generations.update_one(
+            {
+                "_id": doc["_id"],
+                "lease_owner": owner,
+                "version": doc["version"],
+                "status": Status.PROCESSING.value,
+            },
+            {"$set": {"progress": progress}},
+        )
+        return result.modified_count == 1
+
+    # -- leases -------------------------------------------------------------------------------------------
+
+    async def claim_lease(
+        self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
+    ) -> Doc | None:
+        """Take the lease of an unfinished generation if it is free or expired, leaving its account's slot
+        queue; returns the generation so leased, or None. A conditional update stamping the unique ``token``,
+        then a read by id: the embedded store serves findAndModify with a collection scan, and an ``$or`` in
+        the filter too (hence "not at or after now" for "none, or ended before now")."""
+        claimed = await self._generations.update_one(
+            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
+            {
+                "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
+                "$unset": {"slot_wait": ""},
+                "$inc": {"attempts": 1},
+            },
+        )
+        if claimed.modified_count != 1:
+            return None
+        doc = await self._generations.find_one({"_id": generation_id})
+        return doc if doc is not None and doc.get("lease_token") == token else None
+
+    async def park_queued(self, doc: Doc, fields: Doc) -> bool:
+        """Set ``fields`` on a generation already ``queued``, still under the lease ``doc`` holds (its token)
+        at its version, without bumping the version (no state changes)."""
+        result = await self._generations.update_one(
+            {"_id": doc["_id"], "version": doc["version"], "lease_token": doc["lease_token"]},
+            {"$set": fields},
+        )
+        return result.modified_count == 1
+
+    async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
+        await self._generations.update_many(
+            {"_id": {"$in": generation_ids}, "lease_owner": owner}, {"$set": {"lease_expires_at": until}}
+        )
+
+    async def hand_back_leases(self, owner: str, expires_at: datetime) -> int:
+        """Release every unfinished generation ``owner`` leases, its lease expiring at ``expires_at``; returns
+        how many."""
+        released = await self._generations.update_many(
+            {"lease_owner": owner, "status": {"$in": ACTIVE}},
+            {"$set": {"lease_owner": None, "lease_expires_at": expires_at}},
+        )
+        return released.modified_count
+
+    # -- the account slot queue ---------------------------------------------------------------------------
+
+    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
+        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
+        doc = await self._generations.find_one(
+            {"slot_wait": _queue_range(account_id)}, projection={"status": 1}, sort=[("slot_wait", 1)]
+        )
+        return None if doc is None else (doc["_id"], doc["status"])
+
+    async def leave_queue(self, generation_id: str) -> None:
+        """Take a finished generation (canceled while it waited) out of its account's queue."""
+        await self._generations.update_one(
+            {"_id": generation_id, "status": {"$in": FINISHED}}, {"$unset": {"slot_wait": ""}}
+        )
+
+    async def waiting_accounts(self) -> AsyncIterator[str]:
+        """Each account with a generation waiting for a slot: one index seek per account, skipping from one
+        account's queue to the next."""
+        after = ""
+        while True:
+            doc = await self._generations.find_one(
+                {"slot_wait": {"$gt": after}}, projection={"slot_wait": 1}, sort=[("slot_wait", 1)]
+            )
+            if doc is None:
+                return
+            account_id = doc["slot_wait"].split(_SEP, 1)[0]
+            yield account_id
+            after = f"{account_id}{chr(ord(_SEP) + 1)}"
+
+    async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
+        """Which of these generations exist and are not finished."""
+        found = self._generations.find(
+            {"_id": {"$in": generation_ids}, "status": {"$nin": FINISHED}}, projection={"_id": 1}
+        )
+        return {doc["_id"] async for doc in found}
+
+    # -- the reconciler -----------------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int) -> AsyncIterator[str]:
+        """Ids of unfinished generations whose lease ran out (their owner died) or was handed back (expired at
+        the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
+        index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
+        for status in ACTIVE:
+            found = (
+                self._generations.find(
+                    {"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1}
+                )
+                .sort("lease_expires_at", 1)
+                .limit(limit)
+            )
+            async for doc in found:
+                yield doc["_id"]
+
+    async def never_leased(self, created_before: datetime, limit: int) -> AsyncIterator[str]:
+        """Ids of ``processing`` generations nobody ever leased, created before ``created_before``, oldest
+        first (one that waits for an account slot is ``queued`` with no lease, and is not among them)."""
+        found = (
+            self._generations.find(
+                {
+                    "status": Status.PROCESSING.value,
+                    "lease_expires_at": None,
+                    "created_at": {"$lt": created_before},
+                },
+                projection={"_id": 1},
+            )
+            .sort("created_at", 1)
+            .limit(limit)
+        )
+        async for doc in found:
+            yield doc["_id"]
+
+    # -- the outbox ---------------------------------------------------------------------------------------
+
+    def outbox_due(self, put_before: datetime, limit: int) -> AsyncIterator[Doc]:
+        """Terminal generations whose status event was last put on Kafka before ``put_before`` and is still
+        owed, longest owed first."""
+        return aiter(self._generations.find({OUTBOX_AT: {"$lt": put_before}}).sort(OUTBOX_AT, 1).limit(limit))
+
+    async def republished(self, generation_id: str, now: datetime) -> None:
+        """The generation's status event was put on Kafka again at ``now`` (if it is still owed)."""
+        await self._generations.update_one(
+            {"_id": generation_id, OUTBOX_AT: {"$exists": True}}, {"$set": {OUTBOX_AT: now}}
+        )
+
+    async def settle_outbox(self, generation_ids: Sequence[str]) -> None:
+        """The notifier recorded these terminal generations' deliveries: their status events are owed no
+        more."""
+        if generation_ids:
+            await self._generations.update_many(
+                {"_id": {"$in": list(generation_ids)}, OUTBOX_AT: {"$exists": True}},
+                {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
+            )
+
+    async def date_unstamped_outbox(self, now: datetime) -> None:
+        """Migration: generations left pending by a version without ``outbox_at`` are owed their event as of
+        ``now``."""
+        await self._generations.update_many(
+            {"outbox_pending": True, OUTBOX_AT: {"$exists": False}}, {"$set": {OUTBOX_AT: now}}
+        )
+
+    # -- metrics ------------------------------------------------------------------------------------------
+
+    async def count_in_status(self, status: Status) -> int:
+        return await self._generations.count_documents({"status": status.value})
+
+    async def count_outbox_pending(self) -> int:
+        """How many status events are owed (an indexed range of ``outbox_at``)."""
+        return await self._generations.count_documents({OUTBOX_AT: {"$gte": _EVER}})
