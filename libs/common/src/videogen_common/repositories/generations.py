@@ -20,6 +20,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, TransitionError
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -96,12 +97,15 @@ class GenerationRepository:
     async def get(self, generation_id: str) -> Doc | None:
         return await self._generations.find_one({"_id": generation_id})
 
-    async def get_for_account(self, generation_id: str, account_id: str) -> Doc | None:
+    async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
         """The generation if it is the account's (a foreign id reads like an unknown one)."""
-        return await self._generations.find_one({"_id": generation_id, "account_id": account_id})
+        doc = await self._generations.find_one({"_id": generation_id, "account_id": account_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
 
-    def get_many(self, generation_ids: list[str]) -> AsyncIterator[Doc]:
-        return aiter(self._generations.find({"_id": {"$in": generation_ids}}))
+    async def get_many(self, generation_ids: list[str]) -> AsyncIterator[GenerationRecord]:
+        """The generations of these ids that exist."""
+        async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
+            yield GenerationRecord.from_doc(doc)
 
     async def status_of(self, generation_id: str) -> str | None:
         """The generation's status, None if there is no such generation."""
@@ -117,7 +121,7 @@ class GenerationRepository:
 
     async def newest_first(
         self, account_id: str, clause: Doc, before: tuple[datetime, str] | None, limit: int
-    ) -> list[Doc]:
+    ) -> list[GenerationRecord]:
         """Up to ``limit`` of the account's generations matching ``clause``, in (created_at desc, _id desc)
         order, strictly after the position ``before`` (a listing cursor) if given."""
         query: Doc = {"account_id": account_id, **clause}
@@ -128,7 +132,7 @@ class GenerationRepository:
                 {"created_at": created_at, "_id": {"$lt": item_id}},
             ]
         found = self._generations.find(query).sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        return await found.limit(limit).to_list(limit)
+        return [GenerationRecord.from_doc(doc) for doc in await found.limit(limit).to_list(limit)]
 
     async def usage_groups(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
@@ -220,6 +224,12 @@ class GenerationRepository:
             totals[current.value] = totals.get(current.value, 0) + spent
             moved["state_seconds"] = totals
         return moved
+
+    async def fail(self, record: GenerationRecord, error: Doc, *, now: datetime) -> GenerationRecord | None:
+        """Move an unfinished generation to ``failed`` with ``error`` (a cancel), by ``transition``'s
+        compare-and-set; None if someone else moved it first."""
+        moved = await self.transition(record.to_doc(), Status.FAILED, now=now, fields={"error": error})
+        return None if moved is None else GenerationRecord.from_doc(moved)
 
     async def set_owned(self, doc: Doc, owner: str, fields: Doc) -> Doc | None:
         """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a

@@ -20,7 +20,7 @@ from videogen_api.idempotency import (
     saved_response,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import decode_cursor, page_of, parse_limit
+from videogen_api.paging import decode_cursor, encode_cursor, parse_limit
 from videogen_api.prefer import CANCEL_AFTER, PREFER, applied, cancel_after, preferred_wait
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.routes.bodies import json_body
@@ -29,15 +29,11 @@ from videogen_api.schemas import MAX_DEADLINE_SECONDS, GenerateRequest, parse_bo
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
-from videogen_common.domain import Provider, Status
+from videogen_common.domain import Provider
 from videogen_common.events import REQUESTED, Envelope
-from videogen_common.generations import (
-    canceled_error,
-    new_generation,
-    public_view,
-    status_envelope,
-)
+from videogen_common.generations import canceled_error, new_record, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.tracing import annotate, current_traceparent
 
 log = logging.getLogger(__name__)
@@ -91,13 +87,13 @@ async def _waited(
     account = account_of(request)
     generations = request.app[state.GENERATIONS]
 
-    async def read() -> dict[str, Any] | None:
+    async def read() -> GenerationRecord | None:
         return await generations.get_for_account(generation_id, account)
 
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
-        if view is None and (doc := await read()) is not None:
-            view = public_view(doc)
+        if view is None and (record := await read()) is not None:
+            view = record.public_view()
         found = view
         waited: dict[str, str] = {}
     else:
@@ -109,22 +105,24 @@ async def _waited(
     return found, waited
 
 
-async def _first_frame(request: web.Request, body: GenerateRequest, now: datetime) -> dict[str, Any]:
-    """Where the orchestrator finds the first frame asked for (internal fields of the generation): an upload
-    of this account's, still usable, or a URL whose host is not an address we refuse to connect to (a name
-    is checked again, after DNS, when the orchestrator fetches it)."""
+async def _first_frame(
+    request: web.Request, body: GenerateRequest, now: datetime
+) -> tuple[str | None, str | None]:
+    """Where the orchestrator finds the first frame asked for (internal fields of the generation: the media
+    key and type of an upload of this account's, still usable), after checking that a URL's host is not an
+    address we refuse to connect to (a name is checked again, after DNS, when the orchestrator fetches it)."""
     image = body.image
     if image is None:
-        return {}
+        return None, None
     if image.upload_id is not None:
         upload = await usable_upload(request.app[state.STORE], account_of(request), image.upload_id, now)
-        return {"image_key": upload["key"], "image_type": upload["content_type"]}
+        return upload["key"], upload["content_type"]
     assert image.url is not None
     policy = AddressPolicy(request.app[state.SETTINGS].image_fetch_networks)
     if (why := refused_host(image.url, policy)) is not None:
         message = f"the URL points at an address we do not fetch from ({why})"
         raise invalid([{"field": "image.url", "message": message, "code": "destination_not_allowed"}])
-    return {}
+    return None, None
 
 
 @routes.post("/v1/generate")
@@ -142,7 +140,7 @@ async def create_generation(request: web.Request) -> web.Response:
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
     try:
-        first_frame = await _first_frame(request, body, now)
+        image_key, image_type = await _first_frame(request, body, now)
     except Problem:
         # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
         if key is not None:
@@ -150,7 +148,9 @@ async def create_generation(request: web.Request) -> web.Response:
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
         raise
-    doc = new_generation(
+    deadline = _deadline_seconds(request, body.deadline_seconds)
+    traceparent = current_traceparent()
+    record = new_record(
         generation_id=new_id("gen", now),
         account_id=account,
         prompt=body.prompt,
@@ -159,22 +159,21 @@ async def create_generation(request: web.Request) -> web.Response:
         now=now,
         options=options,
         metadata=body.metadata,
+        image_key=image_key,
+        image_type=image_type,
+        deadline_at=now + timedelta(seconds=deadline) if deadline is not None else None,
+        # The creating request's id stays with the generation: its status events carry it, so one generation
+        # can be followed in every service's logs (internal; never shown).
+        trace_id=request_id,
+        # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
+        api_key_id=api_key_id_of(request),
+        # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
+        traceparent=traceparent,
     )
-    doc.update(first_frame)
-    # The creating request's id stays with the generation: its status events carry it, so one generation can
-    # be followed in every service's logs (internal; never shown).
-    deadline = _deadline_seconds(request, body.deadline_seconds)
-    if deadline is not None:
-        doc["deadline_at"] = now + timedelta(seconds=deadline)
-    doc["trace_id"] = request_id
-    # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
-    doc["api_key_id"] = api_key_id_of(request)
-    # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
-    traceparent = current_traceparent()
     if traceparent is not None:
-        doc["traceparent"] = traceparent
-        annotate(generation_id=doc["_id"], account_id=account, provider=doc["provider"])
-    view = public_view(doc)
+        annotate(generation_id=record.id, account_id=account, provider=record.provider)
+    view = record.public_view()
+    doc = record.to_doc()
     digest = request_hash(body) if key is not None else ""
     if key is not None:
         doc.update(idempotency_fields(account, key, digest, view))
@@ -202,7 +201,7 @@ async def create_generation(request: web.Request) -> web.Response:
             traceparent=traceparent,
         )
     )
-    log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})
+    log.info("generation accepted", extra={"generation_id": record.id, "provider": record.provider})
     return await _accepted(request, view)
 
 
@@ -218,9 +217,11 @@ async def list_generations(request: web.Request) -> web.Response:
     limit = parse_limit(request.query.get("limit"))
     cursor = request.query.get("cursor")
     before = decode_cursor(cursor) if cursor is not None else None
-    generations = request.app[state.GENERATIONS]
-    docs = await generations.newest_first(account_of(request), clause, before, limit + 1)
-    return json_response(page_of(docs, limit, public_view))
+    # One more than the page, to know whether another page follows.
+    found = await request.app[state.GENERATIONS].newest_first(account_of(request), clause, before, limit + 1)
+    page = found[:limit]
+    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(found) > limit else None
+    return json_response({"data": [record.public_view() for record in page], "next_cursor": next_cursor})
 
 
 @routes.post("/v1/generations/{id}/cancel")
@@ -235,14 +236,12 @@ async def cancel_generation(request: web.Request) -> web.Response:
     generation_id = request.match_info["id"]
     generations = app[state.GENERATIONS]
     for _ in range(CANCEL_ATTEMPTS):
-        doc = await generations.get_for_account(generation_id, account_of(request))
-        if doc is None:
+        record = await generations.get_for_account(generation_id, account_of(request))
+        if record is None:
             raise not_found(f"no generation {generation_id!r}")
-        if Status(doc["status"]).terminal:
-            raise generation_terminal(generation_id, doc["status"])
-        canceled = await generations.transition(
-            doc, Status.FAILED, now=app[state.CLOCK].now(), fields={"error": canceled_error()}
-        )
+        if record.status.terminal:
+            raise generation_terminal(generation_id, record.status.value)
+        canceled = await generations.fail(record, canceled_error(), now=app[state.CLOCK].now())
         if canceled is not None:
             break
         # Someone moved it between our read and our write: read again, and stop if it has finished.
@@ -253,4 +252,4 @@ async def cancel_generation(request: web.Request) -> web.Response:
     # same event (same id) after its grace.
     envelope = status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY])
     await app[state.PUBLISHER].publish(envelope)
-    return json_response(public_view(canceled))
+    return json_response(canceled.public_view())
