@@ -79,9 +79,9 @@ async def test_the_outbox_is_due_until_settled(store: Store) -> None:
     assert await generations.count_outbox_pending() == 1
 
     later = clock.advance(timedelta(seconds=10))
-    assert [d["_id"] async for d in generations.outbox_due(later, limit=10)] == [doc["_id"]]
+    assert [r.id async for r in generations.outbox_due(later, limit=10)] == [doc["_id"]]
     await generations.republished(doc["_id"], later)
-    assert [d["_id"] async for d in generations.outbox_due(later, limit=10)] == []
+    assert [r.id async for r in generations.outbox_due(later, limit=10)] == []
 
     await generations.settle_outbox([doc["_id"]])
     assert await generations.count_outbox_pending() == 0

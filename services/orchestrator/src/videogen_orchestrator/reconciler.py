@@ -76,10 +76,10 @@ class Reconciler:
     async def _flush_outbox(self) -> int:
         now = self._clock.now()
         published = 0
-        async for doc in self._generations.outbox_due(now - self._grace, self._batch):
-            if await publish_status(self._sink, doc, now):
+        async for record in self._generations.outbox_due(now - self._grace, self._batch):
+            if await publish_status(self._sink, record, now):
                 published += 1
-                await self._generations.republished(doc["_id"], now)
+                await self._generations.republished(record.id, now)
         if published:
             log.info("republished status events", extra={"count": published})
         return published

@@ -382,10 +382,13 @@ class GenerationRepository:
 
     # -- the outbox ---------------------------------------------------------------------------------------
 
-    def outbox_due(self, put_before: datetime, limit: int) -> AsyncIterator[Doc]:
+    async def outbox_due(self, put_before: datetime, limit: int) -> AsyncIterator[GenerationRecord]:
         """Terminal generations whose status event was last put on Kafka before ``put_before`` and is still
         owed, longest owed first."""
-        return aiter(self._generations.find({OUTBOX_AT: {"$lt": put_before}}).sort(OUTBOX_AT, 1).limit(limit))
+        async for doc in (
+            self._generations.find({OUTBOX_AT: {"$lt": put_before}}).sort(OUTBOX_AT, 1).limit(limit)
+        ):
+            yield GenerationRecord.from_doc(doc)
 
     async def republished(self, generation_id: str, now: datetime) -> None:
         """The generation's status event was put on Kafka again at ``now`` (if it is still owed)."""
