@@ -22,13 +22,13 @@ async def test_a_lease_is_claimed_once_while_it_runs_and_again_once_it_expires(s
 
     first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a")
     assert first is not None
-    assert (first["lease_owner"], first["lease_token"], first["attempts"]) == ("a", "token-a", 1)
-    assert "slot_wait" not in first  # a claimed generation leaves its account's queue
+    assert (first.lease_owner, first.lease_token, first.attempts) == ("a", "token-a", 1)
+    assert first.slot_wait is None  # a claimed generation leaves its account's queue
     assert await generations.claim_lease(doc["_id"], "b", now, until, "token-b") is None
 
     later = clock.advance(timedelta(seconds=31))
     second = await generations.claim_lease(doc["_id"], "b", later, later + timedelta(seconds=30), "token-b")
-    assert second is not None and second["lease_owner"] == "b" and second["attempts"] == 2
+    assert second is not None and second.lease_owner == "b" and second.attempts == 2
 
 
 async def test_expired_leases_are_found_per_unfinished_status_oldest_first(store: Store) -> None:

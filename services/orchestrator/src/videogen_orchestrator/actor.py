@@ -34,6 +34,7 @@ from videogen_common.domain import Status
 from videogen_common.generations import QueueReason
 from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
@@ -134,9 +135,11 @@ class GenerationActor:
         """The lease owner this actor writes as: this orchestrator instance."""
         return self._settings.orchestrator_instance
 
-    async def run(self, doc: Doc) -> RunResult:
+    async def run(self, generation: GenerationRecord | Doc) -> RunResult:
         """Drive a leased generation to a terminal state. Every line logged meanwhile carries the generation's
-        ids (its account, and the id of the request that created it)."""
+        ids (its account, and the id of the request that created it). The steps below still hold the
+        generation as its document."""
+        doc = generation.to_doc() if isinstance(generation, GenerationRecord) else generation
         with log_context(
             generation_id=doc["_id"], account_id=doc["account_id"], request_id=doc.get("trace_id")
         ):

@@ -20,9 +20,8 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
-from videogen_common.domain import Status
-from videogen_common.generations import QueueReason
-from videogen_common.repositories.generations import FINISHED, GenerationRepository, waiting_key
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
@@ -34,8 +33,6 @@ log = logging.getLogger(__name__)
 # The expiry a handed-back lease is given: long past, so any instance may claim it, and the next reconciler
 # pass anywhere resumes it, at once.
 HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
-
-Doc = dict[str, Any]
 
 
 class Runner:
@@ -92,10 +89,10 @@ class Runner:
         try:
             await self._slots.acquire()
             try:
-                doc = await self._admit(generation_id, from_queue=from_queue)
-                if doc is not None:
+                record = await self._admit(generation_id, from_queue=from_queue)
+                if record is not None:
                     self._tasks[generation_id] = asyncio.create_task(
-                        self._run(doc), name=f"actor:{generation_id}"
+                        self._run(record), name=f"actor:{generation_id}"
                     )
                     started = True
             finally:
@@ -107,28 +104,28 @@ class Runner:
             if not self._claiming:
                 self._no_claims.set()
 
-    async def _admit(self, generation_id: str, *, from_queue: bool) -> Doc | None:
+    async def _admit(self, generation_id: str, *, from_queue: bool) -> GenerationRecord | None:
         """The lease, then the account slot. Without a slot the generation is parked, unleased, as queued."""
         if self._stopping:  # stop began while this start waited for a slot on this instance
             return None
-        doc = await self._claim(generation_id)
-        if doc is None or self._stopping:
+        record = await self._claim(generation_id)
+        if record is None or self._stopping:
             return None  # a claim that raced stop is handed back by stop
-        account_id = doc["account_id"]
-        if doc.get("provider_task_id") is not None:
+        account_id = record.account_id
+        if record.provider_task_id is not None:
             # Already at its provider: it holds a slot whatever the count now is.
             await self.accounts.keep(account_id, generation_id)
-            return doc
+            return record
         if await self.accounts.acquire(account_id, generation_id):
-            return doc
-        await self._park(doc)
+            return record
+        await self._park(record)
         if not from_queue:
             # A slot may have freed between the failed acquire and the park, and its releaser found nothing
             # waiting: look again now that this one is visible as waiting.
             self._spawn_wake(account_id)
         return None
 
-    async def _claim(self, generation_id: str) -> Doc | None:
+    async def _claim(self, generation_id: str) -> GenerationRecord | None:
         """Take the lease if it is free or expired, under a unique token. A generation waiting for an account
         slot leaves the queue while leased: if it still gets no slot, it is parked again."""
         now = self._clock.now()
@@ -136,27 +133,16 @@ class Runner:
             generation_id, self._owner, now, now + self._lease, secrets.token_hex(8)
         )
 
-    async def _park(self, doc: Doc) -> None:
+    async def _park(self, record: GenerationRecord) -> None:
         """The account is at its cap: the generation waits as ``queued``, with no lease, for a slot."""
-        parked = {
-            "slot_wait": waiting_key(doc["account_id"], doc["_id"]),
-            "lease_owner": None,
-            "lease_expires_at": None,
-            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
-        }
-        if doc["status"] == Status.QUEUED.value:
-            await self._generations.park_queued(doc, parked)
-        else:
-            await self._generations.transition(
-                doc, Status.QUEUED, now=self._clock.now(), fields=parked, lease_token=doc["lease_token"]
-            )
+        await self._generations.wait_for_slot(record, now=self._clock.now())
         log.info(
             "account at its cap; generation waits",
-            extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "cap": self.accounts.cap},
+            extra={"generation_id": record.id, "account_id": record.account_id, "cap": self.accounts.cap},
         )
 
-    async def _run(self, doc: Doc) -> None:
-        generation_id, account_id = doc["_id"], doc["account_id"]
+    async def _run(self, record: GenerationRecord) -> None:
+        generation_id, account_id = record.id, record.account_id
         try:
             # Whether this actor wrote the generation's terminal state.
             finished_here = False
@@ -164,14 +150,14 @@ class Runner:
                 # In the trace of the request that created it (a resumed generation too).
                 span = span_in(
                     "generation.run",
-                    doc.get("traceparent"),
+                    record.traceparent,
                     kind=SpanKind.CONSUMER,
                     generation_id=generation_id,
                     account_id=account_id,
-                    provider=doc["provider"],
+                    provider=record.provider,
                 )
                 with trace.use_span(span, end_on_exit=True):
-                    result = await self._actor.run(doc)
+                    result = await self._actor.run(record)
                     finished_here = isinstance(result, Finished)
                     annotate(status=result.doc["status"] if isinstance(result, Finished) else "moved")
             except asyncio.CancelledError:

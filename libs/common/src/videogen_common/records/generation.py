@@ -61,6 +61,7 @@ _OPTIONAL = (
     "slot_wait",
     "lease_token",
     "provider_request",
+    "submit_started_at",
     "video_key",
     "thumbnail_key",
     "idem",
@@ -168,7 +169,9 @@ class GenerationRecord:
     outbox_at: datetime | None = None
     slot_wait: str | None = None
     lease_token: str | None = None
+    # What was sent to the provider, and when sending began (a submit that may have made a task).
     provider_request: Mapping[str, Any] | None = None
+    submit_started_at: datetime | None = None
     video_key: str | None = None
     thumbnail_key: str | None = None
     # Idempotency-Key: the scoped key, the request's hash and the 202 body first returned.

@@ -19,7 +19,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
-from videogen_common.generations import OUTBOX_AT, TransitionError
+from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 
@@ -268,7 +268,7 @@ class GenerationRepository:
 
     async def claim_lease(
         self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
-    ) -> Doc | None:
+    ) -> GenerationRecord | None:
         """Take the lease of an unfinished generation if it is free or expired, leaving its account's slot
         queue; returns the generation so leased, or None. A conditional update stamping the unique ``token``,
         then a read by id: the embedded store serves findAndModify with a collection scan, and an ``$or`` in
@@ -284,16 +284,29 @@ class GenerationRepository:
         if claimed.modified_count != 1:
             return None
         doc = await self._generations.find_one({"_id": generation_id})
-        return doc if doc is not None and doc.get("lease_token") == token else None
+        if doc is None or doc.get("lease_token") != token:
+            return None
+        return GenerationRecord.from_doc(doc)
 
-    async def park_queued(self, doc: Doc, fields: Doc) -> bool:
-        """Set ``fields`` on a generation already ``queued``, still under the lease ``doc`` holds (its token)
-        at its version, without bumping the version (no state changes)."""
-        result = await self._generations.update_one(
-            {"_id": doc["_id"], "version": doc["version"], "lease_token": doc["lease_token"]},
-            {"$set": fields},
-        )
-        return result.modified_count == 1
+    async def wait_for_slot(self, record: GenerationRecord, *, now: datetime) -> None:
+        """Park a generation leased under ``record``'s token in its account's queue, unleased, ``queued``
+        (for the account's concurrency): a transition from ``processing``; from ``queued``, the same fields
+        without a new version (no state changes). Nothing if it moved since ``record``."""
+        parked: Doc = {
+            "slot_wait": waiting_key(record.account_id, record.id),
+            "lease_owner": None,
+            "lease_expires_at": None,
+            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
+        }
+        if record.status is Status.QUEUED:
+            await self._generations.update_one(
+                {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
+                {"$set": parked},
+            )
+        else:
+            await self.transition(
+                record.to_doc(), Status.QUEUED, now=now, fields=parked, lease_token=record.lease_token
+            )
 
     async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
         await self._generations.update_many(
