@@ -10,6 +10,7 @@ from datetime import timedelta
 from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation, stored_generation
 from videogen_common.domain import Status
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository, waiting_key
 from videogen_common.store import Store
 
@@ -59,15 +60,18 @@ async def test_a_compare_and_set_returns_what_it_wrote_and_loses_to_an_earlier_w
     generations = GenerationRepository(store)
     doc = await insert_generation(store, clock.now(), lease_owner="a")
 
-    updated = await generations.set_owned(doc, "a", {"provider_task_id": "task-1"})
-    assert updated == await stored_generation(store, doc["_id"])
-    assert await generations.set_owned(doc, "a", {"provider_task_id": "task-2"}) is None  # stale version
+    record = GenerationRecord.from_doc(doc)
+
+    updated = await generations.save_task_id(record, "a", "task-1", clock.now(), None)
+    assert updated is not None
+    assert updated == GenerationRecord.from_doc(await stored_generation(store, doc["_id"]))
+    assert await generations.save_task_id(record, "a", "task-2", clock.now(), None) is None  # stale version
     assert await generations.transition(doc, Status.QUEUED, now=clock.now()) is None  # stale version
 
-    assert updated is not None
-    assert await generations.transition(updated, Status.QUEUED, now=clock.now(), owner="b") is None
-    moved = await generations.transition(updated, Status.QUEUED, now=clock.now(), owner="a")
-    assert moved == await stored_generation(store, doc["_id"])
+    assert await generations.follow_provider(updated, Status.QUEUED, now=clock.now(), owner="b") is None
+    moved = await generations.follow_provider(updated, Status.QUEUED, now=clock.now(), owner="a")
+    assert moved is not None
+    assert moved == GenerationRecord.from_doc(await stored_generation(store, doc["_id"]))
 
 
 async def test_the_outbox_is_due_until_settled(store: Store) -> None:

@@ -27,6 +27,7 @@ from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.generations import TransitionError, public_view
 from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore, verify_media_link
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
@@ -576,7 +577,7 @@ async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_n
     reporter = ProgressReporter(
         store=orch.store, sink=orch.sink, clock=orch.clock, owner=owner, every=2, notice_every=10
     )
-    reporter.started(doc)
+    reporter.started(GenerationRecord.from_doc(doc))
     await reporter.settled()
     for step in range(7):  # every 2 s: 10 %, 20 %, … 70 %, at 0, 2, … 12 s
         reporter.seen(10 * (step + 1))

@@ -9,6 +9,7 @@ from typing import Any
 from tests.support.fakes import ManualClock, RecordingSink
 from tests.support.generations import insert_generation, stored_generation
 from videogen_common.media import MediaStore
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import (
@@ -66,5 +67,5 @@ async def run_generation(
         sink=RecordingSink(),
         clock=clock,
     )
-    await actor.run(doc)
+    await actor.run(GenerationRecord.from_doc(doc))
     return await stored_generation(store, doc["_id"])

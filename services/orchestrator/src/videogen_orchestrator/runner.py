@@ -159,7 +159,7 @@ class Runner:
                 with trace.use_span(span, end_on_exit=True):
                     result = await self._actor.run(record)
                     finished_here = isinstance(result, Finished)
-                    annotate(status=result.doc["status"] if isinstance(result, Finished) else "moved")
+                    annotate(status=result.record.status.value if isinstance(result, Finished) else "moved")
             except asyncio.CancelledError:
                 raise
             except Exception:

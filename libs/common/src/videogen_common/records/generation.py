@@ -120,6 +120,16 @@ class Image:
         return doc
 
 
+@dataclass(frozen=True, slots=True)
+class StoredVideo:
+    """A finished generation's media as stored: the links clients get and the keys in media storage."""
+
+    video_url: str
+    video_key: str
+    thumbnail_url: str | None = None
+    thumbnail_key: str | None = None
+
+
 @dataclass(slots=True, kw_only=True)
 class GenerationRecord:
     """A generation. Treat it as immutable (``dataclasses.replace`` makes a changed copy); it is not frozen

@@ -11,7 +11,8 @@ and the difference stays here:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
-from videogen_common.records.generation import GenerationRecord
+from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -225,39 +226,116 @@ class GenerationRepository:
             moved["state_seconds"] = totals
         return moved
 
-    async def fail(self, record: GenerationRecord, error: Doc, *, now: datetime) -> GenerationRecord | None:
-        """Move an unfinished generation to ``failed`` with ``error`` (a cancel), by ``transition``'s
-        compare-and-set; None if someone else moved it first."""
-        moved = await self.transition(record.to_doc(), Status.FAILED, now=now, fields={"error": error})
+    async def fail(
+        self, record: GenerationRecord, error: Doc, *, now: datetime, owner: str | None = None
+    ) -> GenerationRecord | None:
+        """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
+        the lease of ``owner``); None if someone else moved it first."""
+        return await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+
+    async def complete(
+        self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str
+    ) -> GenerationRecord | None:
+        """Move the generation ``owner`` runs to ``completed`` with its stored media; None if it moved."""
+        fields: Doc = {
+            "video_url": media.video_url,
+            "video_key": media.video_key,
+            "thumbnail_url": media.thumbnail_url,
+        }
+        if media.thumbnail_key is not None:
+            fields["thumbnail_key"] = media.thumbnail_key
+        fields["progress"] = 100
+        return await self._move(record, Status.COMPLETED, now=now, fields=fields, owner=owner)
+
+    async def follow_provider(
+        self, record: GenerationRecord, target: Status, *, now: datetime, owner: str
+    ) -> GenerationRecord | None:
+        """Mirror the provider's own state: ``queued`` (for the provider's reasons) or ``processing``."""
+        fields = {"queue_reason": QueueReason.PROVIDER} if target is Status.QUEUED else None
+        return await self._move(record, target, now=now, fields=fields, owner=owner)
+
+    async def _move(
+        self,
+        record: GenerationRecord,
+        target: Status,
+        *,
+        now: datetime,
+        fields: Doc | None,
+        owner: str | None,
+    ) -> GenerationRecord | None:
+        moved = await self.transition(record.to_doc(), target, now=now, fields=fields, owner=owner)
         return None if moved is None else GenerationRecord.from_doc(moved)
 
-    async def set_owned(self, doc: Doc, owner: str, fields: Doc) -> Doc | None:
+    async def save_first_frame(
+        self, record: GenerationRecord, owner: str, key: str, content_type: str
+    ) -> GenerationRecord | None:
+        """Where the generation's first frame was kept in media storage, once fetched."""
+        return await self._set_owned(
+            record,
+            owner,
+            {"image_key": key, "image_type": content_type},
+            image_key=key,
+            image_type=content_type,
+        )
+
+    async def mark_submitting(
+        self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
+    ) -> GenerationRecord | None:
+        """A submit that may make a (paid) task begins now, with the request ``plan``."""
+        return await self._set_owned(
+            record,
+            owner,
+            {"submit_started_at": now, "provider_request": plan},
+            submit_started_at=now,
+            provider_request=plan,
+        )
+
+    async def save_task_id(
+        self,
+        record: GenerationRecord,
+        owner: str,
+        task_id: str,
+        now: datetime,
+        plan: Mapping[str, Any] | None,
+    ) -> GenerationRecord | None:
+        """The provider took the task: its id (and the request, if given) saved before the first poll."""
+        fields: Doc = {"provider_task_id": task_id, "updated_at": now}
+        if plan:
+            fields["provider_request"] = plan
+        request = plan or record.provider_request
+        return await self._set_owned(
+            record, owner, fields, provider_task_id=task_id, updated_at=now, provider_request=request
+        )
+
+    async def _set_owned(
+        self, record: GenerationRecord, owner: str, fields: Doc, **changes: Any
+    ) -> GenerationRecord | None:
         """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
-        conditional update, and the new document computed rather than read back (the embedded store serves
-        findAndModify with a collection scan). None if the generation moved."""
+        conditional update, and the new record computed (``changes``, the same fields) rather than read back
+        (the embedded store serves findAndModify with a collection scan). None if the generation moved."""
         result = await self._generations.update_one(
-            {"_id": doc["_id"], "lease_owner": owner, "version": doc["version"]},
+            {"_id": record.id, "lease_owner": owner, "version": record.version},
             {"$set": fields, "$inc": {"version": 1}},
         )
         if result.modified_count != 1:
             return None
-        return {**doc, **fields, "version": doc["version"] + 1}
+        return replace(record, version=record.version + 1, **changes)
 
-    async def still_owned(self, doc: Doc, owner: str) -> bool:
-        """Whether the generation is still ``owner``'s and unmoved since ``doc`` (same version)."""
+    async def still_owned(self, record: GenerationRecord, owner: str) -> bool:
+        """Whether the generation is still ``owner``'s and unmoved since ``record`` (same version)."""
         found = await self._generations.find_one(
-            {"_id": doc["_id"], "lease_owner": owner, "version": doc["version"]}, projection={"_id": 1}
+            {"_id": record.id, "lease_owner": owner, "version": record.version}, projection={"_id": 1}
         )
         return found is not None
 
-    async def write_progress(self, doc: Doc, owner: str, progress: int) -> bool:
-        """Set the progress of a ``processing`` generation still ``owner``'s at ``doc``'s version. Changes no
-        state, so the version stays (the owner's own compare-and-set writes stay undisturbed)."""
+    async def write_progress(self, record: GenerationRecord, owner: str, progress: int) -> bool:
+        """Set the progress of a ``processing`` generation still ``owner``'s at ``record``'s version. Changes
+        no state, so the version stays (the owner's own compare-and-set writes stay undisturbed)."""
         result = await self._generations.update_one(
             {
-                "_id": doc["_id"],
+                "_id": record.id,
                 "lease_owner": owner,
-                "version": doc["version"],
+                "version": record.version,
                 "status": Status.PROCESSING.value,
             },
             {"$set": {"progress": progress}},
