@@ -31,6 +31,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from videogen_api.problems import idempotency_key_reused, invalid
+from videogen_common.records.generation import idempotency_fields as stored_fields
 from videogen_common.repositories.generations import GenerationRepository
 
 HEADER = "Idempotency-Key"
@@ -70,7 +71,7 @@ def scoped(account_id: str, key: str) -> str:
 
 def idempotency_fields(account_id: str, key: str, digest: str, response: Doc) -> Doc:
     """What a generation created under a key carries, written by the same insert."""
-    return {"idem": scoped(account_id, key), "idem_hash": digest, "idem_response": response}
+    return stored_fields(scoped(account_id, key), digest, response)
 
 
 async def saved_response(

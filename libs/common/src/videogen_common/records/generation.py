@@ -120,6 +120,12 @@ class Image:
         return doc
 
 
+def idempotency_fields(idem: str, digest: str, response: Mapping[str, Any]) -> Doc:
+    """The fields of a generation created under an Idempotency-Key (``idem``, the key scoped to its account),
+    added to its document for the one insert that creates it: the request's hash and the response."""
+    return {"idem": idem, "idem_hash": digest, "idem_response": response}
+
+
 @dataclass(frozen=True, slots=True)
 class StoredVideo:
     """A finished generation's media as stored: the links clients get and the keys in media storage."""
