@@ -80,14 +80,6 @@ async def newest_first_page(
         .limit(limit + 1)
         .to_list(limit + 1)
     )
-    return page_of(docs, limit, view)
-
-
-def page_of(
-    docs: list[dict[str, Any]], limit: int, view: Callable[[dict[str, Any]], dict[str, Any]]
-) -> dict[str, Any]:
-    """The page answered for ``docs``, up to ``limit + 1`` documents read newest first (one more than the
-    page, to know whether another page follows)."""
     page = docs[:limit]
     next_cursor = encode_cursor(page[-1]["created_at"], page[-1]["_id"]) if len(docs) > limit else None
     return {"data": [view(doc) for doc in page], "next_cursor": next_cursor}
