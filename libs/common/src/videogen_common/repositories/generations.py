@@ -4,8 +4,9 @@ Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to
 and the difference stays here:
 
 - ``findAndModify`` is answered with a collection scan there, so a compare-and-set is a conditional
-  ``update_one`` whose new document is computed rather than read back (``transition``, ``set_owned``), and a
-  lease claim is a conditional update stamping a unique token, then a read by id (``claim_lease``);
+  ``update_one`` whose new state is computed rather than read back (``transition`` and every write built on
+  it, ``_set_owned``), and a lease claim is a conditional update stamping a unique token, then a read by id
+  (``claim_lease``);
 - an ``$or`` in a filter is answered with a scan there too, so the reconciler's scan for lost leases is one
   range query per unfinished status (``expired_leases``) rather than one ``$or`` over them."""
 
@@ -73,6 +74,10 @@ def _seconds_since(since: datetime | None, now: datetime) -> float | None:
 
 
 class GenerationRepository:
+    """Reads answer ``GenerationRecord``s, and the writes a service makes take and return them.
+    ``transition`` itself works on a generation's document (what the record-level writes build on, and what
+    tests hand it); ``insert_batch`` takes new documents (``GenerationRecord.to_doc``)."""
+
     def __init__(self, store: Store) -> None:
         self._generations: AsyncCollection[Doc] = store.generations
 
@@ -94,9 +99,6 @@ class GenerationRepository:
         return found["idem_hash"], found["idem_response"]
 
     # -- reads --------------------------------------------------------------------------------------------
-
-    async def get(self, generation_id: str) -> Doc | None:
-        return await self._generations.find_one({"_id": generation_id})
 
     async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
         """The generation if it is the account's (a foreign id reads like an unknown one)."""
