@@ -18,6 +18,7 @@ from videogen.engines import free_port
 from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 
@@ -72,7 +73,7 @@ async def test_concurrent_inserts_share_one_command_and_each_returns_once_its_do
     watched: tuple[InsertCommands, Store], store: Store
 ) -> None:
     commands, watched_store = watched
-    batcher = InsertBatcher(watched_store.generations, max_in_flight=1)
+    batcher = InsertBatcher(GenerationRepository(watched_store), max_in_flight=1)
     stored_on_return: list[bool] = []
 
     async def create(n: int) -> None:
@@ -89,7 +90,7 @@ async def test_while_commands_are_out_new_documents_wait_and_leave_together_in_b
     watched: tuple[InsertCommands, Store], store: Store
 ) -> None:
     commands, watched_store = watched
-    batcher = InsertBatcher(watched_store.generations, max_batch=8, max_in_flight=1)
+    batcher = InsertBatcher(GenerationRepository(watched_store), max_batch=8, max_in_flight=1)
 
     await asyncio.gather(*(batcher.insert(generation(n)) for n in range(20)))
     await batcher.insert(generation(99))  # alone: not held back for company
@@ -100,7 +101,7 @@ async def test_while_commands_are_out_new_documents_wait_and_leave_together_in_b
 
 async def test_a_duplicate_key_fails_only_its_own_insert(store: Store) -> None:
     await store.generations.insert_one(generation(0))
-    batcher = InsertBatcher(store.generations)
+    batcher = InsertBatcher(GenerationRepository(store))
     docs = [
         generation(0),  # the same _id again
         generation(1, idem="acme\nk"),
@@ -121,7 +122,7 @@ async def test_when_the_store_is_unreachable_every_insert_of_the_command_fails()
         f"mongodb://127.0.0.1:{free_port()}/", serverSelectionTimeoutMS=200
     )
     try:
-        batcher = InsertBatcher(client["nowhere"]["generations"])
+        batcher = InsertBatcher(GenerationRepository(Store(client["nowhere"])))
         outcomes = await asyncio.gather(
             *(batcher.insert(generation(n)) for n in range(3)), return_exceptions=True
         )

@@ -22,7 +22,8 @@ from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import STATUS, Envelope
-from videogen_common.generations import status_envelope, transition
+from videogen_common.generations import status_envelope
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.topics import Topics
 from videogen_orchestrator.providers.mock import MockProvider
@@ -75,7 +76,7 @@ async def test_cancel_fails_an_unfinished_generation_with_the_canceled_error(
     created = await create(client, key)
     doc = await lease(store, created["id"])
     if start is Status.QUEUED:
-        moved = await transition(store.generations, doc, Status.QUEUED, now=doc["updated_at"])
+        moved = await GenerationRepository(store).transition(doc, Status.QUEUED, now=doc["updated_at"])
         assert moved is not None
         doc = moved
 
@@ -134,7 +135,7 @@ async def test_cancel_of_a_finished_generation_is_409_and_changes_nothing(
 ) -> None:
     created = await create(client, key)
     doc = await stored(store, created["id"])
-    assert await transition(store.generations, doc, final, now=doc["updated_at"]) is not None
+    assert await GenerationRepository(store).transition(doc, final, now=doc["updated_at"]) is not None
     before = await stored(store, created["id"])
 
     response = await cancel(client, key, created["id"])
@@ -182,13 +183,12 @@ async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_te
 
         async def complete(doc: Doc = doc, delay: float = (round_ % 8) * 0.0005) -> Doc | None:
             await asyncio.sleep(delay)  # spreads the start so each side wins some rounds
-            return await transition(
-                store.generations,
+            return await GenerationRepository(store).transition(
                 doc,
                 Status.COMPLETED,
                 now=doc["updated_at"] + timedelta(seconds=1),
                 fields={"video_url": "https://media.invalid/v.mp4"},
-                extra_filter={"lease_owner": OWNER},
+                owner=OWNER,
             )
 
         completed, response = await asyncio.gather(complete(), cancel(client, key, created["id"]))
@@ -224,8 +224,8 @@ async def test_cancel_retries_past_concurrent_unfinished_moves_and_wins(
             moves = 0
             for _ in range(3):
                 target = Status.QUEUED if doc["status"] == "processing" else Status.PROCESSING
-                moved = await transition(
-                    store.generations, doc, target, now=doc["updated_at"], extra_filter={"lease_owner": OWNER}
+                moved = await GenerationRepository(store).transition(
+                    doc, target, now=doc["updated_at"], owner=OWNER
                 )
                 if moved is None:
                     break

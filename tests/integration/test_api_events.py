@@ -22,7 +22,7 @@ from videogen.keys import create_key
 from videogen_api import state
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
-from videogen_common.generations import transition
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
@@ -65,7 +65,7 @@ async def test_the_stream_sends_the_generation_then_each_change_once_and_ends_wh
     await publish_status(common_settings, {**doc, "progress": 40}, progress=True)  # a repeat
     await publish_status(common_settings, {**doc, "progress": 20}, progress=True)  # late, older
     await publish_status(common_settings, {**doc, "progress": 70}, progress=True)
-    finished = await transition(store.generations, doc, Status.COMPLETED, now=doc["created_at"])
+    finished = await GenerationRepository(store).transition(doc, Status.COMPLETED, now=doc["created_at"])
     assert finished is not None
     await publish_status(common_settings, {**finished, "progress": 100})
 
@@ -83,8 +83,8 @@ async def test_last_event_id_resumes_with_only_what_is_newer(
 ) -> None:
     key = await create_key(store, "acme")
     doc = await generation(client, key, store)
-    queued = await transition(
-        store.generations, doc, Status.QUEUED, now=doc["created_at"], fields={"queue_reason": "provider"}
+    queued = await GenerationRepository(store).transition(
+        doc, Status.QUEUED, now=doc["created_at"], fields={"queue_reason": "provider"}
     )
     assert queued is not None
     # The client saw version 1 at 40 %, then lost its connection; the generation queued meanwhile.
@@ -93,7 +93,7 @@ async def test_last_event_id_resumes_with_only_what_is_newer(
     resumed = await next_event(feed)
     assert (resumed.id, resumed.data["status"], resumed.data["queue_reason"]) == ("2:", "queued", "provider")
     assert [s["status"] for s in resumed.data["timeline"]] == ["processing", "queued"]  # nothing missed
-    running = await transition(store.generations, queued, Status.PROCESSING, now=doc["created_at"])
+    running = await GenerationRepository(store).transition(queued, Status.PROCESSING, now=doc["created_at"])
     assert running is not None
     await publish_status(common_settings, running)
     assert (await next_event(feed)).id == "3:"
@@ -101,7 +101,7 @@ async def test_last_event_id_resumes_with_only_what_is_newer(
 
     # Caught up already: nothing is sent again until something changes.
     again = await stream(client, key, doc["_id"], **{"Last-Event-ID": "3:"})
-    finished = await transition(store.generations, running, Status.FAILED, now=doc["created_at"])
+    finished = await GenerationRepository(store).transition(running, Status.FAILED, now=doc["created_at"])
     assert finished is not None
     await publish_status(common_settings, finished)
     assert [e.id for e in [event async for event in events(again)]] == ["4:"]
@@ -116,7 +116,7 @@ async def test_a_stream_on_another_api_process_hears_the_changes(
         response = await stream(second, key, doc["_id"])
         feed = events(response)
         assert (await next_event(feed)).data["status"] == "processing"
-        finished = await transition(store.generations, doc, Status.COMPLETED, now=doc["created_at"])
+        finished = await GenerationRepository(store).transition(doc, Status.COMPLETED, now=doc["created_at"])
         assert finished is not None
         await publish_status(common_settings, finished)
         assert (await next_event(feed)).data["status"] == "completed"
@@ -181,7 +181,7 @@ async def test_a_change_nobody_published_reaches_streams_and_waiting_reads_at_th
         loop = asyncio.get_running_loop()
         started = loop.time()
         for doc in docs:  # written, never published
-            assert await transition(store.generations, doc, Status.COMPLETED, now=doc["created_at"])
+            assert await GenerationRepository(store).transition(doc, Status.COMPLETED, now=doc["created_at"])
         for feed in feeds:
             assert [e.data["status"] for e in [event async for event in feed]] == ["completed"]
         answer = await asyncio.wait_for(waiting, 10)

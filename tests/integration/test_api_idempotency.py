@@ -19,7 +19,7 @@ from tests.support.env import settings_for
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import Envelope
-from videogen_common.generations import transition
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.topics import Topics
 
@@ -122,8 +122,8 @@ async def test_a_replay_after_the_generation_finished_returns_the_creation_respo
     _, _, created = await post(client, keyed(key, "finish-me"))
     doc = await store.generations.find_one({"_id": created["id"]})
     assert doc is not None
-    completed = await transition(
-        store.generations, doc, Status.COMPLETED, now=doc["updated_at"], fields={"video_url": "https://v/x"}
+    completed = await GenerationRepository(store).transition(
+        doc, Status.COMPLETED, now=doc["updated_at"], fields={"video_url": "https://v/x"}
     )
     assert completed is not None
 

@@ -16,7 +16,7 @@ from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
-from videogen_common.generations import transition
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.topics import Topics
 
@@ -56,7 +56,7 @@ async def move(store: Store, generation_id: str, target: Status) -> None:
     """Move a fresh (processing) generation to ``target`` the way the orchestrator would."""
     doc = await store.generations.find_one({"_id": generation_id})
     assert doc is not None
-    assert await transition(store.generations, doc, target, now=doc["updated_at"]) is not None
+    assert await GenerationRepository(store).transition(doc, target, now=doc["updated_at"]) is not None
 
 
 async def listed(client: Client, key: str, params: Any) -> list[str]:

@@ -22,7 +22,8 @@ from videogen.keys import create_key
 from videogen_api.schemas import Usage
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
-from videogen_common.generations import status_envelope, transition
+from videogen_common.generations import status_envelope
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
 from videogen_notifier.intake import take_in
@@ -62,7 +63,7 @@ async def finish(store: Store, generation_id: str, status: Status, clock: Manual
     doc = await store.generations.find_one({"_id": generation_id})
     assert doc is not None
     fields = {"error": {"code": "mock_failure", "message": "asked"}} if status is Status.FAILED else None
-    final = await transition(store.generations, doc, status, now=clock.now(), fields=fields)
+    final = await GenerationRepository(store).transition(doc, status, now=clock.now(), fields=fields)
     assert final is not None
     return final
 

@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from tests.support.fakes import ManualClock
 from videogen_common.domain import Provider, Status
-from videogen_common.generations import new_generation, public_view, transition
+from videogen_common.generations import new_generation, public_view
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 
@@ -25,8 +26,8 @@ async def test_time_in_each_state_accumulates_across_transitions(store: Store) -
     steps = [(Status.QUEUED, 2.5), (Status.PROCESSING, 4.0), (Status.QUEUED, 1.0), (Status.FAILED, 3.25)]
     # processing 2.5 s (since creation), queued 4 s, processing 1 s, queued 3.25 s, then failed.
     for target, seconds in steps:
-        moved = await transition(
-            store.generations, doc, target, now=clock.advance(timedelta(seconds=seconds))
+        moved = await GenerationRepository(store).transition(
+            doc, target, now=clock.advance(timedelta(seconds=seconds))
         )
         assert moved is not None
         doc = moved

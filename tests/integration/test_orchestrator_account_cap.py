@@ -18,8 +18,9 @@ import pytest
 from tests.support.generations import insert_generation
 from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
-from videogen_common.generations import canceled_error, transition
+from videogen_common.generations import canceled_error
 from videogen_common.ids import new_id
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
@@ -105,8 +106,7 @@ class Instances(Orchestration):
         """What the api's cancel does: a compare-and-set to failed (which clears the lease), tried again while
         the generation keeps moving."""
         for _ in range(5):
-            canceled = await transition(
-                self.store.generations,
+            canceled = await GenerationRepository(self.store).transition(
                 await self.get(generation_id),
                 Status.FAILED,
                 now=self.clock.advance(TICK),

@@ -24,9 +24,11 @@ from tests.support.waiting import eventually
 from videogen_common.clock import SystemClock, isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.generations import TransitionError, public_view, settle_outbox, transition
+from videogen_common.generations import TransitionError, public_view
 from videogen_common.ids import new_id
 from videogen_common.media import verify_media_link
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.mock import MockProvider
@@ -363,7 +365,9 @@ async def test_the_outbox_republishes_a_status_event_the_notifier_has_not_taken_
     assert await reconciler.run_once() == (0, 1)  # the broker may have lost it: the same event again
     assert orch.sink.envelopes == [expected_envelope(doc)] * 2
 
-    await settle_outbox(orch.store.generations, [gid])  # what the notifier does once it has the deliveries
+    await GenerationRepository(orch.store).settle_outbox(
+        [gid]
+    )  # what the notifier does once it has the deliveries
     after = await orch.get(gid)
     assert after == {k: v for k, v in doc.items() if k not in ("outbox_pending", "outbox_at")}
     orch.clock.advance(GRACE + TICK)
@@ -376,8 +380,7 @@ async def test_transition_with_a_stale_version_returns_none_and_changes_nothing(
     await orch.store.generations.update_one({"_id": stale["_id"]}, {"$inc": {"version": 1}})
     current = await orch.get(stale["_id"])
 
-    moved = await transition(
-        orch.store.generations,
+    moved = await GenerationRepository(orch.store).transition(
         stale,
         Status.COMPLETED,
         now=orch.clock.advance(TICK),
@@ -390,8 +393,8 @@ async def test_transition_with_a_stale_version_returns_none_and_changes_nothing(
 
 async def test_transition_out_of_a_terminal_state_raises_and_changes_nothing(orch: Orchestrator) -> None:
     inserted = await orch.insert()
-    completed = await transition(
-        orch.store.generations, inserted, Status.COMPLETED, now=orch.clock.advance(TICK)
+    completed = await GenerationRepository(orch.store).transition(
+        inserted, Status.COMPLETED, now=orch.clock.advance(TICK)
     )
     assert completed is not None
     assert completed["status"] == "completed"
@@ -399,7 +402,9 @@ async def test_transition_out_of_a_terminal_state_raises_and_changes_nothing(orc
     assert completed["outbox_pending"] is True
 
     with pytest.raises(TransitionError):
-        await transition(orch.store.generations, completed, Status.PROCESSING, now=orch.clock.advance(TICK))
+        await GenerationRepository(orch.store).transition(
+            completed, Status.PROCESSING, now=orch.clock.advance(TICK)
+        )
 
     assert await orch.get(inserted["_id"]) == completed
 
@@ -412,7 +417,7 @@ async def test_a_terminal_generation_is_never_claimed_or_submitted_again(
     gid = (await orch.insert(prompt=prompt))["_id"]
     assert await runner.start(gid)
     await runner.wait_idle()
-    await settle_outbox(orch.store.generations, [gid])  # the notifier took its status event in
+    await GenerationRepository(orch.store).settle_outbox([gid])  # the notifier took its status event in
     finished = await orch.get(gid)
     assert finished["status"] == final
     submitted, envelopes = list(orch.mock.submitted), list(orch.sink.envelopes)
@@ -518,7 +523,7 @@ async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_n
     reporter = ProgressReporter(
         store=orch.store, sink=orch.sink, clock=orch.clock, owner=owner, every=2, notice_every=10
     )
-    reporter.started(doc)
+    reporter.started(GenerationRecord.from_doc(doc))
     await reporter.settled()
     for step in range(7):  # every 2 s: 10 %, 20 %, … 70 %, at 0, 2, … 12 s
         reporter.seen(10 * (step + 1))

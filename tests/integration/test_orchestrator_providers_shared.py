@@ -17,7 +17,8 @@ from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.orchestration import ProviderRun, provider_run
 from videogen_common.domain import Status
-from videogen_common.generations import canceled_error, transition
+from videogen_common.generations import canceled_error
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 FAKES: dict[str, type[FakeProviderAPI]] = {"runway": FakeRunway, "luma": FakeLuma, "pika": FakeFal}
@@ -80,8 +81,7 @@ async def test_a_client_cancel_cancels_the_task_at_the_provider(
     gid = await run.start()
     await run.until_submitted(gid)
     # What POST /v1/generations/{id}/cancel does.
-    canceled = await transition(
-        run.store.generations,
+    canceled = await GenerationRepository(run.store).transition(
         await run.get(gid),
         Status.FAILED,
         now=run.clock.now(),

@@ -22,8 +22,9 @@ from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.webhooks import insert_webhook
 from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider, Status
-from videogen_common.generations import new_generation, status_envelope, transition
+from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.store import Durability, connect
 from videogen_notifier.deliveries import insert_new, new_deliveries
@@ -78,7 +79,7 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
     transitioned: set[str] = set()
     recorded: set[str] = set()
     killed = asyncio.Event()
-    batcher = InsertBatcher(store.generations)
+    batcher = InsertBatcher(GenerationRepository(store))
     waiting = iter(prepared)
 
     async def create() -> None:  # ten concurrent requests' documents, grouped as the api groups them
@@ -91,7 +92,10 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
 
     async def complete() -> None:  # the orchestrator's terminal transition
         doc = next(waiting)
-        if await transition(store.generations, doc, Status.COMPLETED, now=datetime.now(UTC)) is not None:
+        if (
+            await GenerationRepository(store).transition(doc, Status.COMPLETED, now=datetime.now(UTC))
+            is not None
+        ):
             transitioned.add(doc["_id"])
 
     async def record() -> None:  # the notifier's delivery records for a status event

@@ -33,6 +33,7 @@ from tests.support.waiting import eventually
 from videogen_common.clock import Clock
 from videogen_common.domain import Provider, Status
 from videogen_common.media import LocalMediaStore, MediaStore
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.providers.base import ProviderAdapter
@@ -157,7 +158,7 @@ class Orchestration:
             duration=duration, lease_owner=owner, lease_expires_at=now + timedelta(minutes=5), **fields
         )
         actor = self.actor(providers=None if provider is None else {"mock": provider})
-        await actor.run(doc)
+        await actor.run(GenerationRecord.from_doc(doc))
         return await self.get(doc["_id"])
 
     async def stop(self) -> None:

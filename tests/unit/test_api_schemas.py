@@ -12,7 +12,8 @@ import pytest
 from videogen_api.problems import Problem
 from videogen_api.schemas import GenerateRequest, Generation, WebhookCreate, parse_body
 from videogen_common.domain import EventType, Provider
-from videogen_common.generations import PUBLIC_FIELDS, new_generation, public_view
+from videogen_common.generations import new_generation, public_view
+from videogen_common.records.generation import PUBLIC_FIELDS
 
 GOOD_GENERATE: dict[str, Any] = {"prompt": "a cat on a skateboard", "provider": "mock", "duration": 5}
 GOOD_WEBHOOK: dict[str, Any] = {"url": "https://example.com/hooks/videogen", "events": ["video.completed"]}

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from videogen_common.domain import Provider, Status
-from videogen_common.generations import PUBLIC_FIELDS, new_generation, public_view
+from videogen_common.generations import new_generation, public_view
+from videogen_common.records.generation import PUBLIC_FIELDS
 
 NOW = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from videogen_common.generations import PUBLIC_FIELDS
 from videogen_common.ids import derived_id
 from videogen_common.records.delivery import Delivery
+from videogen_common.records.generation import PUBLIC_FIELDS
 
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 RETRY_AT = "retry_at"

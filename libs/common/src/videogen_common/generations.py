@@ -1,43 +1,19 @@
-"""Generation documents: creation, the public view, compare-and-set state transitions, and the status event
-that reports a state change."""
+"""Generation documents: creation, the public view, and the status event that reports a state change (the
+queries and compare-and-set transitions are ``videogen_common.repositories.generations``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from pymongo.asynchronous.collection import AsyncCollection
-
 from videogen_common.clock import isoformat
-from videogen_common.domain import EventType, Provider, Status, can_transition
+from videogen_common.domain import EventType, Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.records.generation import GenerationRecord, Image, TimelineStep
 from videogen_common.tracing import current_traceparent
 
 Doc = dict[str, Any]
 
-# What clients see of a generation, in this order: ``public_view`` makes exactly these (a test holds it and
-# the api's response model to this list), and webhook data carries them too (``deliveries.DATA_FIELDS``).
-PUBLIC_FIELDS = (
-    "id",
-    "status",
-    "prompt",
-    "provider",
-    "duration",
-    "video_url",
-    "thumbnail_url",
-    "error",
-    "progress",
-    "queue_reason",
-    "timeline",
-    "aspect_ratio",
-    "resolution",
-    "seed",
-    "negative_prompt",
-    "metadata",
-    "image",
-    "created_at",
-    "updated_at",
-)
 # What a request asks of the video beyond prompt, provider and duration, kept as given (absent: not asked).
 VIDEO_OPTIONS = ("aspect_ratio", "resolution", "seed", "negative_prompt")
 
@@ -68,6 +44,55 @@ class TransitionError(ValueError):
     """A transition the state machine forbids (e.g. out of a terminal state)."""
 
 
+def new_record(
+    *,
+    generation_id: str,
+    account_id: str,
+    prompt: str,
+    provider: Provider,
+    duration: int,
+    now: datetime,
+    options: Doc | None = None,
+    metadata: dict[str, str] | None = None,
+    image_key: str | None = None,
+    image_type: str | None = None,
+    deadline_at: datetime | None = None,
+    trace_id: str | None = None,
+    api_key_id: str | None = None,
+    traceparent: str | None = None,
+) -> GenerationRecord:
+    """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
+    ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
+    stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
+    deadline, the creating request's id, key and trace."""
+    given = options or {}
+    image = given.get("image")
+    return GenerationRecord(
+        id=generation_id,
+        account_id=account_id,
+        # The spec shows `processing` at creation; `queued` is reserved for explicit waiting.
+        status=Status.PROCESSING,
+        prompt=prompt,
+        provider=provider.value,
+        duration=duration,
+        created_at=now,
+        updated_at=now,
+        timeline=(TimelineStep(Status.PROCESSING.value, now),),
+        image=Image(image.get("url"), image.get("upload_id")) if image else None,
+        aspect_ratio=given.get("aspect_ratio"),
+        resolution=given.get("resolution"),
+        seed=given.get("seed"),
+        negative_prompt=given.get("negative_prompt"),
+        metadata=dict(metadata) if metadata else None,
+        image_key=image_key,
+        image_type=image_type,
+        deadline_at=deadline_at,
+        trace_id=trace_id,
+        api_key_id=api_key_id,
+        traceparent=traceparent,
+    )
+
+
 def new_generation(
     *,
     generation_id: str,
@@ -79,174 +104,49 @@ def new_generation(
     options: Doc | None = None,
     metadata: dict[str, str] | None = None,
 ) -> Doc:
-    """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` that were given; ``metadata``: the
-    client's own keys and values. Neither is stored when empty, so a spec-minimum request is stored as before
-    they existed."""
-    extra: Doc = {name: value for name, value in (options or {}).items() if value is not None}
-    if metadata:
-        extra["metadata"] = dict(metadata)
-    return {
-        "_id": generation_id,
-        "account_id": account_id,
-        # The spec shows `processing` at creation; `queued` is reserved for explicit waiting.
-        "status": Status.PROCESSING.value,
-        "prompt": prompt,
-        "provider": provider.value,
-        "duration": duration,
-        "video_url": None,
-        "thumbnail_url": None,
-        "error": None,
-        "progress": None,
-        "timeline": [{"status": Status.PROCESSING.value, "at": now}],
-        "created_at": now,
-        "updated_at": now,
-        "version": 1,
-        "lease_owner": None,
-        "lease_expires_at": None,
-        "provider_task_id": None,
-        "attempts": 0,
-        **extra,
-    }
+    """The document of a new generation (see ``new_record``)."""
+    return new_record(
+        generation_id=generation_id,
+        account_id=account_id,
+        prompt=prompt,
+        provider=provider,
+        duration=duration,
+        now=now,
+        options=options,
+        metadata=metadata,
+    ).to_doc()
 
 
-def public_view(doc: Doc) -> dict[str, Any]:
-    """What clients see: spec 2.1, timestamps as ISO 8601 UTC. Internal fields never leave."""
-    created, updated = doc["created_at"], doc["updated_at"]
-    created_at = isoformat(created)
-    status = doc["status"]
-    # Generations made before the timeline was kept: their first state, and the one they are in.
-    timeline = doc.get("timeline") or [{"status": Status.PROCESSING.value, "at": created}] + (
-        [{"status": status, "at": updated}] if status != Status.PROCESSING.value else []
-    )
-    return {
-        "id": doc["_id"],
-        "status": status,
-        "prompt": doc["prompt"],
-        "provider": doc["provider"],
-        "duration": doc["duration"],
-        "video_url": doc.get("video_url"),
-        "thumbnail_url": doc.get("thumbnail_url"),
-        "error": doc.get("error"),
-        "progress": doc.get("progress"),
-        "queue_reason": doc.get("queue_reason") if status == Status.QUEUED.value else None,
-        "timeline": [
-            {"status": e["status"], "at": created_at if e["at"] == created else isoformat(e["at"])}
-            for e in timeline
-        ],
-        "aspect_ratio": doc.get("aspect_ratio"),
-        "resolution": doc.get("resolution"),
-        "seed": doc.get("seed"),
-        "negative_prompt": doc.get("negative_prompt"),
-        "metadata": doc.get("metadata") or {},
-        "image": _image_view(doc.get("image")),
-        "created_at": created_at,
-        # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
-        "updated_at": created_at if updated == created else isoformat(updated),
-    }
-
-
-def _image_view(image: Doc | None) -> Doc | None:
-    if not image:
-        return None
-    return {"url": image.get("url"), "upload_id": image.get("upload_id")}
-
-
-async def transition(
-    collection: AsyncCollection[Doc],
-    doc: Doc,
-    target: Status,
-    *,
-    now: datetime,
-    fields: Doc | None = None,
-    extra_filter: Doc | None = None,
-) -> Doc | None:
-    """Compare-and-set on (id, expected status, version). Returns the new document, or None if someone else
-    moved the generation first; a duplicate or late event can therefore never move it backwards.
-
-    The new document is computed rather than read back: the compare-and-set guarantees the stored one was
-    ``doc`` just before this write (writes that do not bump the version touch only lease and outbox fields).
-    A conditional update is also what the embedded store serves fast; it answers findAndModify with a
-    collection scan.
-
-    Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
-    ``status_since``, or since creation), so a finished generation says how long it queued and processed,
-    whichever instances drove it."""
-    current = Status(doc["status"])
-    if not can_transition(current, target):
-        raise TransitionError(f"{current} -> {target} is not allowed")
-    update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
-    if target is not Status.QUEUED:
-        update.setdefault("queue_reason", None)
-    increments: Doc = {"version": 1}
-    step = {"status": target.value, "at": now}
-    spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
-    if spent is not None:
-        increments[f"state_seconds.{current.value}"] = spent
-    if target.terminal:
-        # The status event is owed to the notifier until it has recorded the event's deliveries (it clears
-        # both fields then): a broker that loses the event after acknowledging it cannot lose the webhooks.
-        update["outbox_pending"] = True
-        update[OUTBOX_AT] = now
-        update["lease_owner"] = None
-        update["lease_expires_at"] = None
-    query: Doc = {
-        "_id": doc["_id"],
-        "status": current.value,
-        "version": doc["version"],
-        **(extra_filter or {}),
-    }
-    result = await collection.update_one(
-        query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
-    )
-    if result.modified_count != 1:
-        return None
-    moved = {**doc, **update, "version": doc["version"] + 1, "timeline": [*(doc.get("timeline") or []), step]}
-    if spent is not None:
-        totals = dict(doc.get("state_seconds") or {})
-        totals[current.value] = totals.get(current.value, 0) + spent
-        moved["state_seconds"] = totals
-    return moved
-
-
-def _seconds_since(since: datetime | None, now: datetime) -> float | None:
-    if since is None or (since.tzinfo is None) != (now.tzinfo is None):
-        return None
-    return max(0.0, (now - since).total_seconds())
-
-
-async def settle_outbox(collection: AsyncCollection[Doc], generation_ids: list[str]) -> None:
-    """The notifier recorded these terminal generations' deliveries: their status events are owed no more."""
-    if generation_ids:
-        await collection.update_many(
-            {"_id": {"$in": generation_ids}, OUTBOX_AT: {"$exists": True}},
-            {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
-        )
+def public_view(doc: Doc) -> Doc:
+    """What clients see of the generation stored as ``doc`` (``GenerationRecord.public_view``)."""
+    return GenerationRecord.from_doc(doc).public_view()
 
 
 def status_envelope(
-    doc: Doc,
+    generation: GenerationRecord | Doc,
     now: datetime,
     trace_id: str | None = None,
     *,
     progress: bool = False,
     notice: EventType | None = None,
 ) -> Envelope:
-    """The ``generation.status`` event for the state ``doc`` is in. Its id is deterministic, so whoever
-    publishes it (the orchestrator, its reconciler, or the api after a cancel) publishes the same event.
-    ``progress``: the event reports the progress ``doc`` holds, within its state (an id of its own, and the
-    time it is reported at). ``notice``: the webhook event it is also delivered as (non-terminal events)."""
-    event_id = status_event_id(doc["_id"], doc["status"], doc["version"])
+    """The ``generation.status`` event for the state ``generation`` is in (a record, or its document). Its id
+    is deterministic, so whoever publishes it (the orchestrator, its reconciler, or the api after a cancel)
+    publishes the same event. ``progress``: the event reports the progress the generation holds, within its
+    state (an id of its own, and the time it is reported at). ``notice``: the webhook event it is also
+    delivered as (non-terminal events)."""
+    record = generation if isinstance(generation, GenerationRecord) else GenerationRecord.from_doc(generation)
+    event_id = status_event_id(record.id, record.status.value, record.version)
     if progress:
-        event_id += f"_progress_{doc.get('progress')}"
-    occurred = now if progress or not doc.get("updated_at") else doc["updated_at"]
+        event_id += f"_progress_{record.progress}"
     return Envelope(
         event_id=event_id,
         type=STATUS,
-        occurred_at=isoformat(occurred),
-        account_id=doc["account_id"],
-        generation=public_view(doc),
-        version=doc["version"],
-        trace_id=trace_id or doc.get("trace_id"),
-        traceparent=current_traceparent() or doc.get("traceparent"),
+        occurred_at=isoformat(now if progress else record.updated_at),
+        account_id=record.account_id,
+        generation=record.public_view(),
+        version=record.version,
+        trace_id=trace_id or record.trace_id,
+        traceparent=current_traceparent() or record.traceparent,
         notice=notice.value if notice is not None else None,
     )

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 from aiohttp import web
 from aiokafka import AIOKafkaProducer
@@ -33,6 +32,7 @@ from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import connect
 from videogen_common.topics import Topics
 
@@ -87,7 +87,8 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     )
     app[state.STORE] = store
     app[state.KEYS] = KeyCache(store, settings.api_key_cache_seconds)
-    app[state.INSERTS] = InsertBatcher(store.generations)
+    app[state.GENERATIONS] = generations = GenerationRepository(store)
+    app[state.INSERTS] = InsertBatcher(generations)
     try:
         yield
     finally:
@@ -154,15 +155,10 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
 
 async def _status_feed(app: web.Application) -> AsyncIterator[None]:
     settings = app[state.SETTINGS]
-    generations = app[state.STORE].generations
-
-    def read_many(ids: list[str]) -> AsyncIterator[dict[str, Any]]:
-        return aiter(generations.find({"_id": {"$in": ids}}))
-
     feed = StatusFeed(
         settings.kafka_bootstrap,
         Topics(settings.topic_prefix).status,
-        read_many,
+        app[state.GENERATIONS].get_many,
         recheck_seconds=settings.status_recheck_seconds,
     )
     app[state.FEED] = feed

@@ -17,8 +17,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, DuplicateKeyError, WriteConcernError, WriteError
+
+from videogen_common.repositories.generations import GenerationRepository
 
 Doc = dict[str, Any]
 DUPLICATE_KEY = 11000
@@ -30,11 +31,11 @@ class InsertBatcher:
     command hides the round trip between groups."""
 
     def __init__(
-        self, collection: AsyncCollection[Doc], *, max_batch: int = 100, max_in_flight: int = 2
+        self, generations: GenerationRepository, *, max_batch: int = 100, max_in_flight: int = 2
     ) -> None:
         if max_batch < 1 or max_in_flight < 1:
             raise ValueError("max_batch and max_in_flight must be at least 1")
-        self._collection = collection
+        self._generations = generations
         self._max_batch = max_batch
         self._max_in_flight = max_in_flight
         self._waiting: list[tuple[Doc, asyncio.Future[None]]] = []
@@ -66,7 +67,7 @@ class InsertBatcher:
 
     async def _write(self, batch: list[tuple[Doc, asyncio.Future[None]]]) -> None:
         try:
-            await self._collection.insert_many([doc for doc, _ in batch], ordered=False)
+            await self._generations.insert_batch([doc for doc, _ in batch])
         except BulkWriteError as exc:
             _settle(batch, exc.details)
         except Exception as exc:

@@ -29,9 +29,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 from pydantic import BaseModel
-from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_api.problems import idempotency_key_reused, invalid
+from videogen_common.records.generation import idempotency_fields as stored_fields
+from videogen_common.repositories.generations import GenerationRepository
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -70,20 +71,18 @@ def scoped(account_id: str, key: str) -> str:
 
 def idempotency_fields(account_id: str, key: str, digest: str, response: Doc) -> Doc:
     """What a generation created under a key carries, written by the same insert."""
-    return {"idem": scoped(account_id, key), "idem_hash": digest, "idem_response": response}
+    return stored_fields(scoped(account_id, key), digest, response)
 
 
 async def saved_response(
-    generations: AsyncCollection[Doc], account_id: str, key: str, digest: str
+    generations: GenerationRepository, account_id: str, key: str, digest: str
 ) -> Doc | None:
     """After a duplicate-key error: the response saved under the key, if the same request made it; a 422 if
     a different request did; None if no generation holds the key (the duplicate was something else)."""
-    existing = await generations.find_one(
-        {"idem": scoped(account_id, key)}, projection={"idem_hash": 1, "idem_response": 1}
-    )
+    existing = await generations.idempotent_reply(scoped(account_id, key))
     if existing is None:
         return None
-    if existing["idem_hash"] != digest:
+    saved_digest, response = existing
+    if saved_digest != digest:
         raise idempotency_key_reused()
-    response: Doc = existing["idem_response"]
     return response

@@ -13,11 +13,14 @@ from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 SETTINGS = web.AppKey("settings", ApiSettings)
 CLOCK = web.AppKey("clock", Clock)
 STORE = web.AppKey("store", Store)
+# Every query on generations.
+GENERATIONS = web.AppKey("generations", GenerationRepository)
 PUBLISHER = web.AppKey("publisher", EventPublisher)
 MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)

@@ -20,14 +20,14 @@ from aiokafka.errors import KafkaError
 
 from videogen_common.domain import TERMINAL, Status
 from videogen_common.events import Envelope, EnvelopeError
-from videogen_common.generations import public_view
+from videogen_common.records.generation import GenerationRecord
 
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 Change = tuple[int | None, Doc]  # a generation's version and its public view then
 Key = tuple[int, int]  # (version, progress; -1 when unknown): orders one generation's changes
-ReadMany = Callable[[list[str]], AsyncIterator[Doc]]
+ReadMany = Callable[[list[str]], AsyncIterator[GenerationRecord]]
 # How often the generations waited on are read again, all at once, and the most read by one query.
 RECHECK_SECONDS = 5.0
 RECHECK_BATCH = 500
@@ -107,17 +107,17 @@ class StatusFeed:
                     del self._waiters[generation_id]
 
     async def changes(
-        self, generation_id: str, read: Callable[[], Awaitable[Doc | None]]
+        self, generation_id: str, read: Callable[[], Awaitable[GenerationRecord | None]]
     ) -> AsyncGenerator[Change, None]:
-        """The generation as ``read`` finds it (the stored document), then each newer state of it heard of
+        """The generation as ``read`` finds it (the stored record), then each newer state of it heard of
         (a status event) or read (the recheck), until it is terminal or this feed is released: (version,
         public view) pairs, each newer than the one before. With nothing newer for ``recheck_seconds`` the
         last one is given again (a stream's cue for a keep-alive). Nothing if ``read`` finds none."""
         with self.watch(generation_id) as queue:
-            doc = await read()  # after watching: a change from now on is heard
-            if doc is None:
+            record = await read()  # after watching: a change from now on is heard
+            if record is None:
                 return
-            current: Change = doc["version"], public_view(doc)
+            current: Change = record.version, record.public_view()
             while True:
                 yield current
                 if Status(current[1]["status"]) in TERMINAL or self._released:
@@ -134,7 +134,7 @@ class StatusFeed:
                 current = change
 
     async def until_terminal(
-        self, generation_id: str, read: Callable[[], Awaitable[Doc | None]], seconds: float
+        self, generation_id: str, read: Callable[[], Awaitable[GenerationRecord | None]], seconds: float
     ) -> Doc | None:
         """The generation's public view once it is terminal, or as it is after ``seconds``, whichever comes
         first; None if ``read`` finds none."""
@@ -209,8 +209,8 @@ class StatusFeed:
             ids = list(self._waiters)
             for start in range(0, len(ids), RECHECK_BATCH):
                 try:
-                    async for doc in self._read_many(ids[start : start + RECHECK_BATCH]):
-                        self._offer(doc["_id"], (doc["version"], public_view(doc)))
+                    async for record in self._read_many(ids[start : start + RECHECK_BATCH]):
+                        self._offer(record.id, (record.version, record.public_view()))
                 except Exception as exc:  # the store away: the waiters wait on, and this tries again
                     log.warning("could not read the generations waited on", extra={"error": repr(exc)})
                     break

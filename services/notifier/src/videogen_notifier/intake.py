@@ -18,7 +18,7 @@ from pymongo.errors import PyMongoError
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
-from videogen_common.generations import settle_outbox
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import span_in
 from videogen_notifier.deliveries import new_deliveries_for
@@ -86,7 +86,7 @@ async def _record(
         try:
             created = await dispatcher.create(await new_deliveries_for(store, envelopes, clock.now()))
             # Recorded: the orchestrator's outbox owes these events no more (after the records, never before).
-            await settle_outbox(store.generations, terminal)
+            await GenerationRepository(store).settle_outbox(terminal)
         except PyMongoError as exc:
             log.warning(
                 "could not record deliveries; trying again",

@@ -31,9 +31,10 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
-from videogen_common.generations import QueueReason, transition
 from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
+from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.first_frame import (
@@ -62,7 +63,6 @@ from videogen_orchestrator.thumbnails import ThumbnailError, make_thumbnail
 
 log = logging.getLogger(__name__)
 
-Doc = dict[str, Any]
 # Fetches a provider's media by URL (bounded size); the default is ``providers.http.download``.
 Downloader = Callable[[str, int], Awaitable[bytes]]
 
@@ -73,15 +73,15 @@ CANCEL_TIMEOUT_SECONDS = 15.0
 
 
 # Told of every generation this actor finishes (the metrics count them).
-FinishedObserver = Callable[[Doc], None]
+FinishedObserver = Callable[[GenerationRecord], None]
 
 
 @dataclass(frozen=True, slots=True)
 class _PollAgain:
-    """Not finished yet: poll again, holding ``doc``; ``pause`` first unless the poll was cut short by the
+    """Not finished yet: poll again, holding ``record``; ``pause`` first unless the poll was cut short by the
     client's deadline (then the deadline is looked at at once)."""
 
-    doc: Doc
+    record: GenerationRecord
     pause: bool = True
 
 
@@ -117,6 +117,7 @@ class GenerationActor:
     ) -> None:
         self._settings = settings
         self._store = store
+        self._generations = GenerationRepository(store)
         self._media = media
         self._providers = providers
         self._sink = sink
@@ -132,25 +133,23 @@ class GenerationActor:
         """The lease owner this actor writes as: this orchestrator instance."""
         return self._settings.orchestrator_instance
 
-    async def run(self, doc: Doc) -> RunResult:
+    async def run(self, record: GenerationRecord) -> RunResult:
         """Drive a leased generation to a terminal state. Every line logged meanwhile carries the generation's
         ids (its account, and the id of the request that created it)."""
-        with log_context(
-            generation_id=doc["_id"], account_id=doc["account_id"], request_id=doc.get("trace_id")
-        ):
-            result = await self._run(doc)
+        with log_context(generation_id=record.id, account_id=record.account_id, request_id=record.trace_id):
+            result = await self._run(record)
         if isinstance(result, Finished) and self._on_finished is not None:
-            self._on_finished(result.doc)
+            self._on_finished(result.record)
         return result
 
-    async def _run(self, doc: Doc) -> RunResult:
-        adapter = self._providers.get(doc["provider"])
+    async def _run(self, record: GenerationRecord) -> RunResult:
+        adapter = self._providers.get(record.provider)
         if adapter is None:
             return await self._finish(
-                doc,
+                record,
                 Failed(
                     GenerationError(
-                        code="provider_unavailable", message=f"provider {doc['provider']!r} is not configured"
+                        code="provider_unavailable", message=f"provider {record.provider!r} is not configured"
                     )
                 ),
             )
@@ -163,18 +162,20 @@ class GenerationActor:
             notice_every=self._settings.progress_webhook_seconds,
         )
         try:
-            return await self._drive(doc, adapter, progress)
+            return await self._drive(record, adapter, progress)
         finally:
             await progress.close()
 
-    async def _job(self, doc: Doc, progress: ProgressReporter) -> tuple[Doc, Job]:
+    async def _job(
+        self, record: GenerationRecord, progress: ProgressReporter
+    ) -> tuple[GenerationRecord, Job]:
         """What the adapter is asked to make, the first frame fetched (and kept) if the request gave one.
         Raises ``FirstFrameUnusable`` when it cannot be had."""
         frame, fetched = await resolve_first_frame(
-            doc, self._media, self._fetch_image, self._settings.image_max_bytes
+            record, self._media, self._fetch_image, self._settings.image_max_bytes
         )
-        if fetched:
-            doc = await self._set(doc, fetched)
+        if fetched is not None:
+            record = await self._owned(self._generations.save_first_frame(record, self.owner, *fetched))
         image_url = None
         if frame is not None:
             settings = self._settings
@@ -186,108 +187,118 @@ class GenerationActor:
                 retention=timedelta(hours=1),
             )
         job = Job(
-            generation_id=doc["_id"],
-            prompt=doc["prompt"],
-            duration=doc["duration"],
-            aspect_ratio=doc.get("aspect_ratio"),
-            resolution=doc.get("resolution"),
-            seed=doc.get("seed"),
-            negative_prompt=doc.get("negative_prompt"),
+            generation_id=record.id,
+            prompt=record.prompt,
+            duration=record.duration,
+            aspect_ratio=record.aspect_ratio,
+            resolution=record.resolution,
+            seed=record.seed,
+            negative_prompt=record.negative_prompt,
             image=frame.data if frame else None,
             image_type=frame.content_type if frame else None,
             image_url=image_url,
             on_progress=progress.seen,
         )
-        return doc, job
+        return record, job
 
-    async def _drive(self, doc: Doc, adapter: ProviderAdapter, progress: ProgressReporter) -> RunResult:
+    async def _drive(
+        self, record: GenerationRecord, adapter: ProviderAdapter, progress: ProgressReporter
+    ) -> RunResult:
         """The job, the task at the provider (submitted now unless an earlier attempt did), then polls until
         the generation ends. Losing the generation at any point stops it all."""
         try:
             try:
-                doc, job = await self._job(doc, progress)
+                record, job = await self._job(record, progress)
             except FirstFrameUnusable as exc:
-                return await self._finish(doc, Failed(exc.error))
-            doc, refused = await self._submitted(doc, adapter, job, progress)
+                return await self._finish(record, Failed(exc.error))
+            record, refused = await self._submitted(record, adapter, job, progress)
             if refused is not None:
-                return await self._finish(doc, refused)
-            task_id: str = doc["provider_task_id"]
+                return await self._finish(record, refused)
+            task_id = record.provider_task_id
+            assert task_id is not None
             while True:
-                if (late := self._late(doc)) is not None:
-                    result = await self._finish(doc, Failed(late))
+                if (late := self._late(record)) is not None:
+                    result = await self._finish(record, Failed(late))
                     if isinstance(result, Finished):
-                        await self._cancel_task(adapter, task_id, doc["_id"], reason="deadline")
+                        await self._cancel_task(adapter, task_id, record.id, reason="deadline")
                     return result
-                progress.follow(doc)
-                step = await self._poll_step(doc, adapter, task_id, job, progress)
+                progress.follow(record)
+                step = await self._poll_step(record, adapter, task_id, job, progress)
                 if not isinstance(step, _PollAgain):
-                    return await self._finish(doc, step)
-                doc = step.doc
+                    return await self._finish(record, step)
+                record = step.record
                 if step.pause:
                     pause = self._settings.poll_interval_seconds
-                    await self._clock.sleep(min(pause, self._until_client_deadline(doc) or pause))
+                    await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
         except LeaseLost:
             log.info(
                 "lease lost or generation canceled; stopping",
-                extra={"generation_id": doc["_id"], "account_id": doc["account_id"]},
+                extra={"generation_id": record.id, "account_id": record.account_id},
             )
-            await self._cancel_if_canceled(doc["_id"], adapter, doc.get("provider_task_id"))
+            await self._cancel_if_canceled(record.id, adapter, record.provider_task_id)
             return Lost()
 
     async def _submitted(
-        self, doc: Doc, adapter: ProviderAdapter, job: Job, progress: ProgressReporter
-    ) -> tuple[Doc, Failed | None]:
+        self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, progress: ProgressReporter
+    ) -> tuple[GenerationRecord, Failed | None]:
         """The generation with its provider task id: kept from an earlier attempt, or submitted now. Or, with
         the generation as it stands, why no task can be had: past a deadline, an earlier submit interrupted
         (whether it made a task is unknown), or the provider refused."""
-        if doc.get("provider_task_id") is not None:
-            return doc, None
-        if (late := self._late(doc)) is not None:
-            return doc, Failed(late)
-        if doc.get("submit_started_at") is not None:
-            return doc, Failed(_interrupted_submit(adapter.name))
-        doc, error = await self._start_task(doc, adapter, job)
+        if record.provider_task_id is not None:
+            return record, None
+        if (late := self._late(record)) is not None:
+            return record, Failed(late)
+        if record.submit_started_at is not None:
+            return record, Failed(_interrupted_submit(adapter.name))
+        record, error = await self._start_task(record, adapter, job)
         if error is not None:
-            return doc, Failed(error)
-        progress.started(doc)
-        return doc, None
+            return record, Failed(error)
+        progress.started(record)
+        return record, None
 
     async def _poll_step(
-        self, doc: Doc, adapter: ProviderAdapter, task_id: str, job: Job, progress: ProgressReporter
+        self,
+        record: GenerationRecord,
+        adapter: ProviderAdapter,
+        task_id: str,
+        job: Job,
+        progress: ProgressReporter,
     ) -> Outcome | _PollAgain:
         """One poll and what it leads to: the generation's outcome (its media fetched if the task succeeded),
         or another poll, with the provider's non-terminal state mirrored onto the generation."""
         try:
-            state = await self._poll(doc, adapter, task_id, job)
+            state = await self._poll(record, adapter, task_id, job)
             if state is None:
-                return _PollAgain(doc, pause=False)
-            await self._ensure_owned(doc)
+                return _PollAgain(record, pause=False)
+            await self._ensure_owned(record)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
                 with tracer.start_as_current_span("media.fetch"):
                     video, thumbnail = await self._fetch_media(state.output)
                 return Completed(video, thumbnail)
             if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                 return Failed(state.error or NO_REASON)
-            doc = await self._follow(doc, state)
-            progress.follow(doc)
+            record = await self._follow(record, state)
+            progress.follow(record)
             if state.progress is not None:
                 progress.seen(state.progress)
-            return _PollAgain(doc)
+            return _PollAgain(record)
         except ProviderError as exc:
-            await self._ensure_owned(doc)
+            await self._ensure_owned(record)
             if not exc.transient:
                 return Failed(exc.error)
             # The deadline bounds how long a provider that does not answer is waited for.
             log.warning(
                 "provider did not answer; polling again",
-                extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "error": str(exc)},
+                extra={"generation_id": record.id, "account_id": record.account_id, "error": str(exc)},
             )
-            return _PollAgain(doc)
+            return _PollAgain(record)
 
-    async def _poll(self, doc: Doc, adapter: ProviderAdapter, task_id: str, job: Job) -> TaskState | None:
+    async def _poll(
+        self, record: GenerationRecord, adapter: ProviderAdapter, task_id: str, job: Job
+    ) -> TaskState | None:
         """The task's state, or None if the client's deadline cut the poll short (a client's deadline is kept
         to the poll, not to the next one)."""
-        deadline = asyncio.timeout(self._until_client_deadline(doc))
+        deadline = asyncio.timeout(self._until_client_deadline(record))
         try:
             with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
                 async with deadline:
@@ -302,14 +313,15 @@ class GenerationActor:
     # -- submitting ---------------------------------------------------------------------------------------
 
     async def _start_task(
-        self, doc: Doc, adapter: ProviderAdapter, job: Job
-    ) -> tuple[Doc, GenerationError | None]:
+        self, record: GenerationRecord, adapter: ProviderAdapter, job: Job
+    ) -> tuple[GenerationRecord, GenerationError | None]:
         """Submit once and save the task id. Returns the updated generation and, if no task was started,
         why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
         plan = adapter.plan(job)
         if adapter.pays_per_submit:
-            doc = await self._set(doc, {"submit_started_at": self._clock.now(), "provider_request": plan})
-        submission = asyncio.ensure_future(self._submit_and_save(doc, adapter, job, plan))
+            submitting = self._generations.mark_submitting(record, self.owner, self._clock.now(), plan)
+            record = await self._owned(submitting)
+        submission = asyncio.ensure_future(self._submit_and_save(record, adapter, job, plan))
         try:
             return await asyncio.shield(submission)
         except asyncio.CancelledError:
@@ -318,8 +330,8 @@ class GenerationActor:
             raise
 
     async def _submit_and_save(
-        self, doc: Doc, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
-    ) -> tuple[Doc, GenerationError | None]:
+        self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
+    ) -> tuple[GenerationRecord, GenerationError | None]:
         try:
             with tracer.start_as_current_span("provider.submit", kind=SpanKind.CLIENT):
                 annotate(provider=adapter.name)
@@ -327,48 +339,44 @@ class GenerationActor:
         except ProviderError as exc:
             log.warning(
                 "provider refused or could not take the task",
-                extra={"generation_id": doc["_id"], "provider": adapter.name, "error": str(exc)},
+                extra={"generation_id": record.id, "provider": adapter.name, "error": str(exc)},
             )
-            return doc, exc.error
+            return record, exc.error
         try:
-            return await self._save_task_id(doc, task_id, plan), None
+            return await self._save_task_id(record, task_id, plan), None
         except LeaseLost:
             # Canceled while it was being submitted: the task exists, so stop it too.
-            await self._cancel_if_canceled(doc["_id"], adapter, task_id)
+            await self._cancel_if_canceled(record.id, adapter, task_id)
             raise
 
-    async def _save_task_id(self, doc: Doc, task_id: str, plan: dict[str, Any] | None = None) -> Doc:
-        fields: Doc = {"provider_task_id": task_id, "updated_at": self._clock.now()}
-        if plan:
-            fields["provider_request"] = plan
-        return await self._set(doc, fields)
+    async def _save_task_id(
+        self, record: GenerationRecord, task_id: str, plan: dict[str, Any] | None = None
+    ) -> GenerationRecord:
+        saving = self._generations.save_task_id(record, self.owner, task_id, self._clock.now(), plan)
+        return await self._owned(saving)
 
-    async def _set(self, doc: Doc, fields: Doc) -> Doc:
-        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
-        conditional update, and the new document computed rather than read back (the embedded store serves
-        findAndModify with a collection scan)."""
-        result = await self._store.generations.update_one(
-            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]},
-            {"$set": fields, "$inc": {"version": 1}},
-        )
-        if result.modified_count != 1:
+    async def _owned(self, write: Awaitable[GenerationRecord | None]) -> GenerationRecord:
+        """The generation as a compare-and-set under this actor's lease wrote it (a new version, like a
+        transition); ``LeaseLost`` if it moved."""
+        updated = await write
+        if updated is None:
             raise LeaseLost
-        return {**doc, **fields, "version": doc["version"] + 1}
+        return updated
 
     # -- deadline and cancel ------------------------------------------------------------------------------
 
-    def _late(self, doc: Doc) -> GenerationError | None:
+    def _late(self, record: GenerationRecord) -> GenerationError | None:
         """Why the generation must stop now, if it is past a deadline: the client's own (``deadline_at``, from
         ``deadline_seconds`` or ``Cancel-After``), or the deployment's for every generation."""
         now = self._clock.now()
-        client: datetime | None = doc.get("deadline_at")
+        client: datetime | None = record.deadline_at
         if client is not None and now >= client:
             return GenerationError(
                 ErrorCode.DEADLINE_EXCEEDED,
                 "the video was not finished by the deadline the request set",
                 retriable=True,
             )
-        created: datetime = doc["created_at"]
+        created: datetime = record.created_at
         seconds = self._settings.generation_deadline_seconds
         if now >= created + timedelta(seconds=seconds):
             return GenerationError(
@@ -378,9 +386,9 @@ class GenerationActor:
             )
         return None
 
-    def _until_client_deadline(self, doc: Doc) -> float | None:
+    def _until_client_deadline(self, record: GenerationRecord) -> float | None:
         """Seconds left before the client's deadline (0 once past); None without one."""
-        client: datetime | None = doc.get("deadline_at")
+        client: datetime | None = record.deadline_at
         if client is None:
             return None
         return max(0.0, (client - self._clock.now()).total_seconds())
@@ -392,15 +400,7 @@ class GenerationActor:
         (a takeover by another instance leaves the task alone: the new owner polls it)."""
         if task_id is None or not adapter.can_cancel:
             return
-        current = await self._store.generations.find_one(
-            {"_id": generation_id}, projection={"status": 1, "error": 1}
-        )
-        error = (current or {}).get("error") or {}
-        if (
-            current is not None
-            and current["status"] == Status.FAILED.value
-            and error.get("code") == "canceled"
-        ):
+        if await self._generations.was_canceled(generation_id):
             await self._cancel_task(adapter, task_id, generation_id, reason="canceled")
 
     async def _cancel_task(
@@ -417,14 +417,11 @@ class GenerationActor:
         except Exception as exc:  # best effort: the generation is already final
             log.warning("could not cancel the provider's task", extra={**extra, "error": str(exc)})
 
-    async def _ensure_owned(self, doc: Doc) -> None:
+    async def _ensure_owned(self, record: GenerationRecord) -> None:
         """A poll can take long and writes nothing while the provider's state is unchanged: check that the
         generation is still ours and unmoved (not canceled, not taken over) before acting on its result, so a
         canceled generation stops being polled and stores no media."""
-        still = await self._store.generations.find_one(
-            {"_id": doc["_id"], "lease_owner": self.owner, "version": doc["version"]}, projection={"_id": 1}
-        )
-        if still is None:
+        if not await self._generations.still_owned(record, self.owner):
             raise LeaseLost
 
     # -- media --------------------------------------------------------------------------------------------
@@ -472,75 +469,54 @@ class GenerationActor:
 
     # -- state --------------------------------------------------------------------------------------------
 
-    async def _follow(self, doc: Doc, state: TaskState) -> Doc:
+    async def _follow(self, record: GenerationRecord, state: TaskState) -> GenerationRecord:
         """Mirror the provider's non-terminal state: its queue → ``queued`` (the provider's), running →
         ``processing``; each change is published (best effort: a client streaming the generation sees it)."""
         target = Status.QUEUED if state.status is TaskStatus.QUEUED else Status.PROCESSING
-        if doc["status"] == target.value:
-            return doc
+        if record.status is target:
+            return record
         now = self._clock.now()
-        updated = await transition(
-            self._store.generations,
-            doc,
-            target,
-            now=now,
-            fields={"queue_reason": QueueReason.PROVIDER} if target is Status.QUEUED else None,
-            extra_filter={"lease_owner": self.owner},
-        )
+        updated = await self._generations.follow_provider(record, target, now=now, owner=self.owner)
         if updated is None:
             raise LeaseLost
         await publish_status(self._sink, updated, now)
         return updated
 
-    async def _finish(self, doc: Doc, outcome: Outcome) -> RunResult:
+    async def _finish(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
         """Move the generation to the state ``outcome`` calls for, its media stored first if it completed."""
         now = self._clock.now()
-        fields: Doc
+        final: GenerationRecord | None
         if isinstance(outcome, Completed):
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
-                stored = await self._store_media(doc["_id"], outcome.video, outcome.thumbnail)
-                fields = {**stored, "progress": 100}
-            target = Status.COMPLETED
-            if doc["status"] == Status.QUEUED.value:
-                doc = await self._follow(doc, TaskState(TaskStatus.RUNNING))
+                stored = await self._store_media(record.id, outcome.video, outcome.thumbnail)
+            if record.status is Status.QUEUED:
+                record = await self._follow(record, TaskState(TaskStatus.RUNNING))
+            final = await self._generations.complete(record, stored, now=now, owner=self.owner)
         else:
-            fields = {"error": outcome.error.to_dict()}
-            target = Status.FAILED
-        final = await transition(
-            self._store.generations,
-            doc,
-            target,
-            now=now,
-            fields=fields,
-            extra_filter={"lease_owner": self.owner},
-        )
+            final = await self._generations.fail(record, outcome.error.to_dict(), now=now, owner=self.owner)
         if final is None:
             log.info(
-                "generation moved by someone else before it finished", extra={"generation_id": doc["_id"]}
+                "generation moved by someone else before it finished", extra={"generation_id": record.id}
             )
             return Lost()
         log.info(
             "generation finished",
-            extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "status": final["status"]},
+            extra={"generation_id": record.id, "account_id": record.account_id, "status": final.status.value},
         )
         await publish_status(self._sink, final, now)
         return Finished(final)
 
-    async def _store_media(self, generation_id: str, video: bytes, thumbnail: bytes | None) -> Doc:
+    async def _store_media(self, generation_id: str, video: bytes, thumbnail: bytes | None) -> StoredVideo:
         settings = self._settings
         now = self._clock.now()
         retention = timedelta(days=settings.media_retention_days)
         signing_key = settings.media_signing_key.get_secret_value()
         video_key, thumb_key = f"{generation_id}/video.mp4", f"{generation_id}/thumbnail.jpg"
         await self._media.put(video_key, video)
-        fields: Doc = {
-            "video_url": signed_media_url(
-                settings.public_base_url, signing_key, video_key, now=now, retention=retention
-            ),
-            "video_key": video_key,
-            "thumbnail_url": None,
-        }
+        video_url = signed_media_url(
+            settings.public_base_url, signing_key, video_key, now=now, retention=retention
+        )
         if not thumbnail:
             try:
                 thumbnail = await make_thumbnail(video)
@@ -550,10 +526,10 @@ class GenerationActor:
                     "no thumbnail: the video could not be decoded",
                     extra={"generation_id": generation_id, "error": str(exc)},
                 )
-        if thumbnail:
-            await self._media.put(thumb_key, thumbnail)
-            fields["thumbnail_url"] = signed_media_url(
-                settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
-            )
-            fields["thumbnail_key"] = thumb_key
-        return fields
+        if not thumbnail:
+            return StoredVideo(video_url, video_key)
+        await self._media.put(thumb_key, thumbnail)
+        thumbnail_url = signed_media_url(
+            settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
+        )
+        return StoredVideo(video_url, video_key, thumbnail_url, thumb_key)

@@ -16,6 +16,7 @@ import aiohttp
 from videogen_common.destinations.guarded_http import DestinationNotAllowed, guarded_session
 from videogen_common.images import NotAnImage, inspect_image
 from videogen_common.media import MediaStore
+from videogen_common.records.generation import GenerationRecord
 from videogen_orchestrator.providers.base import ErrorCode, GenerationError
 from videogen_orchestrator.providers.http import (
     DownloadRefused,
@@ -27,7 +28,6 @@ from videogen_orchestrator.providers.http import (
 
 USER_AGENT = "videogen-images/1"
 
-Doc = dict[str, Any]
 # Fetches an image by URL: (url, max_bytes) -> bytes; raises ImageFetchError.
 ImageFetcher = Callable[[str, int], Awaitable[bytes]]
 
@@ -88,21 +88,21 @@ def guarded_fetcher(allow: list[Any], timeout_seconds: float, policy: RetryPolic
 
 
 async def resolve_first_frame(
-    doc: Doc, media: MediaStore, fetch: ImageFetcher, max_bytes: int
-) -> tuple[FirstFrame | None, Doc]:
-    """The generation's first frame (None if it asked for none), and the fields to save on it once the image
-    has been fetched and kept (``image_key``, ``image_type``; empty when there is nothing new to save).
-    Raises ``FirstFrameUnusable`` when the image cannot be had or used."""
-    image = doc.get("image")
-    if not image:
-        return None, {}
-    key, content_type = doc.get("image_key"), doc.get("image_type")
+    record: GenerationRecord, media: MediaStore, fetch: ImageFetcher, max_bytes: int
+) -> tuple[FirstFrame | None, tuple[str, str] | None]:
+    """The generation's first frame (None if it asked for none), and what to save on it once the image has
+    been fetched and kept (its media key and content type; None when there is nothing new to save). Raises
+    ``FirstFrameUnusable`` when the image cannot be had or used."""
+    image = record.image
+    if image is None:
+        return None, None
+    key, content_type = record.image_key, record.image_type
     if key is not None and content_type is not None:
         data = await media.get(key)
         if data is None:
             raise _unusable("the image is no longer stored; upload it again")
-        return FirstFrame(data, content_type, key), {}
-    url = image.get("url")
+        return FirstFrame(data, content_type, key), None
+    url = image.url
     if not isinstance(url, str):
         raise _unusable("the generation names no image to fetch")
     try:
@@ -113,6 +113,6 @@ async def resolve_first_frame(
         info = await asyncio.to_thread(inspect_image, data)
     except NotAnImage as exc:
         raise _unusable(f"the URL did not give a usable image: {exc}") from None
-    key = f"{doc['_id']}/first_frame{info.extension}"
+    key = f"{record.id}/first_frame{info.extension}"
     await media.put(key, data)
-    return FirstFrame(data, info.content_type, key), {"image_key": key, "image_type": info.content_type}
+    return FirstFrame(data, info.content_type, key), (key, info.content_type)

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.domain import TERMINAL, Provider, Status
-from videogen_common.generations import OUTBOX_AT
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
-Doc = dict[str, Any]
 UNFINISHED = [s for s in Status if s not in TERMINAL]
 
 
@@ -98,17 +97,16 @@ class OrchestratorMetrics:
             registry=registry,
         )
 
-    def observe_finished(self, final: Doc) -> None:
+    def observe_finished(self, final: GenerationRecord) -> None:
         """Count a generation this instance moved to its terminal state, with its time in each state."""
-        provider, outcome = str(final.get("provider")), str(final.get("status"))
+        provider, outcome = final.provider, final.status.value
         self.finished.labels(provider, outcome).inc()
-        if outcome == Status.FAILED.value:
-            error = final.get("error") or {}
-            self.failures.labels(provider, str(error.get("code") or "unknown")).inc()
-        created, ended = final.get("created_at"), final.get("updated_at")
-        if created is not None and ended is not None:
-            self.duration.labels(provider, outcome).observe(max(0.0, (ended - created).total_seconds()))
-        for state, seconds in (final.get("state_seconds") or {}).items():
+        if final.status is Status.FAILED:
+            code = final.error.code if final.error is not None else None
+            self.failures.labels(provider, str(code or "unknown")).inc()
+        created, ended = final.created_at, final.updated_at
+        self.duration.labels(provider, outcome).observe(max(0.0, (ended - created).total_seconds()))
+        for state, seconds in (final.state_seconds or {}).items():
             self.state_seconds.labels(provider, state).observe(float(seconds))
 
     def observe_call(self, provider: str, call: str, seconds: float, error: BaseException | None) -> None:
@@ -119,12 +117,10 @@ class OrchestratorMetrics:
 
     async def refresh(self, store: Store) -> None:
         """The store-wide gauges: a count per unfinished status and of the outbox (all indexed)."""
+        generations = GenerationRepository(store)
         for status in UNFINISHED:
-            count = await store.generations.count_documents({"status": status.value})
-            self.unfinished.labels(status.value).set(count)
-        self.outbox_pending.set(
-            await store.generations.count_documents({OUTBOX_AT: {"$gte": datetime.min.replace(tzinfo=UTC)}})
-        )
+            self.unfinished.labels(status.value).set(await generations.count_in_status(status))
+        self.outbox_pending.set(await generations.count_outbox_pending())
 
 
 class MeasuredProvider:

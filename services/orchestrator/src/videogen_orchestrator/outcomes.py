@@ -5,11 +5,9 @@ bytes, to store) or ``Failed`` (the error to record); ``GenerationActor.run`` an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from videogen_common.records.generation import GenerationRecord
 from videogen_orchestrator.providers.base import GenerationError
-
-Doc = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +31,9 @@ Outcome = Completed | Failed
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """This actor moved the generation to its terminal state: ``doc`` as written."""
+    """This actor moved the generation to its terminal state: ``record`` as written."""
 
-    doc: Doc
+    record: GenerationRecord
 
 
 @dataclass(frozen=True, slots=True)

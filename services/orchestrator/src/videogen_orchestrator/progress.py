@@ -13,60 +13,60 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from videogen_common.clock import Clock
 from videogen_common.domain import EventType, Status
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
-
-Doc = dict[str, Any]
 
 
 class ProgressReporter:
     def __init__(
         self, *, store: Store, sink: EventSink, clock: Clock, owner: str, every: float, notice_every: float
     ) -> None:
-        self._store = store
+        self._generations = GenerationRepository(store)
         self._sink = sink
         self._clock = clock
         self._owner = owner
         self._every = every
         self._notice_every = notice_every
         self._noticed_at: datetime | None = None
-        self._doc: Doc | None = None
+        self._record: GenerationRecord | None = None
         self._written: int = -1
         self._written_at: datetime | None = None
         self._task: asyncio.Task[None] | None = None
 
-    def follow(self, doc: Doc) -> None:
+    def follow(self, record: GenerationRecord) -> None:
         """The generation as the actor holds it now (after each of its writes)."""
-        self._doc = doc
+        self._record = record
 
-    def started(self, doc: Doc) -> None:
-        """The provider took the task (its id is saved in ``doc``): published in the background as a
+    def started(self, record: GenerationRecord) -> None:
+        """The provider took the task (its id is saved in ``record``): published in the background as a
         ``video.processing`` notice, so a broker that is slow to answer does not hold up the task's polls."""
-        self.follow(doc)
-        if doc["status"] == Status.PROCESSING.value:
+        self.follow(record)
+        if record.status is Status.PROCESSING:
             notice = EventType.VIDEO_PROCESSING
-            sending = publish_status(self._sink, doc, self._clock.now(), notice=notice)
+            sending = publish_status(self._sink, record, self._clock.now(), notice=notice)
             self._task = asyncio.create_task(_ignore_result(sending), name="processing-notice")
 
     def seen(self, progress: int) -> None:
         """The task is ``progress`` % done: written now, unless a write was made less than ``every`` seconds
         ago (or is still under way), or it is not more than what was written."""
-        doc = self._doc
-        if doc is None or doc["status"] != Status.PROCESSING.value or progress <= self._written:
+        record = self._record
+        if record is None or record.status is not Status.PROCESSING or progress <= self._written:
             return
         now = self._clock.now()
         recent = self._written_at is not None and (now - self._written_at).total_seconds() < self._every
         if recent or (self._task is not None and not self._task.done()):
             return
         self._written, self._written_at = progress, now
-        self._task = asyncio.create_task(self._write(doc, min(progress, 100), now), name="progress")
+        self._task = asyncio.create_task(self._write(record, min(progress, 100), now), name="progress")
 
     async def settled(self) -> None:
         """Wait for the write under way, if any."""
@@ -79,26 +79,20 @@ class ProgressReporter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def _write(self, doc: Doc, progress: int, now: datetime) -> None:
+    async def _write(self, record: GenerationRecord, progress: int, now: datetime) -> None:
         try:
-            result = await self._store.generations.update_one(
-                {
-                    "_id": doc["_id"],
-                    "lease_owner": self._owner,
-                    "version": doc["version"],
-                    "status": Status.PROCESSING.value,
-                },
-                {"$set": {"progress": progress}},
-            )
+            written = await self._generations.write_progress(record, self._owner, progress)
         except Exception as exc:  # progress is best effort: the generation goes on
-            log.warning("progress not written", extra={"generation_id": doc["_id"], "error": repr(exc)})
+            log.warning("progress not written", extra={"generation_id": record.id, "error": repr(exc)})
             return
-        if result.modified_count != 1:
+        if not written:
             return
         notice = None
         if self._noticed_at is None or (now - self._noticed_at).total_seconds() >= self._notice_every:
             notice, self._noticed_at = EventType.VIDEO_PROGRESS, now
-        await publish_status(self._sink, {**doc, "progress": progress}, now, progress=True, notice=notice)
+        await publish_status(
+            self._sink, replace(record, progress=progress), now, progress=True, notice=notice
+        )
 
 
 async def _ignore_result(work: Awaitable[object]) -> None:

@@ -13,10 +13,9 @@ import logging
 from datetime import timedelta
 
 from videogen_common.clock import Clock
-from videogen_common.domain import Status
-from videogen_common.generations import OUTBOX_AT
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
-from videogen_orchestrator.runner import ACTIVE, Runner
+from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ class Reconciler:
         grace: timedelta,
         batch: int = 100,
     ) -> None:
-        self._store = store
+        self._generations = GenerationRepository(store)
         self._runner = runner
         self._sink = sink
         self._clock = clock
@@ -48,35 +47,18 @@ class Reconciler:
         return resumed + started, await self._flush_outbox()
 
     async def _resume_orphans(self) -> int:
-        """Each query is a range of the (status, lease_expires_at) index: one ``$or`` over them would make the
-        embedded store scan the whole collection on every pass."""
         now = self._clock.now()
-        generations = self._store.generations
         orphans = [
             # Leases that ran out (their owner died) or were handed back (expired at the epoch), oldest first.
-            *(
-                generations.find({"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1})
-                .sort("lease_expires_at", 1)
-                .limit(self._batch)
-                for status in ACTIVE
-            ),
+            self._generations.expired_leases(now, self._batch),
             # Never leased: the request message was lost. The api creates generations `processing`; one that
             # waits for an account slot is `queued` with no lease, and is not orphaned (_start_waiting).
-            generations.find(
-                {
-                    "status": Status.PROCESSING.value,
-                    "lease_expires_at": None,
-                    "created_at": {"$lt": now - self._grace},
-                },
-                projection={"_id": 1},
-            )
-            .sort("created_at", 1)
-            .limit(self._batch),
+            self._generations.never_leased(now - self._grace, self._batch),
         ]
         resumed = 0
-        for cursor in orphans:
-            async for doc in cursor:
-                if await self._runner.start(doc["_id"], wait_for_slot=False):
+        for ids in orphans:
+            async for generation_id in ids:
+                if await self._runner.start(generation_id, wait_for_slot=False):
                     resumed += 1
         if resumed:
             log.info("resumed orphaned generations", extra={"count": resumed})
@@ -93,18 +75,11 @@ class Reconciler:
 
     async def _flush_outbox(self) -> int:
         now = self._clock.now()
-        pending = (
-            self._store.generations.find({OUTBOX_AT: {"$lt": now - self._grace}})
-            .sort(OUTBOX_AT, 1)
-            .limit(self._batch)
-        )
         published = 0
-        async for doc in pending:
-            if await publish_status(self._sink, doc, now):
+        async for record in self._generations.outbox_due(now - self._grace, self._batch):
+            if await publish_status(self._sink, record, now):
                 published += 1
-                await self._store.generations.update_one(
-                    {"_id": doc["_id"], OUTBOX_AT: {"$exists": True}}, {"$set": {OUTBOX_AT: now}}
-                )
+                await self._generations.republished(record.id, now)
         if published:
             log.info("republished status events", extra={"count": published})
         return published

@@ -20,23 +20,19 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
-from videogen_common.domain import TERMINAL, Status
-from videogen_common.generations import QueueReason, transition
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.outcomes import Finished
-from videogen_orchestrator.slots import AccountSlots, waiting_key
+from videogen_orchestrator.slots import AccountSlots
 
 log = logging.getLogger(__name__)
 
-ACTIVE = [s.value for s in Status if s not in TERMINAL]
-FINISHED = [s.value for s in TERMINAL]
 # The expiry a handed-back lease is given: long past, so any instance may claim it, and the next reconciler
 # pass anywhere resumes it, at once.
 HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
-
-Doc = dict[str, Any]
 
 
 class Runner:
@@ -50,14 +46,14 @@ class Runner:
         max_in_flight: int,
         account_max_in_flight: int,
     ) -> None:
-        self._store = store
+        self._generations = GenerationRepository(store)
         self._actor = actor
         self._clock = clock
         # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
         self._owner = actor.owner
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
-        self.accounts = AccountSlots(store.account_slots, store.generations, cap=account_max_in_flight)
+        self.accounts = AccountSlots(store, cap=account_max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._wakers: set[asyncio.Task[Any]] = set()
         self._claiming: set[str] = set()
@@ -93,10 +89,10 @@ class Runner:
         try:
             await self._slots.acquire()
             try:
-                doc = await self._admit(generation_id, from_queue=from_queue)
-                if doc is not None:
+                record = await self._admit(generation_id, from_queue=from_queue)
+                if record is not None:
                     self._tasks[generation_id] = asyncio.create_task(
-                        self._run(doc), name=f"actor:{generation_id}"
+                        self._run(record), name=f"actor:{generation_id}"
                     )
                     started = True
             finally:
@@ -108,81 +104,45 @@ class Runner:
             if not self._claiming:
                 self._no_claims.set()
 
-    async def _admit(self, generation_id: str, *, from_queue: bool) -> Doc | None:
+    async def _admit(self, generation_id: str, *, from_queue: bool) -> GenerationRecord | None:
         """The lease, then the account slot. Without a slot the generation is parked, unleased, as queued."""
         if self._stopping:  # stop began while this start waited for a slot on this instance
             return None
-        doc = await self._claim(generation_id)
-        if doc is None or self._stopping:
+        record = await self._claim(generation_id)
+        if record is None or self._stopping:
             return None  # a claim that raced stop is handed back by stop
-        account_id = doc["account_id"]
-        if doc.get("provider_task_id") is not None:
+        account_id = record.account_id
+        if record.provider_task_id is not None:
             # Already at its provider: it holds a slot whatever the count now is.
             await self.accounts.keep(account_id, generation_id)
-            return doc
+            return record
         if await self.accounts.acquire(account_id, generation_id):
-            return doc
-        await self._park(doc)
+            return record
+        await self._park(record)
         if not from_queue:
             # A slot may have freed between the failed acquire and the park, and its releaser found nothing
             # waiting: look again now that this one is visible as waiting.
             self._spawn_wake(account_id)
         return None
 
-    async def _claim(self, generation_id: str) -> Doc | None:
-        """Take the lease if it is free or expired. A conditional update stamping a unique token, then a read
-        by id (the embedded store serves findAndModify with a collection scan, and an ``$or`` in the filter
-        too). A generation waiting for an account slot leaves the queue while leased: if it still gets no
-        slot, it is parked again."""
+    async def _claim(self, generation_id: str) -> GenerationRecord | None:
+        """Take the lease if it is free or expired, under a unique token. A generation waiting for an account
+        slot leaves the queue while leased: if it still gets no slot, it is parked again."""
         now = self._clock.now()
-        token = secrets.token_hex(8)
-        claimed = await self._store.generations.update_one(
-            # Free or expired: no lease (None), or one that ends before now.
-            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
-            {
-                "$set": {
-                    "lease_owner": self._owner,
-                    "lease_expires_at": now + self._lease,
-                    "lease_token": token,
-                },
-                "$unset": {"slot_wait": ""},
-                "$inc": {"attempts": 1},
-            },
+        return await self._generations.claim_lease(
+            generation_id, self._owner, now, now + self._lease, secrets.token_hex(8)
         )
-        if claimed.modified_count != 1:
-            return None
-        doc = await self._store.generations.find_one({"_id": generation_id})
-        return doc if doc is not None and doc.get("lease_token") == token else None
 
-    async def _park(self, doc: Doc) -> None:
+    async def _park(self, record: GenerationRecord) -> None:
         """The account is at its cap: the generation waits as ``queued``, with no lease, for a slot."""
-        parked = {
-            "slot_wait": waiting_key(doc["account_id"], doc["_id"]),
-            "lease_owner": None,
-            "lease_expires_at": None,
-            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
-        }
-        mine = {"lease_token": doc["lease_token"]}
-        if doc["status"] == Status.QUEUED.value:
-            await self._store.generations.update_one(
-                {"_id": doc["_id"], "version": doc["version"], **mine}, {"$set": parked}
-            )
-        else:
-            await transition(
-                self._store.generations,
-                doc,
-                Status.QUEUED,
-                now=self._clock.now(),
-                fields=parked,
-                extra_filter=mine,
-            )
+        await self._generations.wait_for_slot(record, now=self._clock.now())
         log.info(
             "account at its cap; generation waits",
-            extra={"generation_id": doc["_id"], "account_id": doc["account_id"], "cap": self.accounts.cap},
+            extra={"generation_id": record.id, "account_id": record.account_id, "cap": self.accounts.cap},
         )
 
-    async def _run(self, doc: Doc) -> None:
-        generation_id, account_id = doc["_id"], doc["account_id"]
+    async def _run(self, record: GenerationRecord) -> None:
+        generation_id, account_id = record.id, record.account_id
         try:
             # Whether this actor wrote the generation's terminal state.
             finished_here = False
@@ -190,16 +150,16 @@ class Runner:
                 # In the trace of the request that created it (a resumed generation too).
                 span = span_in(
                     "generation.run",
-                    doc.get("traceparent"),
+                    record.traceparent,
                     kind=SpanKind.CONSUMER,
                     generation_id=generation_id,
                     account_id=account_id,
-                    provider=doc["provider"],
+                    provider=record.provider,
                 )
                 with trace.use_span(span, end_on_exit=True):
-                    result = await self._actor.run(doc)
+                    result = await self._actor.run(record)
                     finished_here = isinstance(result, Finished)
-                    annotate(status=result.doc["status"] if isinstance(result, Finished) else "moved")
+                    annotate(status=result.record.status.value if isinstance(result, Finished) else "moved")
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -218,8 +178,8 @@ class Runner:
             self._slots.release()
 
     async def _finished(self, generation_id: str) -> bool:
-        doc = await self._store.generations.find_one({"_id": generation_id}, projection={"status": 1})
-        return doc is None or doc["status"] in FINISHED
+        status = await self._generations.status_of(generation_id)
+        return status is None or status in FINISHED
 
     def _spawn_wake(self, account_id: str) -> None:
         if self._stopping:
@@ -237,12 +197,13 @@ class Runner:
                 oldest = await self.accounts.oldest_waiting(account_id)
                 if oldest is None:
                     break
-                if oldest["status"] in FINISHED:  # canceled while it waited
-                    await self.accounts.leave_queue(oldest["_id"])
+                oldest_id, oldest_status = oldest
+                if oldest_status in FINISHED:  # canceled while it waited
+                    await self.accounts.leave_queue(oldest_id)
                     continue
                 if await self.accounts.free(account_id) <= 0:
                     break
-                if not await self.start(oldest["_id"], wait_for_slot=wait_for_slot, from_queue=True):
+                if not await self.start(oldest_id, wait_for_slot=wait_for_slot, from_queue=True):
                     break  # full again, or another instance is starting it (and goes on from there)
                 started += 1
         except Exception:
@@ -252,10 +213,7 @@ class Runner:
     async def renew_leases(self) -> None:
         if not self._tasks:
             return
-        await self._store.generations.update_many(
-            {"_id": {"$in": list(self._tasks)}, "lease_owner": self._owner},
-            {"$set": {"lease_expires_at": self._clock.now() + self._lease}},
-        )
+        await self._generations.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
 
     async def wait_idle(self) -> None:
         """Wait until no actor runs and no waiting generation is being started (what tests await)."""
@@ -274,9 +232,6 @@ class Runner:
             await asyncio.gather(*pending, return_exceptions=True)
         # A start already past its first check finishes its claim (or gives up) before the hand-back.
         await self._no_claims.wait()
-        released = await self._store.generations.update_many(
-            {"lease_owner": self._owner, "status": {"$in": ACTIVE}},
-            {"$set": {"lease_owner": None, "lease_expires_at": HANDED_BACK}},
-        )
-        if released.modified_count:
-            log.info("released leases", extra={"count": released.modified_count})
+        released = await self._generations.hand_back_leases(self._owner, HANDED_BACK)
+        if released:
+            log.info("released leases", extra={"count": released})

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from videogen_common.domain import EventType
 from videogen_common.events import Envelope
 from videogen_common.generations import status_envelope
+from videogen_common.records.generation import GenerationRecord
 
 log = logging.getLogger(__name__)
 
@@ -26,22 +27,26 @@ class EventSink(Protocol):
 
 async def publish_status(
     sink: EventSink,
-    doc: dict[str, Any],
+    generation: GenerationRecord | dict[str, Any],
     now: datetime,
     *,
     progress: bool = False,
     notice: EventType | None = None,
 ) -> bool:
-    """Put ``doc``'s status event on Kafka; False (logged) if the broker did not take it. Nothing is cleared
-    here: the notifier settles the outbox when it takes the event in. Events of a state that is not
-    terminal (processing, queued, progress) are best effort: nothing is owed if one is lost; so are the
-    webhook ``notice``s they carry."""
+    """Put the generation's status event (from its record or its document) on Kafka; False (logged) if the
+    broker did not take it. Nothing is cleared here: the notifier settles the outbox when it takes the event
+    in. Events of a state that is not terminal (processing, queued, progress) are best effort: nothing is
+    owed if one is lost; so are the webhook ``notice``s they carry."""
     try:
-        await sink.send(status_envelope(doc, now, progress=progress, notice=notice))
+        await sink.send(status_envelope(generation, now, progress=progress, notice=notice))
     except Exception as exc:
         log.warning(
             "status event not published; the reconciler will retry",
-            extra={"generation_id": doc["_id"], "error": repr(exc)},
+            extra={"generation_id": _id_of(generation), "error": repr(exc)},
         )
         return False
     return True
+
+
+def _id_of(generation: GenerationRecord | dict[str, Any]) -> str:
+    return generation.id if isinstance(generation, GenerationRecord) else str(generation["_id"])

@@ -14,7 +14,6 @@ import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import orjson
 from aiohttp import web
@@ -25,10 +24,10 @@ from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
 from videogen_api.schemas import Generation
 from videogen_api.status_feed import Change, Key, change_key
+from videogen_common.records.generation import GenerationRecord
 
 routes = web.RouteTableDef()
 
-Doc = dict[str, Any]
 KEEP_ALIVE_SECONDS = 15.0
 
 
@@ -126,10 +125,10 @@ _EVENTS = {
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)
-    generations, feed = app[state.STORE].generations, app[state.FEED]
+    generations, feed = app[state.GENERATIONS], app[state.FEED]
 
-    async def read() -> Doc | None:
-        return await generations.find_one({"_id": generation_id, "account_id": account})
+    async def read() -> GenerationRecord | None:
+        return await generations.get_for_account(generation_id, account)
 
     with _counted(app, account):
         async with contextlib.aclosing(feed.changes(generation_id, read)) as changes:

@@ -29,7 +29,7 @@ from videogen_api.idempotency import (
     saved_response,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
-from videogen_api.paging import newest_first_page
+from videogen_api.paging import page_from
 from videogen_api.prefer import (
     CANCEL_AFTER,
     MAX_WAIT_SECONDS,
@@ -54,16 +54,11 @@ from videogen_api.schemas import (
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
-from videogen_common.domain import Provider, Status
+from videogen_common.domain import Provider
 from videogen_common.events import REQUESTED, Envelope
-from videogen_common.generations import (
-    canceled_error,
-    new_generation,
-    public_view,
-    status_envelope,
-    transition,
-)
+from videogen_common.generations import canceled_error, new_record, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.tracing import annotate, current_traceparent
 
 log = logging.getLogger(__name__)
@@ -115,15 +110,15 @@ async def _waited(
     the preference was applied); without, ``view`` (or the generation as stored). A 404 if it is not the
     caller's."""
     account = account_of(request)
-    generations = request.app[state.STORE].generations
+    generations = request.app[state.GENERATIONS]
 
-    async def read() -> dict[str, Any] | None:
-        return await generations.find_one({"_id": generation_id, "account_id": account})
+    async def read() -> GenerationRecord | None:
+        return await generations.get_for_account(generation_id, account)
 
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
-        if view is None and (doc := await read()) is not None:
-            view = public_view(doc)
+        if view is None and (record := await read()) is not None:
+            view = record.public_view()
         found = view
         waited: dict[str, str] = {}
     else:
@@ -135,22 +130,24 @@ async def _waited(
     return found, waited
 
 
-async def _first_frame(request: web.Request, body: GenerateRequest, now: datetime) -> dict[str, Any]:
-    """Where the orchestrator finds the first frame asked for (internal fields of the generation): an upload
-    of this account's, still usable, or a URL whose host is not an address we refuse to connect to (a name
-    is checked again, after DNS, when the orchestrator fetches it)."""
+async def _first_frame(
+    request: web.Request, body: GenerateRequest, now: datetime
+) -> tuple[str | None, str | None]:
+    """Where the orchestrator finds the first frame asked for (internal fields of the generation: the media
+    key and type of an upload of this account's, still usable), after checking that a URL's host is not an
+    address we refuse to connect to (a name is checked again, after DNS, when the orchestrator fetches it)."""
     image = body.image
     if image is None:
-        return {}
+        return None, None
     if image.upload_id is not None:
         upload = await usable_upload(request.app[state.STORE], account_of(request), image.upload_id, now)
-        return {"image_key": upload["key"], "image_type": upload["content_type"]}
+        return upload["key"], upload["content_type"]
     assert image.url is not None
     policy = AddressPolicy(request.app[state.SETTINGS].image_fetch_networks)
     if (why := refused_host(image.url, policy)) is not None:
         message = f"the URL points at an address we do not fetch from ({why})"
         raise invalid([{"field": "image.url", "message": message, "code": "destination_not_allowed"}])
-    return {}
+    return None, None
 
 
 @routes.post("/v1/generate")
@@ -196,16 +193,17 @@ async def create_generation(request: web.Request) -> web.Response:
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
     try:
-        first_frame = await _first_frame(request, body, now)
+        image_key, image_type = await _first_frame(request, body, now)
     except Problem:
         # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
         if key is not None:
-            generations = app[state.STORE].generations
-            saved = await saved_response(generations, account, key, request_hash(body))
+            saved = await saved_response(app[state.GENERATIONS], account, key, request_hash(body))
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
         raise
-    doc = new_generation(
+    deadline = _deadline_seconds(request, body.deadline_seconds)
+    traceparent = current_traceparent()
+    record = new_record(
         generation_id=new_id("gen", now),
         account_id=account,
         prompt=body.prompt,
@@ -214,22 +212,21 @@ async def create_generation(request: web.Request) -> web.Response:
         now=now,
         options=options,
         metadata=body.metadata,
+        image_key=image_key,
+        image_type=image_type,
+        deadline_at=now + timedelta(seconds=deadline) if deadline is not None else None,
+        # The creating request's id stays with the generation: its status events carry it, so one generation
+        # can be followed in every service's logs (internal; never shown).
+        trace_id=request_id,
+        # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
+        api_key_id=api_key_id_of(request),
+        # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
+        traceparent=traceparent,
     )
-    doc.update(first_frame)
-    # The creating request's id stays with the generation: its status events carry it, so one generation can
-    # be followed in every service's logs (internal; never shown).
-    deadline = _deadline_seconds(request, body.deadline_seconds)
-    if deadline is not None:
-        doc["deadline_at"] = now + timedelta(seconds=deadline)
-    doc["trace_id"] = request_id
-    # Which of the account's keys asked for it: usage is reported per key too (internal; never shown).
-    doc["api_key_id"] = api_key_id_of(request)
-    # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
-    traceparent = current_traceparent()
     if traceparent is not None:
-        doc["traceparent"] = traceparent
-        annotate(generation_id=doc["_id"], account_id=account, provider=doc["provider"])
-    view = public_view(doc)
+        annotate(generation_id=record.id, account_id=account, provider=record.provider)
+    view = record.public_view()
+    doc = record.to_doc()
     digest = request_hash(body) if key is not None else ""
     if key is not None:
         doc.update(idempotency_fields(account, key, digest, view))
@@ -239,7 +236,7 @@ async def create_generation(request: web.Request) -> web.Response:
     try:
         await app[state.INSERTS].insert(doc)
     except DuplicateKeyError:
-        generations = app[state.STORE].generations
+        generations = app[state.GENERATIONS]
         saved = await saved_response(generations, account, key, digest) if key is not None else None
         if saved is None:
             raise
@@ -257,7 +254,7 @@ async def create_generation(request: web.Request) -> web.Response:
             traceparent=traceparent,
         )
     )
-    log.info("generation accepted", extra={"generation_id": doc["_id"], "provider": doc["provider"]})
+    log.info("generation accepted", extra={"generation_id": record.id, "provider": record.provider})
     return await _accepted(request, view)
 
 
@@ -283,6 +280,10 @@ async def get_generation(request: web.Request) -> web.Response:
     return json_response(view, headers=waited)
 
 
+def _position(record: GenerationRecord) -> tuple[datetime, str]:
+    return record.created_at, record.id
+
+
 @routes.get("/v1/generations")
 @Endpoint(
     operation_id="listGenerations",
@@ -300,9 +301,16 @@ async def get_generation(request: web.Request) -> web.Response:
 )
 async def list_generations(request: web.Request) -> web.Response:
     listing = parse_query(GenerationFilters, request.query)
-    query = {"account_id": account_of(request), **listing.clause()}
-    generations = request.app[state.STORE].generations
-    return json_response(await newest_first_page(generations, query, listing, public_view))
+    account, clause = account_of(request), listing.clause()
+    generations = request.app[state.GENERATIONS]
+    return json_response(
+        await page_from(
+            lambda position, limit: generations.newest_first(account, clause, position, limit),
+            listing,
+            GenerationRecord.public_view,
+            _position,
+        )
+    )
 
 
 @routes.post("/v1/generations/{id}/cancel")
@@ -335,20 +343,14 @@ async def cancel_generation(request: web.Request) -> web.Response:
     it (best effort); any result it still produces is discarded."""
     app = request.app
     generation_id = request.match_info["id"]
-    generations = app[state.STORE].generations
+    generations = app[state.GENERATIONS]
     for _ in range(CANCEL_ATTEMPTS):
-        doc = await generations.find_one({"_id": generation_id, "account_id": account_of(request)})
-        if doc is None:
+        record = await generations.get_for_account(generation_id, account_of(request))
+        if record is None:
             raise not_found(f"no generation {generation_id!r}")
-        if Status(doc["status"]).terminal:
-            raise generation_terminal(generation_id, doc["status"])
-        canceled = await transition(
-            generations,
-            doc,
-            Status.FAILED,
-            now=app[state.CLOCK].now(),
-            fields={"error": canceled_error()},
-        )
+        if record.status.terminal:
+            raise generation_terminal(generation_id, record.status.value)
+        canceled = await generations.fail(record, canceled_error(), now=app[state.CLOCK].now())
         if canceled is not None:
             break
         # Someone moved it between our read and our write: read again, and stop if it has finished.
@@ -359,4 +361,4 @@ async def cancel_generation(request: web.Request) -> web.Response:
     # same event (same id) after its grace.
     envelope = status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY])
     await app[state.PUBLISHER].publish(envelope)
-    return json_response(public_view(canceled))
+    return json_response(canceled.public_view())

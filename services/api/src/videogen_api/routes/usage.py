@@ -162,23 +162,5 @@ def usage_view(groups: list[Doc], start: datetime, end: datetime, api_key_id: st
 async def get_usage(request: web.Request) -> web.Response:
     app = request.app
     start, end, api_key_id = parse_range(request.query, app[state.CLOCK].now())
-    match: Doc = {"account_id": account_of(request), "created_at": {"$gte": start, "$lt": end}}
-    if api_key_id is not None:
-        match["api_key_id"] = api_key_id
-    pipeline = [
-        {"$match": match},
-        {
-            "$group": {
-                "_id": {
-                    "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
-                    "provider": "$provider",
-                    "status": "$status",
-                    "key": "$api_key_id",
-                },
-                "generations": {"$sum": 1},
-                "seconds": {"$sum": "$duration"},
-            }
-        },
-    ]
-    groups = await (await app[state.STORE].generations.aggregate(pipeline)).to_list(None)
+    groups = await app[state.GENERATIONS].usage_groups(account_of(request), start, end, api_key_id)
     return json_response(usage_view(groups, start, end, api_key_id))

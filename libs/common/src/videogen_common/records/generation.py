@@ -1,0 +1,287 @@
+"""A generation as a typed record, mapped to and from its stored document here and nowhere else, and the
+public view derived from it (``PUBLIC_FIELDS``, the one list of what clients see)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from operator import attrgetter
+from typing import Any
+
+from videogen_common.clock import isoformat
+from videogen_common.domain import Status
+
+Doc = dict[str, Any]
+
+# What clients see of a generation, in this order: ``GenerationRecord.public_view`` makes exactly these (a
+# test holds it and the api's response model to this list), and webhook data carries them too
+# (``deliveries.DATA_FIELDS``).
+PUBLIC_FIELDS = (
+    "id",
+    "status",
+    "prompt",
+    "provider",
+    "duration",
+    "video_url",
+    "thumbnail_url",
+    "error",
+    "progress",
+    "queue_reason",
+    "timeline",
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
+    "image",
+    "created_at",
+    "updated_at",
+)
+
+# Fields a document has only when they hold something: written by ``to_doc`` only when not None (a stored null
+# and an absent field read alike).
+_OPTIONAL = (
+    "aspect_ratio",
+    "resolution",
+    "seed",
+    "negative_prompt",
+    "metadata",
+    "queue_reason",
+    "image_key",
+    "image_type",
+    "deadline_at",
+    "trace_id",
+    "traceparent",
+    "api_key_id",
+    "status_since",
+    "state_seconds",
+    "outbox_pending",
+    "outbox_at",
+    "slot_wait",
+    "lease_token",
+    "provider_request",
+    "submit_started_at",
+    "video_key",
+    "thumbnail_key",
+    "idem",
+    "idem_hash",
+    "idem_response",
+)
+
+
+# The values of ``_OPTIONAL`` of a record, in one call.
+_optional_values = attrgetter(*_OPTIONAL)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a generation failed (its ``error``)."""
+
+    code: str
+    message: str
+    provider_code: str | None = None
+    retriable: bool = False
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> Failure:
+        return cls(doc["code"], doc["message"], doc.get("provider_code"), bool(doc.get("retriable", False)))
+
+    def to_doc(self) -> Doc:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "provider_code": self.provider_code,
+            "retriable": self.retriable,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineStep:
+    """A state the generation entered, and when."""
+
+    status: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """The first frame the request asked for: a URL, or an upload of the account's."""
+
+    url: str | None = None
+    upload_id: str | None = None
+
+    def to_doc(self) -> Doc:
+        doc: Doc = {}
+        if self.url is not None:
+            doc["url"] = self.url
+        if self.upload_id is not None:
+            doc["upload_id"] = self.upload_id
+        return doc
+
+
+def idempotency_fields(idem: str, digest: str, response: Mapping[str, Any]) -> Doc:
+    """The fields of a generation created under an Idempotency-Key (``idem``, the key scoped to its account),
+    added to its document for the one insert that creates it: the request's hash and the response."""
+    return {"idem": idem, "idem_hash": digest, "idem_response": response}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVideo:
+    """A finished generation's media as stored: the links clients get and the keys in media storage."""
+
+    video_url: str
+    video_key: str
+    thumbnail_url: str | None = None
+    thumbnail_key: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class GenerationRecord:
+    """A generation. Treat it as immutable (``dataclasses.replace`` makes a changed copy); it is not frozen
+    only because one is built on every creation (POST /v1/generate, the api's hot path), where a frozen
+    dataclass's ``__init__`` of this many fields costs ~3 µs more."""
+
+    id: str
+    account_id: str
+    status: Status
+    prompt: str
+    provider: str
+    duration: int
+    created_at: datetime
+    updated_at: datetime
+    version: int = 1
+    video_url: str | None = None
+    thumbnail_url: str | None = None
+    error: Failure | None = None
+    progress: int | None = None
+    # Empty for generations made before the timeline was kept.
+    timeline: tuple[TimelineStep, ...] = ()
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    provider_task_id: str | None = None
+    attempts: int = 0
+    image: Image | None = None
+    # The rest are written only when set (``_OPTIONAL``).
+    aspect_ratio: str | None = None
+    resolution: str | None = None
+    seed: int | None = None
+    negative_prompt: str | None = None
+    metadata: Mapping[str, str] | None = None
+    queue_reason: str | None = None
+    # Where the first frame's bytes are in media storage, and their type.
+    image_key: str | None = None
+    image_type: str | None = None
+    deadline_at: datetime | None = None
+    # The creating request's id, its key and its trace.
+    trace_id: str | None = None
+    traceparent: str | None = None
+    api_key_id: str | None = None
+    # Since when it is in its state, and the seconds spent in each state it left.
+    status_since: datetime | None = None
+    state_seconds: Mapping[str, float] | None = None
+    # The status event owed to the notifier (terminal generations), and since when.
+    outbox_pending: bool | None = None
+    outbox_at: datetime | None = None
+    slot_wait: str | None = None
+    lease_token: str | None = None
+    # What was sent to the provider, and when sending began (a submit that may have made a task).
+    provider_request: Mapping[str, Any] | None = None
+    submit_started_at: datetime | None = None
+    video_key: str | None = None
+    thumbnail_key: str | None = None
+    # Idempotency-Key: the scoped key, the request's hash and the 202 body first returned.
+    idem: str | None = None
+    idem_hash: str | None = None
+    idem_response: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> GenerationRecord:
+        error, image = doc.get("error"), doc.get("image")
+        return cls(
+            id=doc["_id"],
+            account_id=doc["account_id"],
+            status=Status(doc["status"]),
+            prompt=doc["prompt"],
+            provider=doc["provider"],
+            duration=doc["duration"],
+            created_at=doc["created_at"],
+            updated_at=doc["updated_at"],
+            version=doc.get("version", 1),
+            video_url=doc.get("video_url"),
+            thumbnail_url=doc.get("thumbnail_url"),
+            error=Failure.from_doc(error) if error else None,
+            progress=doc.get("progress"),
+            timeline=tuple(TimelineStep(step["status"], step["at"]) for step in doc.get("timeline") or ()),
+            lease_owner=doc.get("lease_owner"),
+            lease_expires_at=doc.get("lease_expires_at"),
+            provider_task_id=doc.get("provider_task_id"),
+            attempts=doc.get("attempts", 0),
+            image=Image(image.get("url"), image.get("upload_id")) if image else None,
+            **{name: doc.get(name) for name in _OPTIONAL},
+        )
+
+    def to_doc(self) -> Doc:
+        doc: Doc = {
+            "_id": self.id,
+            "account_id": self.account_id,
+            "status": self.status.value,
+            "prompt": self.prompt,
+            "provider": self.provider,
+            "duration": self.duration,
+            "video_url": self.video_url,
+            "thumbnail_url": self.thumbnail_url,
+            "error": self.error.to_doc() if self.error is not None else None,
+            "progress": self.progress,
+            "timeline": [{"status": step.status, "at": step.at} for step in self.timeline],
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "version": self.version,
+            "lease_owner": self.lease_owner,
+            "lease_expires_at": self.lease_expires_at,
+            "provider_task_id": self.provider_task_id,
+            "attempts": self.attempts,
+        }
+        if self.image is not None:
+            doc["image"] = self.image.to_doc()
+        for name, value in zip(_OPTIONAL, _optional_values(self), strict=True):
+            if value is not None:
+                doc[name] = value
+        return doc
+
+    def public_view(self) -> Doc:
+        """What clients see (``PUBLIC_FIELDS``): spec 2.1, timestamps as ISO 8601 UTC. Internal fields never
+        leave."""
+        created, updated, status = self.created_at, self.updated_at, self.status
+        created_at = isoformat(created)
+        # Generations made before the timeline was kept: their first state, and the one they are in.
+        timeline = self.timeline or (
+            TimelineStep(Status.PROCESSING.value, created),
+            *((TimelineStep(status.value, updated),) if status is not Status.PROCESSING else ()),
+        )
+        image = self.image
+        return {
+            "id": self.id,
+            "status": status.value,
+            "prompt": self.prompt,
+            "provider": self.provider,
+            "duration": self.duration,
+            "video_url": self.video_url,
+            "thumbnail_url": self.thumbnail_url,
+            "error": self.error.to_doc() if self.error is not None else None,
+            "progress": self.progress,
+            "queue_reason": self.queue_reason if status is Status.QUEUED else None,
+            "timeline": [
+                {"status": step.status, "at": created_at if step.at == created else isoformat(step.at)}
+                for step in timeline
+            ],
+            "aspect_ratio": self.aspect_ratio,
+            "resolution": self.resolution,
+            "seed": self.seed,
+            "negative_prompt": self.negative_prompt,
+            "metadata": dict(self.metadata or {}),
+            "image": {"url": image.url, "upload_id": image.upload_id} if image is not None else None,
+            "created_at": created_at,
+            # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
+            "updated_at": created_at if updated == created else isoformat(updated),
+        }

@@ -1,0 +1,515 @@
+"""The ``generations`` collection: every query, index and compare-and-set on a generation.
+
+Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
+and the difference stays here:
+
+- ``findAndModify`` is answered with a collection scan there, so a compare-and-set is a conditional
+  ``update_one`` whose new state is computed rather than read back (``transition`` and every write built on
+  it, ``_set_owned``), and a lease claim is a conditional update stamping a unique token, then a read by id
+  (``claim_lease``);
+- an ``$or`` in a filter is answered with a scan there too, so the reconciler's scan for lost leases is one
+  range query per unfinished status (``expired_leases``) rather than one ``$or`` over them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo.asynchronous.collection import AsyncCollection
+
+from videogen_common.domain import TERMINAL, Status, can_transition
+from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
+from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+ACTIVE = [s.value for s in Status if s not in TERMINAL]
+FINISHED = [s.value for s in TERMINAL]
+# Separates the account from the generation id in ``slot_wait``; account ids never contain it.
+_SEP = "\n"
+# The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
+_EVER = datetime.min.replace(tzinfo=UTC)
+
+INDEXES: list[IndexModel] = [
+    # One account's generations newest first; _id breaks ties so the cursor is stable.
+    IndexModel(
+        [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
+    ),
+    # The reconciler: unfinished generations whose lease expired (or was never taken).
+    IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
+    # Terminal generations whose status event the notifier has not taken in yet (transactional outbox),
+    # by when it was last put on Kafka. Sparse: a settled generation leaves it.
+    IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=True),
+    # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
+    # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
+    IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
+    # Listing filtered by status (GET /v1/generations?status=…), newest first.
+    IndexModel(
+        [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
+        name="by_account_status",
+    ),
+    # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
+    # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+    IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
+]
+
+
+def waiting_key(account_id: str, generation_id: str) -> str:
+    """The ``slot_wait`` value of a generation waiting in its account's queue."""
+    return f"{account_id}{_SEP}{generation_id}"
+
+
+def _queue_range(account_id: str) -> Doc:
+    return {"$gt": f"{account_id}{_SEP}", "$lt": f"{account_id}{chr(ord(_SEP) + 1)}"}
+
+
+def _seconds_since(since: datetime | None, now: datetime) -> float | None:
+    if since is None or (since.tzinfo is None) != (now.tzinfo is None):
+        return None
+    return max(0.0, (now - since).total_seconds())
+
+
+class GenerationRepository:
+    """Reads answer ``GenerationRecord``s, and the writes a service makes take and return them.
+    ``transition`` itself works on a generation's document (what the record-level writes build on, and what
+    tests hand it); ``insert_batch`` takes new documents (``GenerationRecord.to_doc``)."""
+
+    def __init__(self, store: Store) -> None:
+        self._generations: AsyncCollection[Doc] = store.generations
+
+    # -- creation -----------------------------------------------------------------------------------------
+
+    async def insert_batch(self, docs: list[Doc]) -> None:
+        """New generations in one unordered command: each succeeds or fails on its own (a duplicate
+        Idempotency-Key fails only its own document; ``BulkWriteError`` reports which)."""
+        await self._generations.insert_many(docs, ordered=False)
+
+    async def idempotent_reply(self, idem: str) -> tuple[str, Doc] | None:
+        """The request hash and the response saved under an Idempotency-Key (its stored ``idem`` value), or
+        None if no generation holds the key."""
+        found = await self._generations.find_one(
+            {"idem": idem}, projection={"idem_hash": 1, "idem_response": 1}
+        )
+        if found is None:
+            return None
+        return found["idem_hash"], found["idem_response"]
+
+    # -- reads --------------------------------------------------------------------------------------------
+
+    async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
+        """The generation if it is the account's (a foreign id reads like an unknown one)."""
+        doc = await self._generations.find_one({"_id": generation_id, "account_id": account_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
+
+    async def get_many(self, generation_ids: list[str]) -> AsyncIterator[GenerationRecord]:
+        """The generations of these ids that exist."""
+        async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
+            yield GenerationRecord.from_doc(doc)
+
+    async def status_of(self, generation_id: str) -> str | None:
+        """The generation's status, None if there is no such generation."""
+        doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1})
+        return None if doc is None else str(doc["status"])
+
+    async def was_canceled(self, generation_id: str) -> bool:
+        """Whether the generation failed because its client canceled it."""
+        doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1, "error": 1})
+        if doc is None or doc["status"] != Status.FAILED.value:
+            return False
+        return bool((doc.get("error") or {}).get("code") == "canceled")
+
+    async def newest_first(
+        self, account_id: str, clause: Doc, before: tuple[datetime, str] | None, limit: int
+    ) -> list[GenerationRecord]:
+        """Up to ``limit`` of the account's generations matching ``clause``, in (created_at desc, _id desc)
+        order, strictly after the position ``before`` (a listing cursor) if given."""
+        query: Doc = {"account_id": account_id, **clause}
+        if before is not None:
+            created_at, item_id = before
+            query["$or"] = [
+                {"created_at": {"$lt": created_at}},
+                {"created_at": created_at, "_id": {"$lt": item_id}},
+            ]
+        found = self._generations.find(query).sort([("created_at", DESCENDING), ("_id", DESCENDING)])
+        return [GenerationRecord.from_doc(doc) for doc in await found.limit(limit).to_list(limit)]
+
+    async def usage_groups(
+        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
+    ) -> list[Doc]:
+        """The account's generations created in [start, end) (of one key, if given), counted and their
+        seconds summed per (day, provider, status, key): ``{_id: {day, provider, status, key}, generations,
+        seconds}``."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {
+                        "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
+                        "provider": "$provider",
+                        "status": "$status",
+                        "key": "$api_key_id",
+                    },
+                    "generations": {"$sum": 1},
+                    "seconds": {"$sum": "$duration"},
+                }
+            },
+        ]
+        return await (await self._generations.aggregate(pipeline)).to_list(None)
+
+    # -- state transitions --------------------------------------------------------------------------------
+
+    async def transition(
+        self,
+        doc: Doc,
+        target: Status,
+        *,
+        now: datetime,
+        fields: Doc | None = None,
+        owner: str | None = None,
+        lease_token: str | None = None,
+    ) -> Doc | None:
+        """Compare-and-set on (id, expected status, version), and on the lease ``owner`` or ``lease_token``
+        when given. Returns the new document, or None if someone else moved the generation first; a duplicate
+        or late event can therefore never move it backwards.
+
+        The new document is computed rather than read back: the compare-and-set guarantees the stored one was
+        ``doc`` just before this write (writes that do not bump the version touch only lease and outbox
+        fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
+        with a collection scan.
+
+        Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
+        ``status_since``, or since creation), so a finished generation says how long it queued and
+        processed, whichever instances drove it."""
+        current = Status(doc["status"])
+        if not can_transition(current, target):
+            raise TransitionError(f"{current} -> {target} is not allowed")
+        update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
+        if target is not Status.QUEUED:
+            update.setdefault("queue_reason", None)
+        increments: Doc = {"version": 1}
+        step = {"status": target.value, "at": now}
+        spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
+        if spent is not None:
+            increments[f"state_seconds.{current.value}"] = spent
+        if target.terminal:
+            # The status event is owed to the notifier until it has recorded the event's deliveries (it
+            # clears both fields then): a broker that loses the event after acknowledging it cannot lose the
+            # webhooks.
+            update["outbox_pending"] = True
+            update[OUTBOX_AT] = now
+            update["lease_owner"] = None
+            update["lease_expires_at"] = None
+        query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
+        if owner is not None:
+            query["lease_owner"] = owner
+        if lease_token is not None:
+            query["lease_token"] = lease_token
+        result = await self._generations.update_one(
+            query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        )
+        if result.modified_count != 1:
+            return None
+        moved = {
+            **doc,
+            **update,
+            "version": doc["version"] + 1,
+            "timeline": [*(doc.get("timeline") or []), step],
+        }
+        if spent is not None:
+            totals = dict(doc.get("state_seconds") or {})
+            totals[current.value] = totals.get(current.value, 0) + spent
+            moved["state_seconds"] = totals
+        return moved
+
+    async def fail(
+        self, record: GenerationRecord, error: Doc, *, now: datetime, owner: str | None = None
+    ) -> GenerationRecord | None:
+        """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
+        the lease of ``owner``); None if someone else moved it first."""
+        return await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+
+    async def complete(
+        self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str
+    ) -> GenerationRecord | None:
+        """Move the generation ``owner`` runs to ``completed`` with its stored media; None if it moved."""
+        fields: Doc = {
+            "video_url": media.video_url,
+            "video_key": media.video_key,
+            "thumbnail_url": media.thumbnail_url,
+        }
+        if media.thumbnail_key is not None:
+            fields["thumbnail_key"] = media.thumbnail_key
+        fields["progress"] = 100
+        return await self._move(record, Status.COMPLETED, now=now, fields=fields, owner=owner)
+
+    async def follow_provider(
+        self, record: GenerationRecord, target: Status, *, now: datetime, owner: str
+    ) -> GenerationRecord | None:
+        """Mirror the provider's own state: ``queued`` (for the provider's reasons) or ``processing``."""
+        fields = {"queue_reason": QueueReason.PROVIDER} if target is Status.QUEUED else None
+        return await self._move(record, target, now=now, fields=fields, owner=owner)
+
+    async def _move(
+        self,
+        record: GenerationRecord,
+        target: Status,
+        *,
+        now: datetime,
+        fields: Doc | None,
+        owner: str | None,
+    ) -> GenerationRecord | None:
+        moved = await self.transition(record.to_doc(), target, now=now, fields=fields, owner=owner)
+        return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def save_first_frame(
+        self, record: GenerationRecord, owner: str, key: str, content_type: str
+    ) -> GenerationRecord | None:
+        """Where the generation's first frame was kept in media storage, once fetched."""
+        return await self._set_owned(
+            record,
+            owner,
+            {"image_key": key, "image_type": content_type},
+            image_key=key,
+            image_type=content_type,
+        )
+
+    async def mark_submitting(
+        self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
+    ) -> GenerationRecord | None:
+        """A submit that may make a (paid) task begins now, with the request ``plan``."""
+        return await self._set_owned(
+            record,
+            owner,
+            {"submit_started_at": now, "provider_request": plan},
+            submit_started_at=now,
+            provider_request=plan,
+        )
+
+    async def save_task_id(
+        self,
+        record: GenerationRecord,
+        owner: str,
+        task_id: str,
+        now: datetime,
+        plan: Mapping[str, Any] | None,
+    ) -> GenerationRecord | None:
+        """The provider took the task: its id (and the request, if given) saved before the first poll."""
+        fields: Doc = {"provider_task_id": task_id, "updated_at": now}
+        if plan:
+            fields["provider_request"] = plan
+        request = plan or record.provider_request
+        return await self._set_owned(
+            record, owner, fields, provider_task_id=task_id, updated_at=now, provider_request=request
+        )
+
+    async def _set_owned(
+        self, record: GenerationRecord, owner: str, fields: Doc, **changes: Any
+    ) -> GenerationRecord | None:
+        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
+        conditional update, and the new record computed (``changes``, the same fields) rather than read back
+        (the embedded store serves findAndModify with a collection scan). None if the generation moved."""
+        result = await self._generations.update_one(
+            {"_id": record.id, "lease_owner": owner, "version": record.version},
+            {"$set": fields, "$inc": {"version": 1}},
+        )
+        if result.modified_count != 1:
+            return None
+        return replace(record, version=record.version + 1, **changes)
+
+    async def still_owned(self, record: GenerationRecord, owner: str) -> bool:
+        """Whether the generation is still ``owner``'s and unmoved since ``record`` (same version)."""
+        found = await self._generations.find_one(
+            {"_id": record.id, "lease_owner": owner, "version": record.version}, projection={"_id": 1}
+        )
+        return found is not None
+
+    async def write_progress(self, record: GenerationRecord, owner: str, progress: int) -> bool:
+        """Set the progress of a ``processing`` generation still ``owner``'s at ``record``'s version. Changes
+        no state, so the version stays (the owner's own compare-and-set writes stay undisturbed)."""
+        result = await self._generations.update_one(
+            {
+                "_id": record.id,
+                "lease_owner": owner,
+                "version": record.version,
+                "status": Status.PROCESSING.value,
+            },
+            {"$set": {"progress": progress}},
+        )
+        return result.modified_count == 1
+
+    # -- leases -------------------------------------------------------------------------------------------
+
+    async def claim_lease(
+        self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
+    ) -> GenerationRecord | None:
+        """Take the lease of an unfinished generation if it is free or expired, leaving its account's slot
+        queue; returns the generation so leased, or None. A conditional update stamping the unique ``token``,
+        then a read by id: the embedded store serves findAndModify with a collection scan, and an ``$or`` in
+        the filter too (hence "not at or after now" for "none, or ended before now")."""
+        claimed = await self._generations.update_one(
+            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
+            {
+                "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
+                "$unset": {"slot_wait": ""},
+                "$inc": {"attempts": 1},
+            },
+        )
+        if claimed.modified_count != 1:
+            return None
+        doc = await self._generations.find_one({"_id": generation_id})
+        if doc is None or doc.get("lease_token") != token:
+            return None
+        return GenerationRecord.from_doc(doc)
+
+    async def wait_for_slot(self, record: GenerationRecord, *, now: datetime) -> None:
+        """Park a generation leased under ``record``'s token in its account's queue, unleased, ``queued``
+        (for the account's concurrency): a transition from ``processing``; from ``queued``, the same fields
+        without a new version (no state changes). Nothing if it moved since ``record``."""
+        parked: Doc = {
+            "slot_wait": waiting_key(record.account_id, record.id),
+            "lease_owner": None,
+            "lease_expires_at": None,
+            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
+        }
+        if record.status is Status.QUEUED:
+            await self._generations.update_one(
+                {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
+                {"$set": parked},
+            )
+        else:
+            await self.transition(
+                record.to_doc(), Status.QUEUED, now=now, fields=parked, lease_token=record.lease_token
+            )
+
+    async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
+        await self._generations.update_many(
+            {"_id": {"$in": generation_ids}, "lease_owner": owner}, {"$set": {"lease_expires_at": until}}
+        )
+
+    async def hand_back_leases(self, owner: str, expires_at: datetime) -> int:
+        """Release every unfinished generation ``owner`` leases, its lease expiring at ``expires_at``; returns
+        how many."""
+        released = await self._generations.update_many(
+            {"lease_owner": owner, "status": {"$in": ACTIVE}},
+            {"$set": {"lease_owner": None, "lease_expires_at": expires_at}},
+        )
+        return released.modified_count
+
+    # -- the account slot queue ---------------------------------------------------------------------------
+
+    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
+        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
+        doc = await self._generations.find_one(
+            {"slot_wait": _queue_range(account_id)}, projection={"status": 1}, sort=[("slot_wait", 1)]
+        )
+        return None if doc is None else (doc["_id"], doc["status"])
+
+    async def leave_queue(self, generation_id: str) -> None:
+        """Take a finished generation (canceled while it waited) out of its account's queue."""
+        await self._generations.update_one(
+            {"_id": generation_id, "status": {"$in": FINISHED}}, {"$unset": {"slot_wait": ""}}
+        )
+
+    async def waiting_accounts(self) -> AsyncIterator[str]:
+        """Each account with a generation waiting for a slot: one index seek per account, skipping from one
+        account's queue to the next."""
+        after = ""
+        while True:
+            doc = await self._generations.find_one(
+                {"slot_wait": {"$gt": after}}, projection={"slot_wait": 1}, sort=[("slot_wait", 1)]
+            )
+            if doc is None:
+                return
+            account_id = doc["slot_wait"].split(_SEP, 1)[0]
+            yield account_id
+            after = f"{account_id}{chr(ord(_SEP) + 1)}"
+
+    async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
+        """Which of these generations exist and are not finished."""
+        found = self._generations.find(
+            {"_id": {"$in": generation_ids}, "status": {"$nin": FINISHED}}, projection={"_id": 1}
+        )
+        return {doc["_id"] async for doc in found}
+
+    # -- the reconciler -----------------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int) -> AsyncIterator[str]:
+        """Ids of unfinished generations whose lease ran out (their owner died) or was handed back (expired at
+        the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
+        index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
+        for status in ACTIVE:
+            found = (
+                self._generations.find(
+                    {"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1}
+                )
+                .sort("lease_expires_at", 1)
+                .limit(limit)
+            )
+            async for doc in found:
+                yield doc["_id"]
+
+    async def never_leased(self, created_before: datetime, limit: int) -> AsyncIterator[str]:
+        """Ids of ``processing`` generations nobody ever leased, created before ``created_before``, oldest
+        first (one that waits for an account slot is ``queued`` with no lease, and is not among them)."""
+        found = (
+            self._generations.find(
+                {
+                    "status": Status.PROCESSING.value,
+                    "lease_expires_at": None,
+                    "created_at": {"$lt": created_before},
+                },
+                projection={"_id": 1},
+            )
+            .sort("created_at", 1)
+            .limit(limit)
+        )
+        async for doc in found:
+            yield doc["_id"]
+
+    # -- the outbox ---------------------------------------------------------------------------------------
+
+    async def outbox_due(self, put_before: datetime, limit: int) -> AsyncIterator[GenerationRecord]:
+        """Terminal generations whose status event was last put on Kafka before ``put_before`` and is still
+        owed, longest owed first."""
+        async for doc in (
+            self._generations.find({OUTBOX_AT: {"$lt": put_before}}).sort(OUTBOX_AT, 1).limit(limit)
+        ):
+            yield GenerationRecord.from_doc(doc)
+
+    async def republished(self, generation_id: str, now: datetime) -> None:
+        """The generation's status event was put on Kafka again at ``now`` (if it is still owed)."""
+        await self._generations.update_one(
+            {"_id": generation_id, OUTBOX_AT: {"$exists": True}}, {"$set": {OUTBOX_AT: now}}
+        )
+
+    async def settle_outbox(self, generation_ids: Sequence[str]) -> None:
+        """The notifier recorded these terminal generations' deliveries: their status events are owed no
+        more."""
+        if generation_ids:
+            await self._generations.update_many(
+                {"_id": {"$in": list(generation_ids)}, OUTBOX_AT: {"$exists": True}},
+                {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
+            )
+
+    async def date_unstamped_outbox(self, now: datetime) -> None:
+        """Migration: generations left pending by a version without ``outbox_at`` are owed their event as of
+        ``now``."""
+        await self._generations.update_many(
+            {"outbox_pending": True, OUTBOX_AT: {"$exists": False}}, {"$set": {OUTBOX_AT: now}}
+        )
+
+    # -- metrics ------------------------------------------------------------------------------------------
+
+    async def count_in_status(self, status: Status) -> int:
+        return await self._generations.count_documents({"status": status.value})
+
+    async def count_outbox_pending(self) -> int:
+        """How many status events are owed (an indexed range of ``outbox_at``)."""
+        return await self._generations.count_documents({OUTBOX_AT: {"$gte": _EVER}})

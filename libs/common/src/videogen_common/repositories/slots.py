@@ -1,0 +1,68 @@
+"""The ``account_slots`` collection: one document per account, ``{_id: account_id, holders: [generation
+ids]}``, the account's generations in flight (the orchestrator's per-account cap, counted where every
+instance sees one count)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
+
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+
+class SlotRepository:
+    def __init__(self, store: Store) -> None:
+        self._slots: AsyncCollection[Doc] = store.account_slots
+
+    async def take(self, account_id: str, generation_id: str, cap: int) -> bool:
+        """Take a slot for the generation if the account holds fewer than ``cap``; True if it holds one now
+        (also if it already did). One conditional ``update_one`` that matches only while the list is shorter
+        than the cap, so two instances can never both take the last slot."""
+        for _ in range(3):
+            taken = await self._slots.update_one(
+                # `holders.{cap-1}` missing means fewer than `cap` holders.
+                {
+                    "_id": account_id,
+                    f"holders.{cap - 1}": {"$exists": False},
+                    "holders": {"$ne": generation_id},
+                },
+                {"$push": {"holders": generation_id}},
+            )
+            if taken.modified_count == 1:
+                return True
+            doc = await self._slots.find_one({"_id": account_id})
+            if doc is not None:
+                return generation_id in doc["holders"]
+            try:
+                await self._slots.insert_one({"_id": account_id, "holders": [generation_id]})
+                return True
+            except DuplicateKeyError:
+                continue  # another instance created the account's document first: update it instead
+        return False
+
+    async def keep(self, account_id: str, generation_id: str) -> None:
+        """Record a slot for the generation whatever the count."""
+        await self._slots.update_one(
+            {"_id": account_id}, {"$addToSet": {"holders": generation_id}}, upsert=True
+        )
+
+    async def release(self, account_id: str, generation_id: str) -> bool:
+        """Give the generation's slot back; False if it held none."""
+        released = await self._slots.update_one(
+            {"_id": account_id, "holders": generation_id}, {"$pull": {"holders": generation_id}}
+        )
+        return released.modified_count == 1
+
+    async def holders(self, account_id: str) -> list[str]:
+        doc = await self._slots.find_one({"_id": account_id})
+        return list(doc["holders"]) if doc else []
+
+    async def all_holders(self) -> AsyncIterator[tuple[str, list[str]]]:
+        """Each account holding a slot, with its holders."""
+        async for doc in self._slots.find({"holders.0": {"$exists": True}}):
+            yield doc["_id"], list(doc["holders"])
