@@ -9,9 +9,10 @@ import pytest
 from multidict import MultiDict
 from pydantic import BaseModel
 
-from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, before_cursor, decode_cursor, encode_cursor
+from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from videogen_api.problems import Problem
 from videogen_api.query import parse_query
+from videogen_common.repositories.paging import after_position
 
 MOMENT = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 
@@ -83,8 +84,8 @@ def test_garbage_cursor_is_422(cursor: str) -> None:
 
 
 def test_before_cursor() -> None:
-    assert before_cursor(None) == {}
-    clause = before_cursor(encode_cursor(MOMENT, "gen_01"))
+    assert after_position(None) == {}
+    clause = after_position(decode_cursor(encode_cursor(MOMENT, "gen_01")))
     assert clause == {
         "$or": [{"created_at": {"$lt": MOMENT}}, {"created_at": MOMENT, "_id": {"$lt": "gen_01"}}]
     }
@@ -92,7 +93,7 @@ def test_before_cursor() -> None:
 
 def test_before_cursor_garbage_is_422() -> None:
     with pytest.raises(Problem) as info:
-        before_cursor("!!!")
+        decode_cursor("!!!")
     assert info.value.status == 422
 
 

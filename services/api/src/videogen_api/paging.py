@@ -15,8 +15,6 @@ from typing import Annotated, Any, Protocol, TypeVar
 
 import orjson
 from pydantic import BeforeValidator, Field
-from pymongo import DESCENDING
-from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_api.problems import invalid
 from videogen_api.query import Param, first, refused
@@ -47,14 +45,6 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     if decoded is None:
         raise invalid([{"field": "cursor", "message": _NOT_A_CURSOR, "code": "cursor"}])
     return decoded
-
-
-def before_cursor(cursor: str | None) -> dict[str, Any]:
-    """The query clause for items strictly after the cursor in (created_at desc, _id desc) order."""
-    if cursor is None:
-        return {}
-    created_at, item_id = decode_cursor(cursor)
-    return {"$or": [{"created_at": {"$lt": created_at}}, {"created_at": created_at, "_id": {"$lt": item_id}}]}
 
 
 # The ``limit`` query parameter of every listing (the OpenAPI document states the same numbers).
@@ -107,27 +97,6 @@ class Page(Protocol):
     def cursor(self) -> str | None: ...
 
 
-async def newest_first_page(
-    collection: AsyncCollection[dict[str, Any]],
-    query: dict[str, Any],
-    page: Page,
-    view: Callable[[dict[str, Any]], dict[str, Any]],
-) -> dict[str, Any]:
-    """One page of what ``query`` matches, newest first from ``page.cursor`` on, ``page.limit`` long:
-    ``{"data": [view(doc), ...], "next_cursor": null | string}``. One more document than the page is read, to
-    know whether another page follows."""
-    limit = page.limit
-    found = collection.find({**query, **before_cursor(page.cursor)})
-    docs = (
-        await found.sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        .limit(limit + 1)
-        .to_list(limit + 1)
-    )
-    shown = docs[:limit]
-    next_cursor = encode_cursor(shown[-1]["created_at"], shown[-1]["_id"]) if len(docs) > limit else None
-    return {"data": [view(doc) for doc in shown], "next_cursor": next_cursor}
-
-
 T = TypeVar("T")
 
 
@@ -137,7 +106,7 @@ async def page_from(
     view: Callable[[T], dict[str, Any]],
     position: Callable[[T], tuple[datetime, str]],
 ) -> dict[str, Any]:
-    """``newest_first_page`` over a repository's listing: ``fetch(position, n)`` answers up to ``n`` items
+    """One page of a repository's listing: ``fetch(position, n)`` answers up to ``n`` items
     after ``page.cursor``'s position, newest first; ``position`` gives an item's (created_at, id).
     One more item than the page is read, to know whether another page follows."""
     limit = page.limit

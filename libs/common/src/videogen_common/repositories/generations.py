@@ -23,6 +23,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.paging import Position, newest_first
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -123,19 +124,12 @@ class GenerationRepository:
         return bool((doc.get("error") or {}).get("code") == "canceled")
 
     async def newest_first(
-        self, account_id: str, clause: Doc, before: tuple[datetime, str] | None, limit: int
+        self, account_id: str, clause: Doc, position: Position | None, limit: int
     ) -> list[GenerationRecord]:
-        """Up to ``limit`` of the account's generations matching ``clause``, in (created_at desc, _id desc)
-        order, strictly after the position ``before`` (a listing cursor) if given."""
-        query: Doc = {"account_id": account_id, **clause}
-        if before is not None:
-            created_at, item_id = before
-            query["$or"] = [
-                {"created_at": {"$lt": created_at}},
-                {"created_at": created_at, "_id": {"$lt": item_id}},
-            ]
-        found = self._generations.find(query).sort([("created_at", DESCENDING), ("_id", DESCENDING)])
-        return [GenerationRecord.from_doc(doc) for doc in await found.limit(limit).to_list(limit)]
+        """Up to ``limit`` of the account's generations matching ``clause``, newest first, after ``position``
+        (the last item of the previous page) if given."""
+        docs = await newest_first(self._generations, {"account_id": account_id, **clause}, position, limit)
+        return [GenerationRecord.from_doc(doc) for doc in docs]
 
     async def usage_groups(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None

@@ -1,5 +1,5 @@
 """Newest-first pages of one collection, in (created_at desc, _id desc) order: the query shape every listing
-of the api uses (deliveries, audit events), from the position of the last item of the previous page on."""
+of the api uses (generations, deliveries, audit events), from the position of the last item of the previous page on."""
 
 from __future__ import annotations
 
