@@ -1,5 +1,6 @@
-"""Newest-first pages of one collection, in (created_at desc, _id desc) order: the query shape every listing
-of the api uses (generations, deliveries, audit events), from the position of the last item of the previous page on."""
+"""Newest-first pages of one collection, in (created_at desc, _id desc) order, from the position of the last
+item of the previous page on: the query shape every listing of the api uses (generations, deliveries, audit
+events)."""
 
 from __future__ import annotations
 
