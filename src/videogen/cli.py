@@ -8,13 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from pymongo.errors import ServerSelectionTimeoutError
-
 from videogen.dev_engines import running_engines
 from videogen.keys import create_key, revoke_key
 from videogen.migrate import migrate
 from videogen_common.settings import CommonSettings, SettingsError, load_settings
-from videogen_common.store import connect
+from videogen_common.store import ServerSelectionTimeoutError, connect
 
 ENV_MONGO_URL = "VIDEOGEN_MONGO_URL"
 ENV_DATA_DIR = "VIDEOGEN_DATA_DIR"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pymongo.errors import DuplicateKeyError
-
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import SystemClock
@@ -13,7 +11,7 @@ from videogen_common.ids import new_id
 from videogen_common.records.api_key import ApiKey
 from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.signing import hash_api_key, new_api_key
-from videogen_common.store import Store
+from videogen_common.store import DuplicateKeyError, Store
 
 
 async def create_key(

@@ -1,6 +1,6 @@
-"""videogen_api.batched_inserts against the real store: concurrent inserts share commands, each returns only
-once its own document is stored, and each fails on its own (a duplicate key) or with its command (the store
-unreachable)."""
+"""videogen_common.repositories.batched_inserts against the real store: concurrent inserts share commands,
+each returns only once its own document is stored, and each fails on its own (a duplicate key) or with its
+command (the store unreachable)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pymongo.monitoring import CommandFailedEvent, CommandListener, CommandStart
 
 from tests.support.fakes import ManualClock
 from videogen.engines import free_port
-from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
+from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store

@@ -20,10 +20,10 @@ from pymongo.errors import PyMongoError
 
 from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.webhooks import insert_webhook
-from videogen_api.batched_inserts import InsertBatcher
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.store import Durability, connect

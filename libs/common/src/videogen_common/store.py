@@ -9,6 +9,27 @@ from typing import Any
 from pymongo import AsyncMongoClient, WriteConcern
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import (
+    ConnectionFailure,
+    DuplicateKeyError,
+    PyMongoError,
+    ServerSelectionTimeoutError,
+    WriteConcernError,
+)
+
+# The driver's errors the services tell apart (a key already taken, the store unreachable or not answering in
+# time, a write not acknowledged as durable, any store failure), named here so that only libs/common imports
+# the driver: ``make lint`` forbids the services and the operator's command to import pymongo.
+__all__ = [
+    "ConnectionFailure",
+    "DuplicateKeyError",
+    "Durability",
+    "PyMongoError",
+    "ServerSelectionTimeoutError",
+    "Store",
+    "WriteConcernError",
+    "connect",
+]
 
 Doc = dict[str, Any]
 

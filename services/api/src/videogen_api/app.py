@@ -14,7 +14,6 @@ from prometheus_client import CollectorRegistry
 
 from videogen_api import openapi, state
 from videogen_api.auth import KeyCache
-from videogen_api.batched_inserts import InsertBatcher
 from videogen_api.drain import Drain
 from videogen_api.metrics import METRICS, ApiMetrics, metrics_middleware
 from videogen_api.middleware import (
@@ -32,6 +31,7 @@ from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
+from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import connect
 from videogen_common.topics import Topics

@@ -41,7 +41,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry import trace
-from pymongo.errors import ConnectionFailure, PyMongoError, WriteConcernError
 
 from videogen_common.clock import Clock
 from videogen_common.deliveries import FAILED, SUCCEEDED
@@ -49,7 +48,7 @@ from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.records.webhook import Health, WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryClaims
 from videogen_common.repositories.webhooks import WebhookRepository
-from videogen_common.store import Store
+from videogen_common.store import ConnectionFailure, PyMongoError, Store, WriteConcernError
 from videogen_common.tracing import annotate, span_in
 from videogen_notifier.decision import Policy, RetryAt, Succeeded, Why, decide
 from videogen_notifier.lanes import Job, Lane

@@ -13,13 +13,12 @@ from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
 from opentelemetry.trace import SpanKind
-from pymongo.errors import PyMongoError
 
 from videogen_common.clock import Clock
 from videogen_common.domain import TERMINAL_EVENT, Status
 from videogen_common.events import Envelope
 from videogen_common.repositories.generations import GenerationRepository
-from videogen_common.store import Store
+from videogen_common.store import PyMongoError, Store
 from videogen_common.tracing import span_in
 from videogen_notifier.deliveries import new_deliveries_for
 from videogen_notifier.dispatcher import Dispatcher

@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from pymongo.errors import DuplicateKeyError
-
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat, to_millis
@@ -22,7 +20,7 @@ from videogen_common.ids import derived_id
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
-from videogen_common.store import Store
+from videogen_common.store import DuplicateKeyError, Store
 
 WEBHOOK_DISABLED = EventType.WEBHOOK_DISABLED.value
 

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aiohttp import web
-from pymongo.errors import DuplicateKeyError
 
 from videogen_api import schemas, state
 from videogen_api.declare import (
@@ -59,6 +58,7 @@ from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import canceled_error, new_record, status_envelope
 from videogen_common.ids import new_id
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.store import DuplicateKeyError
 from videogen_common.tracing import annotate, current_traceparent
 
 log = logging.getLogger(__name__)
