@@ -5,7 +5,6 @@ from __future__ import annotations
 from aiohttp import web
 
 from videogen_api.auth import KeyCache
-from videogen_api.batched_inserts import InsertBatcher
 from videogen_api.drain import Drain
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import RateLimiter
@@ -13,6 +12,7 @@ from videogen_api.settings import ApiSettings
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
+from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
