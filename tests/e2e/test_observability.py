@@ -109,8 +109,10 @@ async def test_one_generation_is_followed_by_its_request_id_across_the_services(
 
 
 async def lag_samples(url: str, topic: str, timeout: float = 30.0) -> dict[str, float]:
-    """The consumer-lag samples of ``topic`` by partition, once there are any: faust commits on an interval,
-    and a partition's lag is reported once it has committed there. Polled: a commit has no event to await."""
+    """The consumer-lag samples of ``topic`` by partition, once they show everything consumed (or as they are
+    at ``timeout``): faust commits on an interval, a partition's lag is reported once it has committed there,
+    and a commit made before the last event was handled still shows it. Polled: a commit has no event to
+    await."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -121,6 +123,6 @@ async def lag_samples(url: str, topic: str, timeout: float = 30.0) -> dict[str, 
             if (value := sample(text, "videogen_kafka_consumer_lag", partition=str(partition), topic=topic))
             is not None
         }
-        if found or loop.time() > deadline:
+        if (found and not any(found.values())) or loop.time() > deadline:
             return found
         await asyncio.sleep(0.2)
