@@ -22,7 +22,7 @@ from videogen.keys import create_key, revoke_key
 from videogen_api.schemas import AuditEventList
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import FAILED, delivery_body, new_delivery
+from videogen_common.deliveries import FAILED, delivery_body, pending_delivery
 from videogen_common.ids import new_id
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.signing import hash_api_key
@@ -107,14 +107,14 @@ async def test_every_change_to_keys_and_webhooks_is_recorded_with_who_when_and_w
     await call(client, "PATCH", f"/v1/webhooks/{hook}", key, {"active": False})  # no change: no event
     resumed = await call(client, "PATCH", f"/v1/webhooks/{hook}", key, {"active": True})
     tick()
-    delivery = new_delivery(
+    delivery = pending_delivery(
         event_id=new_id("evt", clock.now()),
         event_type="video.completed",
         webhook_id=hook,
         account_id="acme",
         body=delivery_body("video.completed", isoformat(clock.now()), {"id": "gen_x"}),
         now=clock.now(),
-    )
+    ).to_doc()
     await store.deliveries.insert_one({**delivery, "status": FAILED, "next_attempt_at": None})
     retried = await call(client, "POST", f"/v1/deliveries/{delivery['_id']}/retry", key)
     tick()

@@ -26,7 +26,7 @@ from tests.support.receivers import Received, Reply, failing, receiving, replies
 from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import SystemClock, isoformat
-from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.ids import new_id
 from videogen_common.store import Store
 from videogen_notifier.dispatcher import Dispatcher
@@ -82,7 +82,7 @@ async def add_delivery(
 ) -> str:
     """A delivery record as the notifier leaves it."""
     generation_id = new_id("gen", created_at)
-    doc = new_delivery(
+    doc = pending_delivery(
         event_id=f"evt_{generation_id}_completed_3",
         event_type=event_type,
         webhook_id=webhook_id,
@@ -90,7 +90,7 @@ async def add_delivery(
         body=delivery_body(event_type, isoformat(created_at), {"id": generation_id}),
         now=created_at,
         generation_id=generation_id,
-    )
+    ).to_doc()
     if status != "pending":
         doc.update(
             status=status,

@@ -15,7 +15,7 @@ from tests.support.api import api_client, bearer
 from tests.support.fakes import ManualClock
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
-from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.ids import new_id
 from videogen_common.store import Store
 
@@ -40,7 +40,7 @@ async def stored(store: Store, webhook_id: str) -> Doc:
 
 async def add_delivery(store: Store, webhook: Doc, status: str, clock: ManualClock | None = None) -> str:
     now = clock.now() if clock else (await stored(store, webhook["id"]))["created_at"]
-    doc = new_delivery(
+    doc = pending_delivery(
         event_id=new_id("evt", now),
         event_type="video.completed",
         webhook_id=webhook["id"],
@@ -48,7 +48,7 @@ async def add_delivery(store: Store, webhook: Doc, status: str, clock: ManualClo
         body=delivery_body("video.completed", isoformat(now), {"id": "gen_x"}),
         now=now,
         generation_id="gen_x",
-    )
+    ).to_doc()
     if status != "pending":
         doc.update(status=status, next_attempt_at=None)
     await store.deliveries.insert_one(doc)

@@ -118,14 +118,14 @@ async def test_a_batch_of_status_events_makes_every_delivery_it_calls_for_and_a_
         status_envelope("failed", now, account_id="globex"),
     ]
     made = await insert_new(store, await new_deliveries_for(store, [first, *others], now))
-    assert sorted((d["event_id"], d["webhook_id"]) for d in made) == sorted(
+    assert sorted((d.event_id, d.webhook_id) for d in made) == sorted(
         [(first.event_id, both), (first.event_id, completed), (others[2].event_id, globex)]
     )
 
     # The first event again (Kafka redelivered it), in a batch with a new one: only the new one's are made.
     new = status_envelope("completed", now)
     again = await insert_new(store, await new_deliveries_for(store, [first, new, new], now))
-    assert sorted((d["event_id"], d["webhook_id"]) for d in again) == sorted(
+    assert sorted((d.event_id, d.webhook_id) for d in again) == sorted(
         [(new.event_id, both), (new.event_id, completed)]
     )
     assert await insert_new(store, await new_deliveries_for(store, [first, new], now)) == []

@@ -102,7 +102,7 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
         doc = {**_generation(datetime.now(UTC)), "status": Status.COMPLETED.value, "version": 3}
         envelope = status_envelope(doc, datetime.now(UTC))
         made = await insert_new(store, await new_deliveries(store, envelope, datetime.now(UTC)))
-        recorded.update(delivery["_id"] for delivery in made)
+        recorded.update(delivery.id for delivery in made)
 
     writers = [
         asyncio.create_task(_until_killed(killed, work))

@@ -8,7 +8,7 @@ import pytest
 from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
-from videogen_common.deliveries import delivery_body, new_delivery
+from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.repositories.indexes import INDEXES, RETIRED_INDEXES, ensure_indexes
 from videogen_common.store import Store
 
@@ -38,14 +38,14 @@ async def test_a_delivery_is_unique_on_its_event_and_endpoint_through_its_id(sto
 
     def make(event_id: str, webhook_id: str) -> dict[str, object]:
         body = delivery_body("video.completed", "2026-11-21T00:00:00Z", {"id": "gen_1"})
-        return new_delivery(
+        return pending_delivery(
             event_id=event_id,
             event_type="video.completed",
             webhook_id=webhook_id,
             account_id="acme",
             body=body,
             now=now,
-        )
+        ).to_doc()
 
     await store.deliveries.insert_one(make("evt_1", "wh_1"))
     with pytest.raises(DuplicateKeyError):

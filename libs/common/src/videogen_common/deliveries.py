@@ -46,33 +46,6 @@ def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def new_delivery(
-    *,
-    event_id: str,
-    event_type: str,
-    webhook_id: str,
-    account_id: str,
-    body: bytes,
-    now: datetime,
-    generation_id: str | None = None,
-    trace_id: str | None = None,
-    traceparent: str | None = None,
-) -> Doc:
-    """A pending delivery's document, due now, with the id ``delivery_id`` derives from its (event,
-    endpoint) pair (``pending_delivery``'s record as a document)."""
-    return pending_delivery(
-        event_id=event_id,
-        event_type=event_type,
-        webhook_id=webhook_id,
-        account_id=account_id,
-        body=body,
-        now=now,
-        generation_id=generation_id,
-        trace_id=trace_id,
-        traceparent=traceparent,
-    ).to_doc()
-
-
 def pending_delivery(
     *,
     event_id: str,
@@ -85,7 +58,8 @@ def pending_delivery(
     trace_id: str | None = None,
     traceparent: str | None = None,
 ) -> Delivery:
-    """A pending delivery, due now, with the id ``delivery_id`` derives from its (event, endpoint) pair."""
+    """A new delivery, pending and due now, with the id ``delivery_id`` derives from its (event, endpoint)
+    pair: not yet stored (``DeliveryRepository.insert_new`` and ``insert`` store it)."""
     return Delivery(
         id=delivery_id(event_id, webhook_id),
         event_id=event_id,

@@ -5,38 +5,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from videogen_common.deliveries import delivery_body, generation_data, new_delivery
+from videogen_common.deliveries import delivery_body, generation_data, pending_delivery
 from videogen_common.domain import TERMINAL_EVENT, EventType, Status
 from videogen_common.events import Envelope
+from videogen_common.records.delivery import Delivery
 from videogen_common.repositories.deliveries import DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Store
 
-Doc = dict[str, Any]
-
 NOTICES = frozenset({EventType.VIDEO_PROCESSING.value, EventType.VIDEO_PROGRESS.value})
 
 
-async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> list[Doc]:
+async def new_deliveries(store: Store, envelope: Envelope, now: datetime) -> list[Delivery]:
     """The delivery records a status event calls for, one per active endpoint of the account subscribed to
     its event type: built, not yet stored."""
     return await new_deliveries_for(store, [envelope], now)
 
 
-async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: datetime) -> list[Doc]:
+async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: datetime) -> list[Delivery]:
     """``new_deliveries`` for several status events at once, reading each account's endpoints once."""
     wanted = [(envelope, event_type) for envelope in envelopes if (event_type := webhook_event(envelope))]
     webhooks = WebhookRepository(store)
     endpoints: dict[str, dict[str, tuple[str, ...]]] = {}
     for account_id in dict.fromkeys(envelope.account_id for envelope, _ in wanted):
         endpoints[account_id] = await webhooks.subscribers_of(account_id)
-    docs: list[Doc] = []
+    deliveries: list[Delivery] = []
     for envelope, event_type in wanted:
         body = delivery_body(event_type, envelope.occurred_at, generation_data(envelope.generation))
-        docs += [
-            new_delivery(
+        deliveries += [
+            pending_delivery(
                 event_id=envelope.event_id,
                 event_type=event_type,
                 webhook_id=webhook_id,
@@ -50,7 +48,7 @@ async def new_deliveries_for(store: Store, envelopes: Sequence[Envelope], now: d
             for webhook_id, events in endpoints[envelope.account_id].items()
             if event_type in events
         ]
-    return docs
+    return deliveries
 
 
 def webhook_event(envelope: Envelope) -> str | None:
@@ -65,10 +63,10 @@ def webhook_event(envelope: Envelope) -> str | None:
     return None
 
 
-async def insert_new(store: Store, docs: list[Doc]) -> list[Doc]:
-    """Store ``docs`` in one batch and return those that were new (``DeliveryRepository.insert_new``): a
+async def insert_new(store: Store, deliveries: list[Delivery]) -> list[Delivery]:
+    """Store ``deliveries`` in one batch and return those that were new (``DeliveryRepository.insert_new``): a
     repeat of an (event, endpoint) pair creates nothing."""
-    return await DeliveryRepository(store).insert_new(docs)
+    return await DeliveryRepository(store).insert_new(deliveries)
 
 
 async def deliveries_for(store: Store, envelope: Envelope, now: datetime) -> list[tuple[str, str]]:
@@ -76,4 +74,4 @@ async def deliveries_for(store: Store, envelope: Envelope, now: datetime) -> lis
     this call created (a repeat of the same event creates none). The notifier's agent instead hands the
     records to ``Dispatcher.create``, which stores them claimed by this instance where a lane has room."""
     created = await insert_new(store, await new_deliveries(store, envelope, now))
-    return [(doc["_id"], doc["webhook_id"]) for doc in created]
+    return [(delivery.id, delivery.webhook_id) for delivery in created]

@@ -37,8 +37,8 @@ import logging
 import random
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from opentelemetry import trace
 
@@ -59,7 +59,6 @@ from videogen_notifier.settings import NotifierSettings
 
 log = logging.getLogger(__name__)
 
-Doc = dict[str, Any]
 # How long a lane waits before trying again an attempt the store failed (it keeps the delivery meanwhile).
 STORE_RETRY_SECONDS = 1.0
 # The store failures that pass: unreachable, timed out, failing over, or short of its write concern. Any other
@@ -157,46 +156,47 @@ class Dispatcher:
         lane.offer(Job(delivery_id, known))
         return True
 
-    async def create(self, docs: list[Doc]) -> list[tuple[str, str]]:
-        """Store new deliveries (status events' deliveries' documents, built by ``new_deliveries_for``) in
-        one batch and
+    async def create(self, deliveries: list[Delivery]) -> list[tuple[str, str]]:
+        """Store new deliveries (status events' deliveries, built by ``new_deliveries_for``) in one batch and
         queue the ones that were new; returns their (delivery id, webhook id). Each one whose lane has room
         is stored claimed by this instance for ``delivery_hold_seconds`` and queued at once (a lane whose
         breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
         endpoint's breaker closes), for the sweeper to bring in as their lanes drain."""
         now = self._clock.now()
         # An event twice in one batch (republished at once) calls for the same deliveries twice: one each.
-        unique: dict[str, Doc] = {}
-        for doc in docs:
-            unique.setdefault(doc["_id"], doc)
-        docs = list(unique.values())
+        unique: dict[str, Delivery] = {}
+        for delivery in deliveries:
+            unique.setdefault(delivery.id, delivery)
+        to_store: list[Delivery] = []
         reserved: dict[str, Lane] = {}
-        for doc in docs:
-            lane = self._lane(doc["webhook_id"])
+        for new in unique.values():
+            lane = self._lane(new.webhook_id)
             if self._room(lane):
-                self._deliveries.mark_claimed(doc, now + self._hold_for)
-                self._hold(lane, doc["_id"])
-                reserved[doc["_id"]] = lane
+                to_store.append(self._deliveries.mark_claimed(new, now + self._hold_for))
+                self._hold(lane, new.id)
+                reserved[new.id] = lane
             elif lane.paused(now):
-                doc["next_attempt_at"] = lane.paused_until
+                to_store.append(replace(new, next_attempt_at=lane.paused_until))
+            else:
+                to_store.append(new)
         try:
-            created = await self._deliveries.insert_new(docs)
+            created = await self._deliveries.insert_new(to_store)
         except BaseException:
             # The batch may have been stored although the store's answer never came: the agent tries it
             # again, and those of its deliveries found stored then, claimed by this instance, are queued.
             self._unsure.update(reserved)
             self._release(reserved)
             raise
-        for doc in created:
-            held_by = reserved.pop(doc["_id"], None)
+        for delivery in created:
+            held_by = reserved.pop(delivery.id, None)
             if held_by is not None:
-                held_by.offer(Job(doc["_id"], Delivery.from_doc(doc), claimed_until=doc["next_attempt_at"]))
+                held_by.offer(Job(delivery.id, delivery, claimed_until=delivery.next_attempt_at))
         try:
             if self._unsure:
                 await self._queue_stored_by_failed_try(reserved)
         finally:
             self._release(reserved)  # not stored by this call: the event was seen before
-        return [(doc["_id"], doc["webhook_id"]) for doc in created]
+        return [(delivery.id, delivery.webhook_id) for delivery in created]
 
     async def _queue_stored_by_failed_try(self, reserved: dict[str, Lane]) -> None:
         """Queue the deliveries an earlier ``create`` of this instance stored claimed although it failed

@@ -17,6 +17,7 @@ cost MongoDB 7 no more than the others would, so they are used there too."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,14 +86,14 @@ class DeliveryRepository:
 
     # Creating.
 
-    async def insert_new(self, docs: list[Doc]) -> list[Doc]:
-        """Store ``docs`` in one unordered batch and return those that were new. A document whose (event,
+    async def insert_new(self, deliveries: list[Delivery]) -> list[Delivery]:
+        """Store ``deliveries`` in one unordered batch and return those that were new. One whose (event,
         endpoint) pair is already stored (the event was seen before) is skipped, not an error: the ``_id``
         index decides, so a repeat creates nothing. Any other write error is raised."""
-        if not docs:
+        if not deliveries:
             return []
         try:
-            await self._deliveries.insert_many(docs, ordered=False)
+            await self._deliveries.insert_many([d.to_doc() for d in deliveries], ordered=False)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors", [])
             if any(error.get("code") != DUPLICATE_KEY for error in errors) or exc.details.get(
@@ -100,8 +101,8 @@ class DeliveryRepository:
             ):
                 raise
             duplicates = {error["index"] for error in errors}
-            return [doc for index, doc in enumerate(docs) if index not in duplicates]
-        return docs
+            return [d for index, d in enumerate(deliveries) if index not in duplicates]
+        return deliveries
 
     async def insert(self, delivery: Delivery) -> None:
         """Store one new delivery; a repeat of its (event, endpoint) pair raises ``DuplicateKeyError``."""
@@ -194,11 +195,10 @@ class DeliveryClaims(DeliveryRepository):
 
     # Created claimed.
 
-    def mark_claimed(self, doc: Doc, until: datetime) -> None:
-        """Make a delivery not yet stored (its document, as ``new_delivery`` built it) claimed by this
-        instance until ``until`` once it is stored."""
-        doc["next_attempt_at"] = until
-        doc["claim"] = self.owner
+    def mark_claimed(self, delivery: Delivery, until: datetime) -> Delivery:
+        """A delivery not yet stored (as ``pending_delivery`` built it), claimed by this instance until
+        ``until`` once it is stored."""
+        return replace(delivery, next_attempt_at=until, claim=self.owner)
 
     async def stored_claimed(self, delivery_id: str) -> Delivery | None:
         """The delivery, if it is stored pending and claimed by this instance (a ``create`` that failed may

@@ -13,7 +13,7 @@ and the difference stays here:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +34,34 @@ FINISHED = [s.value for s in TERMINAL]
 _SEP = "\n"
 # The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
 _EVER = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageGroup:
+    """One group of ``GenerationRepository.usage_groups``: the generations of one UTC day (``YYYY-MM-DD``),
+    provider, status and API key (None for those made without one), how many, and their seconds summed."""
+
+    day: str
+    provider: str
+    status: str
+    key: str | None
+    generations: int
+    seconds: int
+
+    @classmethod
+    def from_group(cls, group: Doc) -> UsageGroup:
+        """From the aggregation's ``{_id: {day, provider, status, key}, generations, seconds}`` (``key`` is
+        left out of ``_id`` for generations without one)."""
+        by = group["_id"]
+        return cls(
+            day=by["day"],
+            provider=by["provider"],
+            status=by["status"],
+            key=by.get("key"),
+            generations=int(group["generations"]),
+            seconds=int(group["seconds"]),
+        )
+
 
 INDEXES: list[IndexModel] = [
     # One account's generations newest first; _id breaks ties so the cursor is stable.
@@ -133,10 +161,10 @@ class GenerationRepository:
 
     async def usage_groups(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
-    ) -> list[Doc]:
+    ) -> list[UsageGroup]:
         """The account's generations created in [start, end) (of one key, if given), counted and their
-        seconds summed per (day, provider, status, key): ``{_id: {day, provider, status, key}, generations,
-        seconds}``."""
+        seconds summed per (day, provider, status, key): one aggregation over the account's range of
+        ``by_account``."""
         match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
         if api_key_id is not None:
             match["api_key_id"] = api_key_id
@@ -155,7 +183,8 @@ class GenerationRepository:
                 }
             },
         ]
-        return await (await self._generations.aggregate(pipeline)).to_list(None)
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return [UsageGroup.from_group(group) for group in groups]
 
     # -- state transitions --------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from videogen_api.schemas import Usage, parse_timestamp
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
+from videogen_common.repositories.generations import UsageGroup
 
 routes = web.RouteTableDef()
 
@@ -108,23 +109,22 @@ def _totals(rows: list[Doc]) -> Doc:
     return {name: sum(row[name] for row in rows) for name in _TOTALS}
 
 
-def usage_view(groups: list[Doc], start: datetime, end: datetime, api_key_id: str | None) -> Doc:
+def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key_id: str | None) -> Doc:
     """The answer, from the aggregation's groups (one per day, provider, status and key)."""
     rows: dict[tuple[str, str, str], Doc] = {}
     keys: dict[str | None, Doc] = {}
     for group in groups:
-        day, provider, status = group["_id"]["day"], group["_id"]["provider"], group["_id"]["status"]
-        seconds = int(group["seconds"])
         counted = {
-            "generations": int(group["generations"]),
-            "seconds": seconds,
-            "video_seconds": seconds if status == Status.COMPLETED.value else 0,
+            "generations": group.generations,
+            "seconds": group.seconds,
+            "video_seconds": group.seconds if group.status == Status.COMPLETED.value else 0,
         }
+        day, provider, status = group.day, group.provider, group.status
         row = rows.setdefault(
             (day, provider, status),
             {"date": day, "provider": provider, "status": status, **dict.fromkeys(_TOTALS, 0)},
         )
-        key = keys.setdefault(group["_id"].get("key"), dict.fromkeys(_TOTALS, 0))
+        key = keys.setdefault(group.key, dict.fromkeys(_TOTALS, 0))
         for name, value in counted.items():
             row[name] += value
             key[name] += value
