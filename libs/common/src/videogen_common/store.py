@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "ConnectionFailure",
     "DuplicateKeyError",
     "Durability",
+    "Engine",
     "PyMongoError",
     "ServerSelectionTimeoutError",
     "Store",
@@ -34,11 +35,33 @@ __all__ = [
 Doc = dict[str, Any]
 
 
+class Engine(StrEnum):
+    """The server behind the client. Production runs MongoDB; development and the tests run SecantusDB, a
+    MongoDB-API server that answers a few query shapes (findAndModify, ``$or``) with a collection scan. The
+    repositories use MongoDB's shapes, and ask ``Store.engine()`` only where the embedded one needs
+    another."""
+
+    MONGODB = "mongodb"
+    SECANTUSDB = "secantusdb"
+
+
 @dataclass(frozen=True)
 class Store:
     """Typed handles on videogen's collections."""
 
     db: AsyncDatabase[Doc]
+    # The engine, when the caller knows it (a test running MongoDB's shapes against the embedded server);
+    # otherwise learnt from the server's buildInfo the first time a repository asks, and kept.
+    known_engine: Engine | None = None
+    _learnt: list[Engine] = field(default_factory=list, compare=False, repr=False)
+
+    async def engine(self) -> Engine:
+        if self.known_engine is not None:
+            return self.known_engine
+        if not self._learnt:
+            info = await self.db.client.admin.command("buildInfo")
+            self._learnt.append(Engine.SECANTUSDB if "secantusVersion" in info else Engine.MONGODB)
+        return self._learnt[0]
 
     @property
     def generations(self) -> AsyncCollection[Doc]:

@@ -7,12 +7,12 @@ claimed when due, or a claim that ran short is renewed), handing claims back, an
 did. A claim is the delivery's ``next_attempt_at`` pushed past the attempt's deadline, with the claiming
 instance's token in ``claim``: no other instance takes the delivery until it ends.
 
-Query shapes and the embedded store: MongoDB 7 would serve a claim with findAndModify and the due sweep with
-one query leaving busy endpoints out. The embedded store answers findAndModify, and any condition on several
-fields beside the ``by_due`` range, with a scan of every delivery ever made, and reads every due document
-whatever the limit. So every claim write here is one conditional ``update_one`` by id (``claim_filter``),
-and ``due`` reads the due range alone (``due_range``): the caller skips what it does not want. Both shapes
-cost MongoDB 7 no more than the others would, so they are used there too."""
+Query shapes and the embedded store: it answers findAndModify, and any condition on several fields beside the
+``by_due`` range, with a scan of every delivery ever made, and reads every due document whatever the limit.
+So ``due`` reads the due range alone (``due_range``; the caller skips what it does not want), which costs
+MongoDB 7 no more than a narrower query would, and a claim is a conditional ``update_one`` by id
+(``claim_filter``), which on MongoDB is also a findAndModify when the claim must read the delivery
+(``claim_due``, chosen by ``Store.engine()``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from pymongo.errors import BulkWriteError
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
 from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.repositories.paging import Position, newest_first
-from videogen_common.store import Store
+from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
 
@@ -229,11 +229,17 @@ class DeliveryClaims(DeliveryRepository):
         (a conditional update: ``claim_filter``). With the document already known, the update also requires
         its attempts to be the ones known, so the known document is the one claimed; the claim's end, with
         this instance's token, tells us the document read back by id (when it is not known, or known without
-        its body) is the one we claimed."""
+        its body) is the one we claimed. On MongoDB, a claim that must read the document gets it from the same
+        findAndModify instead."""
         query = claim_filter(delivery_id, now, None if known is None else len(known.attempts))
-        claimed = await self._deliveries.update_one(
-            query, {"$set": {"next_attempt_at": until, "claim": self.owner}}
-        )
+        update: Doc = {"$set": {"next_attempt_at": until, "claim": self.owner}}
+        must_read = known is None or known.body is None
+        if must_read and await self._store.engine() is Engine.MONGODB:
+            doc = await self._deliveries.find_one_and_update(
+                query, update, return_document=ReturnDocument.AFTER
+            )
+            return None if doc is None else Delivery.from_doc(doc)
+        claimed = await self._deliveries.update_one(query, update)
         if claimed.modified_count != 1:
             return None
         if known is not None and known.body is not None:

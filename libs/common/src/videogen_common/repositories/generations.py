@@ -3,10 +3,11 @@
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
 and the difference stays here:
 
-- ``findAndModify`` is answered with a collection scan there, so a compare-and-set is a conditional
-  ``update_one`` whose new state is computed rather than read back (``transition`` and every write built on
-  it, ``_set_owned``), and a lease claim is a conditional update stamping a unique token, then a read by id
-  (``claim_lease``);
+- ``findAndModify`` is answered with a collection scan there. A compare-and-set needs no read back on either
+  engine: it is a conditional ``update_one`` whose new state is computed (``transition`` and every write built
+  on it, ``_set_owned``). A lease claim must return what it claimed: one findAndModify on MongoDB, and on the
+  embedded store a conditional update stamping a unique token, then a read by id (``claim_lease``, chosen by
+  ``Store.engine()``);
 - an ``$or`` in a filter is answered with a scan there too, so the reconciler's scan for lost leases is one
   range query per unfinished status (``expired_leases``) rather than one ``$or`` over them."""
 
@@ -17,14 +18,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.paging import Position, newest_first
-from videogen_common.store import Store
+from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
 
@@ -108,6 +109,7 @@ class GenerationRepository:
     tests hand it); ``insert_batch`` takes new documents (``GenerationRecord.to_doc``)."""
 
     def __init__(self, store: Store) -> None:
+        self._store = store
         self._generations: AsyncCollection[Doc] = store.generations
 
     # -- creation -----------------------------------------------------------------------------------------
@@ -372,21 +374,35 @@ class GenerationRepository:
     async def claim_lease(
         self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
     ) -> GenerationRecord | None:
-        """Take the lease of an unfinished generation if it is free or expired, leaving its account's slot
-        queue; returns the generation so leased, or None. A conditional update stamping the unique ``token``,
-        then a read by id: the embedded store serves findAndModify with a collection scan, and an ``$or`` in
-        the filter too (hence "not at or after now" for "none, or ended before now")."""
-        claimed = await self._generations.update_one(
-            {"_id": generation_id, "status": {"$in": ACTIVE}, "lease_expires_at": {"$not": {"$gte": now}}},
-            {
-                "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-                "$unset": {"slot_wait": ""},
-                "$inc": {"attempts": 1},
-            },
+        """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
+        or one that ended before now, without an ``$or``), leaving its account's slot queue; returns the
+        generation so leased, or None. On MongoDB one findAndModify; on the embedded store, which answers
+        findAndModify with a collection scan, a conditional update stamping the unique ``token``, then a read
+        by id (``_claim_lease_in_two_steps``)."""
+        condition: Doc = {
+            "_id": generation_id,
+            "status": {"$in": ACTIVE},
+            "lease_expires_at": {"$not": {"$gte": now}},
+        }
+        update: Doc = {
+            "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
+            "$unset": {"slot_wait": ""},
+            "$inc": {"attempts": 1},
+        }
+        if await self._store.engine() is Engine.SECANTUSDB:
+            return await self._claim_lease_in_two_steps(condition, update, token)
+        doc = await self._generations.find_one_and_update(
+            condition, update, return_document=ReturnDocument.AFTER
         )
+        return None if doc is None else GenerationRecord.from_doc(doc)
+
+    async def _claim_lease_in_two_steps(
+        self, condition: Doc, update: Doc, token: str
+    ) -> GenerationRecord | None:
+        claimed = await self._generations.update_one(condition, update)
         if claimed.modified_count != 1:
             return None
-        doc = await self._generations.find_one({"_id": generation_id})
+        doc = await self._generations.find_one({"_id": condition["_id"]})
         if doc is None or doc.get("lease_token") != token:
             return None
         return GenerationRecord.from_doc(doc)

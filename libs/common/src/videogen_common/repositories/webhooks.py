@@ -5,8 +5,9 @@ notifier (reading an endpoint, its health, disabling it, the endpoints a status 
 Query shapes and the embedded store: the notifier finds the endpoints a status event goes to by account alone
 (``subscribers_of``), which ``by_account`` answers; on MongoDB 7 the query would also say ``active: true`` and
 ``events: <type>``, but the embedded store scans every webhook for a condition on another field beside the
-indexed one, so those are checked here, after the read. A failure is counted with an update and a read by id
-(``record_failure``) rather than findAndModify, which the embedded store serves with a scan."""
+indexed one, so those are checked here, after the read. A failure is counted with findAndModify on MongoDB
+and, on the embedded store, which serves findAndModify with a scan, with an update and a read by id
+(``record_failure``, chosen by ``Store.engine()``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
 from videogen_common.records.webhook import Health, Secret, WebhookEndpoint
-from videogen_common.store import Store
+from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
 
@@ -167,23 +168,26 @@ class WebhookRepository:
 
     async def record_failure(self, webhook_id: str, now: datetime) -> Health:
         """Count one more failure and return the health it leaves. One atomic update, so concurrent attempts
-        (from this lane or another instance) neither lose a count nor move ``failing_since`` later; then a
-        read by id (findAndModify would cost the embedded store a scan of every webhook), which may already
-        include failures counted since: the count only grows until a success."""
-        await self._webhooks.update_one(
-            {"_id": webhook_id},
-            [
-                {
-                    "$set": {
-                        "health.consecutive_failures": {
-                            "$add": [{"$ifNull": ["$health.consecutive_failures", 0]}, 1]
-                        },
-                        "health.failing_since": {"$ifNull": ["$health.failing_since", now]},
-                        "health.last_failure_at": now,
-                    }
+        (from this lane or another instance) neither lose a count nor move ``failing_since`` later. On MongoDB
+        one findAndModify; on the embedded store, which would scan every webhook for it, the update and then a
+        read by id, which may already include failures counted since: the count only grows until a success."""
+        update: list[Doc] = [
+            {
+                "$set": {
+                    "health.consecutive_failures": {
+                        "$add": [{"$ifNull": ["$health.consecutive_failures", 0]}, 1]
+                    },
+                    "health.failing_since": {"$ifNull": ["$health.failing_since", now]},
+                    "health.last_failure_at": now,
                 }
-            ],
-        )
+            }
+        ]
+        if await self._store.engine() is Engine.MONGODB:
+            doc = await self._webhooks.find_one_and_update(
+                {"_id": webhook_id}, update, projection={"health": 1}, return_document=ReturnDocument.AFTER
+            )
+            return Health.of(doc or {})
+        await self._webhooks.update_one({"_id": webhook_id}, update)
         doc = await self._webhooks.find_one({"_id": webhook_id}, projection={"health": 1})
         return Health.of(doc or {})
 
