@@ -24,7 +24,6 @@ from tests.support.receivers import OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
 from videogen_common.destinations.guarded_http import guarded_session
-from videogen_common.repositories.webhooks import notices
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
@@ -297,7 +296,7 @@ async def test_an_endpoint_failing_for_longer_than_disable_after_is_disabled_wit
     assert doc["failure_reason"] == f"endpoint disabled: {endpoint['disabled_reason']}"
 
     event_id = notice_id(dying, clock.now())
-    assert await notices(store).find({}).to_list(None) == [
+    assert await store.notices.find({}).to_list(None) == [
         {
             "_id": event_id,
             "account_id": ACCOUNT,
@@ -362,7 +361,7 @@ async def test_410_gone_also_records_a_webhook_disabled_notice(h: Harness, store
     await h.publish(dispatcher)
     await dispatcher.wait_idle()
 
-    [notice] = await notices(store).find({}).to_list(None)
+    [notice] = await store.notices.find({}).to_list(None)
     assert notice["webhook_id"] == gone and notice["reason"] == "endpoint answered 410 Gone"
     request = await receiver.request(1, path="/watcher")
     assert orjson.loads(request.body)["data"]["reason"] == "endpoint answered 410 Gone"
@@ -394,7 +393,7 @@ async def test_a_disable_interrupted_before_its_notice_is_finished_by_the_sweepe
     assert await dispatcher.finish_pending_notices() == 0
     await dispatcher.wait_idle()
 
-    assert await notices(store).count_documents({}) == 1
+    assert await store.notices.count_documents({}) == 1
     [notice_delivery] = await store.deliveries.find({"event_id": notice_id(dead, disabled_at)}).to_list(None)
     assert notice_delivery["webhook_id"] == watcher and notice_delivery["status"] == "succeeded"
     assert receiver.count("/watcher") == 1

@@ -76,6 +76,11 @@ class Store:
         return self.db["deliveries"]
 
     @property
+    def notices(self) -> AsyncCollection[Doc]:
+        """The ``webhook.disabled`` notices, one per endpoint the notifier disabled."""
+        return self.db["notices"]
+
+    @property
     def api_keys(self) -> AsyncCollection[Doc]:
         return self.db["api_keys"]
 

@@ -42,11 +42,6 @@ def by_account_only(account_id: str) -> Doc:
     return {"account_id": account_id}
 
 
-def notices(store: Store) -> AsyncCollection[Doc]:
-    """The ``webhook.disabled`` notices, one per endpoint disabled (id: ``notice_id``)."""
-    return store.db["notices"]
-
-
 class WebhookRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -224,7 +219,7 @@ class WebhookRepository:
     async def record_notice(self, notice: Doc) -> None:
         """Store a notice; one already stored (recorded before a crash) is left as it is."""
         with contextlib.suppress(DuplicateKeyError):
-            await notices(self._store).insert_one(notice)
+            await self._store.notices.insert_one(notice)
 
     async def notice_recorded(self, webhook_id: str) -> None:
         await self._webhooks.update_one({"_id": webhook_id}, {"$unset": {"notice_pending": ""}})
