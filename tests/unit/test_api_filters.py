@@ -17,7 +17,7 @@ from videogen_common.domain import Provider, Status
 
 def test_no_filters_is_an_empty_clause() -> None:
     assert parse_query(GenerationFilters, MultiDict()) == GenerationFilters()
-    assert GenerationFilters().clause() == {}
+    assert GenerationFilters().to_filter().clause() == {}
 
 
 def test_values_are_deduplicated_in_first_seen_order() -> None:
@@ -26,7 +26,10 @@ def test_values_are_deduplicated_in_first_seen_order() -> None:
         MultiDict([("status", "failed,completed"), ("status", "failed"), ("provider", "pika")]),
     )
     assert filters.statuses == (Status.FAILED, Status.COMPLETED)
-    assert filters.clause() == {"status": {"$in": ["failed", "completed"]}, "provider": {"$in": ["pika"]}}
+    assert filters.to_filter().clause() == {
+        "status": {"$in": ["failed", "completed"]},
+        "provider": {"$in": ["pika"]},
+    }
     assert filters.providers == (Provider.PIKA,)
 
 
@@ -41,7 +44,7 @@ def test_time_bounds_become_utc_and_round_outwards_to_milliseconds() -> None:
         ),
     )
     assert filters.created_after == datetime(2026, 11, 21, 8, 47, 0, 123456, tzinfo=UTC)
-    assert filters.clause() == {
+    assert filters.to_filter().clause() == {
         "created_at": {
             "$gt": datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC),
             "$lt": datetime(2026, 11, 21, 8, 48, 0, 1000, tzinfo=UTC),
@@ -51,7 +54,9 @@ def test_time_bounds_become_utc_and_round_outwards_to_milliseconds() -> None:
 
 def test_a_bound_at_the_end_of_time_does_not_overflow() -> None:
     filters = parse_query(GenerationFilters, MultiDict([("created_before", "9999-12-31T23:59:59.9999999Z")]))
-    assert filters.clause()["created_at"]["$lt"] == datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+    assert filters.to_filter().clause()["created_at"]["$lt"] == datetime(
+        9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC
+    )
 
 
 def test_every_bad_parameter_is_reported_at_once() -> None:

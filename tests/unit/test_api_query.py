@@ -64,7 +64,7 @@ def test_single_valued_parameters_given_twice_are_refused() -> None:
 
 def test_unknown_parameters_are_ignored_and_limit_and_cursor_take_the_first_value() -> None:
     listing = parse_query(DeliveryListing, MultiDict([("x", "1"), ("limit", "5"), ("limit", "0")]))
-    assert (listing.limit, listing.cursor, listing.clause()) == (5, None, {})
+    assert (listing.limit, listing.cursor, listing.to_filter().clause()) == (5, None, {})
 
 
 def test_the_usage_range_is_checked_against_the_time_given() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -29,10 +29,10 @@ from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit
 from videogen_api.query import Param, once, refused
 from videogen_api.schemas import METADATA_KEY
 from videogen_common.domain import Provider, Status
+from videogen_common.repositories.generations import GenerationFilter
 
 E = TypeVar("E", bound=StrEnum)
 
-_MS = timedelta(milliseconds=1)
 _METADATA_KEY = re.compile(METADATA_KEY)
 _TIMESTAMP = "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-21T08:47:00Z (+ in a URL is %2B)"
 
@@ -180,37 +180,12 @@ class GenerationFilters(BaseModel):
     limit: Limit = DEFAULT_LIMIT
     cursor: Cursor = None
 
-    def clause(self) -> dict[str, Any]:
-        """The MongoDB query clause; empty without filters."""
-        clause: dict[str, Any] = {f"metadata.{key}": value for key, value in self.metadata.items()}
-        if self.statuses:
-            clause["status"] = {"$in": [s.value for s in self.statuses]}
-        if self.providers:
-            clause["provider"] = {"$in": [p.value for p in self.providers]}
-        return {**clause, **created_clause(self.created_after, self.created_before)}
-
-
-def created_clause(after: datetime | None, before: datetime | None) -> dict[str, Any]:
-    """The clause for ``created_at`` strictly between the bounds given. The store keeps milliseconds: each
-    bound is rounded outwards to one, so sub-millisecond input still selects exactly what is inside it."""
-    created: dict[str, datetime] = {}
-    if after is not None:
-        created["$gt"] = _floor_ms(after)
-    if before is not None:
-        created["$lt"] = ceil_ms(before)
-    return {"created_at": created} if created else {}
-
-
-def _floor_ms(moment: datetime) -> datetime:
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-
-
-def ceil_ms(moment: datetime) -> datetime:
-    """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
-    floor = _floor_ms(moment)
-    if floor == moment:
-        return moment
-    try:
-        return floor + _MS
-    except OverflowError:  # within the last millisecond of year 9999: nothing is stored later anyway
-        return floor
+    def to_filter(self) -> GenerationFilter:
+        """What the listing keeps, for the repository."""
+        return GenerationFilter(
+            statuses=self.statuses,
+            providers=[provider.value for provider in self.providers],
+            created_after=self.created_after,
+            created_before=self.created_before,
+            metadata=self.metadata,
+        )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
@@ -11,7 +13,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
 from videogen_common.records.audit_event import AuditEvent
-from videogen_common.repositories.paging import Position, newest_first
+from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -22,6 +24,26 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
     ),
 ]
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """What a listing of an account's audit events keeps: each given condition must hold (types: any of
+    those listed; the target by its id; created strictly between the bounds)."""
+
+    types: Sequence[str] = ()
+    target_id: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def clause(self) -> Doc:
+        """As a store query; empty without conditions."""
+        clause: Doc = created_between(self.created_after, self.created_before)
+        if self.types:
+            clause["type"] = {"$in": list(self.types)}
+        if self.target_id is not None:
+            clause["target.id"] = self.target_id
+        return clause
 
 
 class AuditRepository:
@@ -39,9 +61,8 @@ class AuditRepository:
             await self._events.insert_one(event.to_doc())
 
     async def page_of_account(
-        self, account_id: str, filters: Mapping[str, Any], position: Position | None, limit: int
+        self, account_id: str, kept: AuditFilter, position: Position | None, limit: int
     ) -> list[AuditEvent]:
-        """Up to ``limit`` of the account's events matching ``filters`` (a store clause on type, target.id and
-        created_at), newest first, after ``position``."""
-        docs = await newest_first(self._events, {"account_id": account_id, **filters}, position, limit)
+        """Up to ``limit`` of the account's events that ``kept`` keeps, newest first, after ``position``."""
+        docs = await newest_first(self._events, {"account_id": account_id, **kept.clause()}, position, limit)
         return [AuditEvent.from_doc(doc) for doc in docs]

@@ -16,8 +16,8 @@ MongoDB 7 no more than a narrower query would, and a claim is a conditional ``up
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
-from dataclasses import replace
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,7 +27,7 @@ from pymongo.errors import BulkWriteError
 
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
 from videogen_common.records.delivery import Attempt, Delivery
-from videogen_common.repositories.paging import Position, newest_first
+from videogen_common.repositories.paging import Position, ceil_ms, created_between, newest_first
 from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
@@ -75,6 +75,25 @@ def _requeue(now: datetime) -> Doc:
     }
 
 
+@dataclass(frozen=True)
+class DeliveryFilter:
+    """What a listing of an endpoint's deliveries keeps: each given condition must hold."""
+
+    status: str | None = None
+    event_type: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def clause(self) -> Doc:
+        """As a store query; empty without conditions."""
+        clause: Doc = {}
+        if self.status is not None:
+            clause["status"] = self.status
+        if self.event_type is not None:
+            clause["event_type"] = self.event_type
+        return {**clause, **created_between(self.created_after, self.created_before)}
+
+
 class DeliveryRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -115,16 +134,11 @@ class DeliveryRepository:
         return None if doc is None else Delivery.from_doc(doc)
 
     async def page_of_endpoint(
-        self,
-        webhook_id: str,
-        account_id: str,
-        filters: Mapping[str, Any],
-        position: Position | None,
-        limit: int,
+        self, webhook_id: str, account_id: str, kept: DeliveryFilter, position: Position | None, limit: int
     ) -> list[Delivery]:
-        """Up to ``limit`` of one endpoint's deliveries matching ``filters`` (a store clause on status,
-        event_type and created_at), newest first, after ``position``."""
-        query = {"webhook_id": webhook_id, "account_id": account_id, **filters}
+        """Up to ``limit`` of one endpoint's deliveries that ``kept`` keeps, newest first, after
+        ``position``."""
+        query = {"webhook_id": webhook_id, "account_id": account_id, **kept.clause()}
         return [
             Delivery.from_doc(doc) for doc in await newest_first(self._deliveries, query, position, limit)
         ]
@@ -142,13 +156,14 @@ class DeliveryRepository:
     async def requeue_failed_since(
         self, webhook_id: str, account_id: str, since: datetime, now: datetime
     ) -> int:
-        """Make every failed delivery of the endpoint created at or after ``since`` due now; how many."""
+        """Make every failed delivery of the endpoint created at or after ``since`` (to the store's
+        millisecond, rounded up) due now; how many."""
         result = await self._deliveries.update_many(
             {
                 "webhook_id": webhook_id,
                 "account_id": account_id,
                 "status": FAILED,
-                "created_at": {"$gte": since},
+                "created_at": {"$gte": ceil_ms(since)},
             },
             _requeue(now),
         )

@@ -14,7 +14,7 @@ and the difference stays here:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +24,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
-from videogen_common.repositories.paging import Position, newest_first
+from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
@@ -103,6 +103,27 @@ def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     return max(0.0, (now - since).total_seconds())
 
 
+@dataclass(frozen=True)
+class GenerationFilter:
+    """What a listing of an account's generations keeps: each given condition must hold (statuses and
+    providers: any of those listed; created strictly between the bounds; every metadata pair present)."""
+
+    statuses: Sequence[Status] = ()
+    providers: Sequence[str] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def clause(self) -> Doc:
+        """As a store query; empty without conditions."""
+        clause: Doc = {f"metadata.{key}": value for key, value in self.metadata.items()}
+        if self.statuses:
+            clause["status"] = {"$in": [status.value for status in self.statuses]}
+        if self.providers:
+            clause["provider"] = {"$in": list(self.providers)}
+        return {**clause, **created_between(self.created_after, self.created_before)}
+
+
 class GenerationRepository:
     """Reads answer ``GenerationRecord``s, and the writes a service makes take and return them.
     ``transition`` itself works on a generation's document (what the record-level writes build on, and what
@@ -154,12 +175,15 @@ class GenerationRepository:
         return bool((doc.get("error") or {}).get("code") == "canceled")
 
     async def newest_first(
-        self, account_id: str, clause: Doc, position: Position | None, limit: int
+        self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
     ) -> list[GenerationRecord]:
-        """Up to ``limit`` of the account's generations matching ``clause``, newest first, after ``position``
+        """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
         (the last item of the previous page) if given."""
-        docs = await newest_first(self._generations, {"account_id": account_id, **clause}, position, limit)
-        return [GenerationRecord.from_doc(doc) for doc in docs]
+        query = {"account_id": account_id, **kept.clause()}
+        return [
+            GenerationRecord.from_doc(doc)
+            for doc in await newest_first(self._generations, query, position, limit)
+        ]
 
     async def usage_groups(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None

@@ -4,7 +4,7 @@ events)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import DESCENDING
@@ -30,3 +30,33 @@ async def newest_first(
     """Up to ``limit`` documents ``query`` matches after ``position``, newest first."""
     found = collection.find({**query, **after_position(position)})
     return await found.sort([("created_at", DESCENDING), ("_id", DESCENDING)]).limit(limit).to_list(limit)
+
+
+def created_between(after: datetime | None, before: datetime | None) -> Doc:
+    """The clause for ``created_at`` strictly between the bounds given (either may be absent). The store keeps
+    milliseconds: each bound is rounded outwards to one, so sub-millisecond input still selects exactly what
+    is inside it."""
+    created: dict[str, datetime] = {}
+    if after is not None:
+        created["$gt"] = _floor_ms(after)
+    if before is not None:
+        created["$lt"] = ceil_ms(before)
+    return {"created_at": created} if created else {}
+
+
+_MS = timedelta(milliseconds=1)
+
+
+def _floor_ms(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def ceil_ms(moment: datetime) -> datetime:
+    """Up to the next millisecond (the store keeps milliseconds and would otherwise truncate)."""
+    floor = _floor_ms(moment)
+    if floor == moment:
+        return moment
+    try:
+        return floor + _MS
+    except OverflowError:  # within the last millisecond of year 9999: nothing is stored later anyway
+        return floor

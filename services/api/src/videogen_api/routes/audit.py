@@ -18,7 +18,6 @@ from videogen_api.filters import (
     choices,
     choices_description,
     choices_param,
-    created_clause,
 )
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
@@ -29,7 +28,7 @@ from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.records.audit_event import AuditEvent
-from videogen_common.repositories.audit import AuditRepository
+from videogen_common.repositories.audit import AuditFilter, AuditRepository
 
 routes = web.RouteTableDef()
 
@@ -87,13 +86,14 @@ class AuditListing(BaseModel):
     limit: Limit = DEFAULT_LIMIT
     cursor: Cursor = None
 
-    def clause(self) -> Doc:
-        clause: Doc = created_clause(self.created_after, self.created_before)
-        if self.types:
-            clause["type"] = {"$in": [t.value for t in self.types]}
-        if self.target_id is not None:
-            clause["target.id"] = self.target_id
-        return clause
+    def to_filter(self) -> AuditFilter:
+        """What the listing keeps, for the repository."""
+        return AuditFilter(
+            types=[t.value for t in self.types],
+            target_id=self.target_id,
+            created_after=self.created_after,
+            created_before=self.created_before,
+        )
 
 
 def _position(event: AuditEvent) -> tuple[datetime, str]:
@@ -119,11 +119,11 @@ def _position(event: AuditEvent) -> tuple[datetime, str]:
 async def list_audit_events(request: web.Request) -> web.Response:
     """The account's audit events, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     listing = parse_query(AuditListing, request.query)
-    account, filters = account_of(request), listing.clause()
+    account, kept = account_of(request), listing.to_filter()
     events = AuditRepository(request.app[state.STORE])
     return json_response(
         await page_from(
-            lambda position, limit: events.page_of_account(account, filters, position, limit),
+            lambda position, limit: events.page_of_account(account, kept, position, limit),
             listing,
             audit_event_view,
             _position,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import schemas, state
 from videogen_api.declare import BODY_ERRORS, DELIVERY_ID, ENDPOINT_UNUSABLE, WEBHOOK_ID, Endpoint, problem
-from videogen_api.filters import CreatedAfter, CreatedBefore, ceil_ms, created_clause
+from videogen_api.filters import CreatedAfter, CreatedBefore
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
 from videogen_api.problems import Problem, conflict, invalid, not_found
@@ -33,7 +33,7 @@ from videogen_common.domain import EventType
 from videogen_common.ids import new_id
 from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import WebhookEndpoint
-from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.deliveries import DeliveryFilter, DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.tracing import current_traceparent
 
@@ -130,14 +130,9 @@ class DeliveryListing(BaseModel):
     limit: Limit = DEFAULT_LIMIT
     cursor: Cursor = None
 
-    def clause(self) -> Doc:
-        """The filters as a store query."""
-        clause: Doc = {}
-        if self.status is not None:
-            clause["status"] = self.status
-        if self.event_type is not None:
-            clause["event_type"] = self.event_type
-        return {**clause, **created_clause(self.created_after, self.created_before)}
+    def to_filter(self) -> DeliveryFilter:
+        """What the listing keeps, for the repository."""
+        return DeliveryFilter(self.status, self.event_type, self.created_after, self.created_before)
 
 
 @routes.get("/v1/webhooks/{id}/deliveries")
@@ -157,14 +152,12 @@ async def list_deliveries(request: web.Request) -> web.Response:
     """One endpoint's deliveries, newest first, ``{"data": [...], "next_cursor": null | string}``."""
     webhook = await owned_webhook(request, request.match_info["id"])
     listing = parse_query(DeliveryListing, request.query)
-    filters = listing.clause()
+    kept = listing.to_filter()
     account = account_of(request)
     deliveries = DeliveryRepository(request.app[state.STORE])
     return json_response(
         await page_from(
-            lambda position, limit: deliveries.page_of_endpoint(
-                webhook.id, account, filters, position, limit
-            ),
+            lambda position, limit: deliveries.page_of_endpoint(webhook.id, account, kept, position, limit),
             listing,
             delivery_view,
             _position,
@@ -281,7 +274,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
         )
     _require_active(webhook)
     requeued = await DeliveryRepository(app[state.STORE]).requeue_failed_since(
-        webhook.id, account_of(request), ceil_ms(body.since), now
+        webhook.id, account_of(request), body.since, now
     )
     await record_change(
         request,

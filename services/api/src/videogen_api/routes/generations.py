@@ -301,11 +301,11 @@ def _position(record: GenerationRecord) -> tuple[datetime, str]:
 )
 async def list_generations(request: web.Request) -> web.Response:
     listing = parse_query(GenerationFilters, request.query)
-    account, clause = account_of(request), listing.clause()
+    account, kept = account_of(request), listing.to_filter()
     generations = request.app[state.GENERATIONS]
     return json_response(
         await page_from(
-            lambda position, limit: generations.newest_first(account, clause, position, limit),
+            lambda position, limit: generations.newest_first(account, kept, position, limit),
             listing,
             GenerationRecord.public_view,
             _position,
