@@ -39,6 +39,7 @@ from videogen_common.domain import Provider, Status
 from videogen_common.events import Envelope
 from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Durability
 from videogen_common.topics import Topics
 
@@ -89,7 +90,7 @@ def completed_event(account: str) -> Envelope:
         now=now,
     )
     doc.update(status=Status.COMPLETED.value, version=3)
-    return status_envelope(doc, now)
+    return status_envelope(GenerationRecord.from_doc(doc), now)
 
 
 async def measure(

@@ -23,6 +23,7 @@ from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import STATUS, Envelope
 from videogen_common.generations import status_envelope
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_common.topics import Topics
@@ -122,7 +123,7 @@ async def test_cancel_publishes_the_status_event_the_orchestrator_would(
     [(record, envelope)] = found
     request_id = response.headers["X-Request-Id"]
     assert record.key == created["id"].encode()
-    assert envelope == status_envelope(doc, doc["updated_at"], request_id)
+    assert envelope == status_envelope(GenerationRecord.from_doc(doc), doc["updated_at"], request_id)
     assert envelope.type == STATUS
     assert envelope.event_id == f"evt_{created['id']}_failed_{doc['version']}"
     assert envelope.generation == body

@@ -23,6 +23,7 @@ from videogen_api.schemas import Usage
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.generations import status_envelope
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
@@ -99,7 +100,9 @@ async def test_usage_counts_each_generation_once_by_day_provider_status_and_key(
         harness = NotifierHarness(base_env, store, clock, stack)
         dispatcher = harness.dispatcher_with(settings_for(NotifierSettings, base_env), session)
         for _ in range(2):
-            await take_in(store, dispatcher, clock, [status_envelope(final, clock.now())])
+            await take_in(
+                store, dispatcher, clock, [status_envelope(GenerationRecord.from_doc(final), clock.now())]
+            )
 
     clock.advance(timedelta(seconds=1))  # the range ends now, exclusive
     body = await usage(client, key_a)

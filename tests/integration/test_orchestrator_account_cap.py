@@ -20,11 +20,10 @@ from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
 from videogen_common.generations import canceled_error
 from videogen_common.ids import new_id
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.generations import GenerationRepository, waiting_key
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
-from videogen_orchestrator.slots import waiting_key
 
 TICK = timedelta(milliseconds=1)
 CAP = 2

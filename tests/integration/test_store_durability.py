@@ -23,6 +23,7 @@ from tests.support.webhooks import insert_webhook
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_generation, status_envelope
 from videogen_common.ids import new_id
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.indexes import ensure_indexes
@@ -100,7 +101,7 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
 
     async def record() -> None:  # the notifier's delivery records for a status event
         doc = {**_generation(datetime.now(UTC)), "status": Status.COMPLETED.value, "version": 3}
-        envelope = status_envelope(doc, datetime.now(UTC))
+        envelope = status_envelope(GenerationRecord.from_doc(doc), datetime.now(UTC))
         made = await insert_new(store, await new_deliveries(store, envelope, datetime.now(UTC)))
         recorded.update(delivery.id for delivery in made)
 

@@ -123,19 +123,18 @@ def public_view(doc: Doc) -> Doc:
 
 
 def status_envelope(
-    generation: GenerationRecord | Doc,
+    record: GenerationRecord,
     now: datetime,
     trace_id: str | None = None,
     *,
     progress: bool = False,
     notice: EventType | None = None,
 ) -> Envelope:
-    """The ``generation.status`` event for the state ``generation`` is in (a record, or its document). Its id
+    """The ``generation.status`` event for the state ``record`` is in. Its id
     is deterministic, so whoever publishes it (the orchestrator, its reconciler, or the api after a cancel)
     publishes the same event. ``progress``: the event reports the progress the generation holds, within its
     state (an id of its own, and the time it is reported at). ``notice``: the webhook event it is also
     delivered as (non-terminal events)."""
-    record = generation if isinstance(generation, GenerationRecord) else GenerationRecord.from_doc(generation)
     event_id = status_event_id(record.id, record.status.value, record.version)
     if progress:
         event_id += f"_progress_{record.progress}"

@@ -21,6 +21,7 @@ from pymongo.errors import (
 # time, a write not acknowledged as durable, any store failure), named here so that only libs/common imports
 # the driver: ``make lint`` forbids the services and the operator's command to import pymongo.
 __all__ = [
+    "DUPLICATE_KEY",
     "ConnectionFailure",
     "DuplicateKeyError",
     "Durability",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 Doc = dict[str, Any]
+
+# The server's code for a write refused by a unique index (an error of a bulk write carries it).
+DUPLICATE_KEY = 11000
 
 
 class Engine(StrEnum):

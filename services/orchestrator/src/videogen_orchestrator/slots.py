@@ -21,13 +21,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
-from videogen_common.repositories.generations import GenerationRepository, waiting_key
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.slots import SlotRepository
 from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
-
-__all__ = ["AccountSlots", "waiting_key"]
 
 
 class AccountSlots:

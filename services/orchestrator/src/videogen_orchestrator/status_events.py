@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from videogen_common.domain import EventType
 from videogen_common.events import Envelope
@@ -27,26 +27,22 @@ class EventSink(Protocol):
 
 async def publish_status(
     sink: EventSink,
-    generation: GenerationRecord | dict[str, Any],
+    record: GenerationRecord,
     now: datetime,
     *,
     progress: bool = False,
     notice: EventType | None = None,
 ) -> bool:
-    """Put the generation's status event (from its record or its document) on Kafka; False (logged) if the
+    """Put the generation's status event on Kafka; False (logged) if the
     broker did not take it. Nothing is cleared here: the notifier settles the outbox when it takes the event
     in. Events of a state that is not terminal (processing, queued, progress) are best effort: nothing is
     owed if one is lost; so are the webhook ``notice``s they carry."""
     try:
-        await sink.send(status_envelope(generation, now, progress=progress, notice=notice))
+        await sink.send(status_envelope(record, now, progress=progress, notice=notice))
     except Exception as exc:
         log.warning(
             "status event not published; the reconciler will retry",
-            extra={"generation_id": _id_of(generation), "error": repr(exc)},
+            extra={"generation_id": record.id, "error": repr(exc)},
         )
         return False
     return True
-
-
-def _id_of(generation: GenerationRecord | dict[str, Any]) -> str:
-    return generation.id if isinstance(generation, GenerationRecord) else str(generation["_id"])

@@ -20,9 +20,9 @@ from typing import Any
 from pymongo.errors import BulkWriteError, DuplicateKeyError, WriteConcernError, WriteError
 
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.store import DUPLICATE_KEY
 
 Doc = dict[str, Any]
-DUPLICATE_KEY = 11000
 
 
 class InsertBatcher:

@@ -28,11 +28,10 @@ from pymongo.errors import BulkWriteError
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
 from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.repositories.paging import Position, ceil_ms, created_between, newest_first
-from videogen_common.store import Engine, Store
+from videogen_common.store import DUPLICATE_KEY, Engine, Store
 
 Doc = dict[str, Any]
 
-DUPLICATE_KEY = 11000
 
 # One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
 INDEXES: list[IndexModel] = [

@@ -11,11 +11,10 @@ from pymongo import ASCENDING, IndexModel, UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
-from videogen_common.store import Store
+from videogen_common.store import DUPLICATE_KEY, Store
 
 Doc = dict[str, Any]
 
-DUPLICATE_KEY = 11000
 
 # A window's count is removed a few minutes after the window ends (the TTL monitor runs every minute).
 INDEXES: list[IndexModel] = [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)]
