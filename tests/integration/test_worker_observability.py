@@ -27,6 +27,7 @@ from tests.support.webhooks import insert_webhook
 from videogen.engines import free_port
 from videogen_common.domain import Provider
 from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import new_generation, public_view
 from videogen_common.ids import new_id
 from videogen_common.logs import JsonFormatter
@@ -39,8 +40,6 @@ from videogen_notifier.runtime import NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 from videogen_orchestrator.providers.base import (
     AdapterDefaults,
-    ErrorCode,
-    GenerationError,
     Job,
     Output,
     ProviderError,

@@ -31,6 +31,7 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.records.generation import GenerationRecord, StoredVideo
@@ -46,8 +47,6 @@ from videogen_orchestrator.first_frame import (
 from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, RunResult
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
-    ErrorCode,
-    GenerationError,
     Job,
     Output,
     ProviderAdapter,

@@ -14,10 +14,10 @@ from typing import Any
 import aiohttp
 
 from videogen_common.destinations.guarded_http import DestinationNotAllowed, guarded_session
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.images import NotAnImage, inspect_image
 from videogen_common.media import MediaStore
 from videogen_common.records.generation import GenerationRecord
-from videogen_orchestrator.providers.base import ErrorCode, GenerationError
 from videogen_orchestrator.providers.http import (
     DownloadRefused,
     DownloadTooLarge,

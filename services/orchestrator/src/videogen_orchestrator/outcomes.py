@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from videogen_common.failures import GenerationError
 from videogen_common.records.generation import GenerationRecord
-from videogen_orchestrator.providers.base import GenerationError
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,8 @@ from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
-from videogen_orchestrator.providers.base import (
-    ErrorCode,
-    GenerationError,
-    Job,
-    Output,
-    TaskState,
-    TaskStatus,
-)
+from videogen_common.failures import ErrorCode, GenerationError
+from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskStatus
 from videogen_orchestrator.providers.http import ProviderHTTP
 from videogen_orchestrator.providers.remote import ModelResolutionAdapter, failed, looks_like_moderation
 

@@ -11,14 +11,8 @@ from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO, frame_size
 from videogen_common.domain import Provider
-from videogen_orchestrator.providers.base import (
-    AdapterDefaults,
-    GenerationError,
-    Job,
-    Output,
-    TaskState,
-    TaskStatus,
-)
+from videogen_common.failures import GenerationError
+from videogen_orchestrator.providers.base import AdapterDefaults, Job, Output, TaskState, TaskStatus
 from videogen_orchestrator.render import Rendered, Scene, render
 
 FAIL_MARKER = "#fail"

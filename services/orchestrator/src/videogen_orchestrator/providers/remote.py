@@ -10,10 +10,9 @@ from collections.abc import Collection
 from typing import Any
 
 from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_orchestrator.providers.base import (
     AdapterDefaults,
-    ErrorCode,
-    GenerationError,
     Job,
     ProviderError,
     TaskState,

@@ -9,15 +9,8 @@ from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO
 from videogen_common.domain import Provider
-from videogen_orchestrator.providers.base import (
-    ErrorCode,
-    GenerationError,
-    Job,
-    Output,
-    TaskState,
-    TaskStatus,
-    data_uri,
-)
+from videogen_common.failures import ErrorCode, GenerationError
+from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskStatus, data_uri
 from videogen_orchestrator.providers.http import ProviderHTTP
 from videogen_orchestrator.providers.remote import RemoteAdapter, failed, planned
 
