@@ -18,7 +18,7 @@ import pytest
 from tests.support.generations import insert_generation
 from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
-from videogen_common.generations import canceled_error
+from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.ids import new_id
 from videogen_common.repositories.generations import GenerationRepository, waiting_key
 from videogen_common.store import Store
@@ -109,7 +109,7 @@ class Instances(Orchestration):
                 await self.get(generation_id),
                 Status.FAILED,
                 now=self.clock.advance(TICK),
-                fields={"error": canceled_error()},
+                fields={"error": CANCELED_BY_CLIENT.to_doc()},
             )
             if canceled is not None:
                 return

@@ -17,7 +17,7 @@ from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.orchestration import ProviderRun, provider_run
 from videogen_common.domain import Status
-from videogen_common.generations import canceled_error
+from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -85,7 +85,7 @@ async def test_a_client_cancel_cancels_the_task_at_the_provider(
         await run.get(gid),
         Status.FAILED,
         now=run.clock.now(),
-        fields={"error": canceled_error()},
+        fields={"error": CANCELED_BY_CLIENT.to_doc()},
     )
     assert canceled is not None
     await run.runner.wait_idle()

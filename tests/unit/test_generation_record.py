@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from videogen_common.domain import Provider, Status
+from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.generations import new_generation, new_record
-from videogen_common.records.generation import Failure, GenerationRecord, TimelineStep
+from videogen_common.records.generation import GenerationRecord, TimelineStep
 
 NOW = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 
@@ -58,7 +59,7 @@ def test_a_finished_generation_with_internal_fields_maps_back_unchanged() -> Non
         "idem_response": {"id": "gen_01"},
     }
     record = GenerationRecord.from_doc(doc)
-    assert record.error == Failure("canceled", "canceled by the client")
+    assert record.error == CANCELED_BY_CLIENT
     assert record.to_doc() == doc
 
 

@@ -46,7 +46,7 @@ async def test_fail_marker(prompt: str, fake_render: list[tuple[str, int]]) -> N
     assert state.output is None
     assert state.error is not None
     assert state.error.code == "mock_failure"
-    assert state.error.to_dict()["code"] == "mock_failure"
+    assert state.error.to_doc()["code"] == "mock_failure"
     assert state.error.retriable is False
     assert fake_render == []
 

@@ -4,6 +4,7 @@ queries and compare-and-set transitions are ``videogen_common.repositories.gener
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from videogen_common.clock import isoformat
@@ -18,21 +19,11 @@ Doc = dict[str, Any]
 VIDEO_OPTIONS = ("aspect_ratio", "resolution", "seed", "negative_prompt")
 
 
-class QueueReason:
-    """Why a ``queued`` generation waits, when we know."""
+class QueueReason(StrEnum):
+    """Why a ``queued`` generation waits, when we know (``generation.queue_reason``)."""
 
     ACCOUNT_CONCURRENCY = "account_concurrency"  # the account's cap on generations in flight
     PROVIDER = "provider"  # the provider's own queue or throttling
-
-
-def canceled_error() -> Doc:
-    """The ``error`` of a generation its client canceled (POST /v1/generations/{id}/cancel)."""
-    return {
-        "code": "canceled",
-        "message": "canceled by the client",
-        "provider_code": None,
-        "retriable": False,
-    }
 
 
 # When the pending status event was last put on Kafka (set by the terminal transition, moved on by each

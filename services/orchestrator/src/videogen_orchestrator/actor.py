@@ -84,7 +84,7 @@ class _PollAgain:
     pause: bool = True
 
 
-NO_REASON = GenerationError(code="provider_error", message="the provider reported failure without a reason")
+NO_REASON = GenerationError(ErrorCode.PROVIDER_ERROR, "the provider reported failure without a reason")
 
 
 def _interrupted_submit(provider: str) -> GenerationError:
@@ -493,7 +493,7 @@ class GenerationActor:
                 record = await self._follow(record, TaskState(TaskStatus.RUNNING))
             final = await self._generations.complete(record, stored, now=now, owner=self.owner)
         else:
-            final = await self._generations.fail(record, outcome.error.to_dict(), now=now, owner=self.owner)
+            final = await self._generations.fail(record, outcome.error, now=now, owner=self.owner)
         if final is None:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}

@@ -11,6 +11,7 @@ from typing import Any
 
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
+from videogen_common.failures import GenerationError
 
 Doc = dict[str, Any]
 
@@ -75,28 +76,6 @@ _optional_values = attrgetter(*_OPTIONAL)
 
 
 @dataclass(frozen=True, slots=True)
-class Failure:
-    """Why a generation failed (its ``error``)."""
-
-    code: str
-    message: str
-    provider_code: str | None = None
-    retriable: bool = False
-
-    @classmethod
-    def from_doc(cls, doc: Mapping[str, Any]) -> Failure:
-        return cls(doc["code"], doc["message"], doc.get("provider_code"), bool(doc.get("retriable", False)))
-
-    def to_doc(self) -> Doc:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "provider_code": self.provider_code,
-            "retriable": self.retriable,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class TimelineStep:
     """A state the generation entered, and when."""
 
@@ -153,7 +132,7 @@ class GenerationRecord:
     version: int = 1
     video_url: str | None = None
     thumbnail_url: str | None = None
-    error: Failure | None = None
+    error: GenerationError | None = None
     progress: int | None = None
     # Empty for generations made before the timeline was kept.
     timeline: tuple[TimelineStep, ...] = ()
@@ -210,7 +189,7 @@ class GenerationRecord:
             version=doc.get("version", 1),
             video_url=doc.get("video_url"),
             thumbnail_url=doc.get("thumbnail_url"),
-            error=Failure.from_doc(error) if error else None,
+            error=GenerationError.from_doc(error) if error else None,
             progress=doc.get("progress"),
             timeline=tuple(TimelineStep(step["status"], step["at"]) for step in doc.get("timeline") or ()),
             lease_owner=doc.get("lease_owner"),

@@ -22,6 +22,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.paging import Position, created_between, newest_first
@@ -172,7 +173,7 @@ class GenerationRepository:
         doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1, "error": 1})
         if doc is None or doc["status"] != Status.FAILED.value:
             return False
-        return bool((doc.get("error") or {}).get("code") == "canceled")
+        return bool((doc.get("error") or {}).get("code") == ErrorCode.CANCELED)
 
     async def newest_first(
         self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
@@ -278,11 +279,11 @@ class GenerationRepository:
         return moved
 
     async def fail(
-        self, record: GenerationRecord, error: Doc, *, now: datetime, owner: str | None = None
+        self, record: GenerationRecord, error: GenerationError, *, now: datetime, owner: str | None = None
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
         the lease of ``owner``); None if someone else moved it first."""
-        return await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+        return await self._move(record, Status.FAILED, now=now, fields={"error": error.to_doc()}, owner=owner)
 
     async def complete(
         self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str

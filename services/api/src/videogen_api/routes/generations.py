@@ -55,7 +55,8 @@ from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.domain import Provider
 from videogen_common.events import REQUESTED, Envelope
-from videogen_common.generations import canceled_error, new_record, status_envelope
+from videogen_common.failures import CANCELED_BY_CLIENT
+from videogen_common.generations import new_record, status_envelope
 from videogen_common.ids import new_id
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import DuplicateKeyError
@@ -350,7 +351,7 @@ async def cancel_generation(request: web.Request) -> web.Response:
             raise not_found(f"no generation {generation_id!r}")
         if record.status.terminal:
             raise generation_terminal(generation_id, record.status.value)
-        canceled = await generations.fail(record, canceled_error(), now=app[state.CLOCK].now())
+        canceled = await generations.fail(record, CANCELED_BY_CLIENT, now=app[state.CLOCK].now())
         if canceled is not None:
             break
         # Someone moved it between our read and our write: read again, and stop if it has finished.

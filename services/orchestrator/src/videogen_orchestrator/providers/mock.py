@@ -11,7 +11,7 @@ from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO, frame_size
 from videogen_common.domain import Provider
-from videogen_common.failures import GenerationError
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, Output, TaskState, TaskStatus
 from videogen_orchestrator.render import Rendered, Scene, render
 
@@ -131,7 +131,7 @@ class MockProvider(AdapterDefaults):
             return TaskState(
                 TaskStatus.FAILED,
                 error=GenerationError(
-                    code="mock_failure",
+                    code=ErrorCode.MOCK_FAILURE,
                     message="the mock provider failed this generation as asked",
                     provider_code="mock.failure",
                 ),
