@@ -43,6 +43,7 @@ from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
+from videogen_common.records.event import Event
 from videogen_common.settings import load_settings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
@@ -275,6 +276,9 @@ class Finishes:
         else:
             error = envelope.generation["error"]
             waiting.set_exception(RuntimeError(f"{envelope.generation_id} failed: {error}"))
+
+    async def send_event(self, event: Event) -> None:
+        """Events (the terminal ones, stored by the transition) go nowhere here: nothing takes them in."""
 
 
 async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: int) -> Result:

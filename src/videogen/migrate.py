@@ -1,7 +1,11 @@
-"""The migration step: create Kafka topics and MongoDB indexes. Idempotent; run before the services start."""
+"""The migration step: create Kafka topics and MongoDB indexes, and store as events what an earlier version
+left owed. Idempotent; run before the services start."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from videogen_common.earlier_outboxes import adopt_owed_events
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
 from videogen_common.store import connect
@@ -23,6 +27,7 @@ async def migrate(settings: CommonSettings) -> list[str]:
     )
     try:
         await ensure_indexes(store)
+        await adopt_owed_events(store, datetime.now(UTC))
     finally:
         await client.close()
     return created

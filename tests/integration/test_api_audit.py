@@ -23,11 +23,11 @@ from videogen_api.schemas import AuditEventList
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import FAILED, delivery_body, pending_delivery
+from videogen_common.disabling import disable_endpoint
 from videogen_common.ids import new_id
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.signing import hash_api_key
 from videogen_common.store import Store
-from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 
 Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
@@ -121,14 +121,13 @@ async def test_every_change_to_keys_and_webhooks_is_recorded_with_who_when_and_w
     since = isoformat(clock.now() - timedelta(hours=1))
     recovered = await call(client, "POST", f"/v1/webhooks/{hook}/recover", key, {"since": since})
     tick()
-    # The notifier disables the endpoint (a 410), and its sweeper's repair adds nothing twice.
+    # The notifier disables the endpoint (a 410): its audit record is written by the disable's transaction,
+    # and a second disable (another instance, at once) adds nothing.
     endpoint_doc = await store.webhooks.find_one({"_id": hook})
     assert endpoint_doc is not None
     endpoint = WebhookEndpoint.from_doc(endpoint_doc)
     await disable_endpoint(store, endpoint, "the endpoint answered 410 Gone", clock.now())
-    await finish_pending_notices(store, clock.now())
-    await store.webhooks.update_one({"_id": hook}, {"$set": {"notice_pending": True}})
-    await finish_pending_notices(store, clock.now())
+    await disable_endpoint(store, endpoint, "the endpoint answered 410 Gone", clock.now())
     disabled_at = clock.now()
     tick()
     deleted = await call(client, "DELETE", f"/v1/webhooks/{hook}", key)

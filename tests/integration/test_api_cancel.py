@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from tests.support.orchestration import Orchestration
 from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
-from videogen_common.events import STATUS, Envelope
+from videogen_common.events import STATUS, Envelope, read_event_message
 from videogen_common.generations import status_envelope
+from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
@@ -92,7 +94,11 @@ async def test_cancel_fails_an_unfinished_generation_with_the_canceled_error(
     after = await stored(store, created["id"])
     assert after["version"] == doc["version"] + 1
     assert after["lease_owner"] is None and after["lease_expires_at"] is None
-    assert after["outbox_pending"] is True  # owed to the notifier until it records the event's deliveries
+    # Its video.failed event, stored by the same transaction and owed to the notifier until it records the
+    # event's deliveries.
+    event = await store.events.find_one({"_id": f"evt_{created['id']}_failed_{after['version']}"})
+    assert event is not None and event["type"] == "video.failed" and event["outbox_at"] is not None
+    assert event["data"]["error"] == CANCELED
 
 
 async def test_cancel_publishes_the_status_event_the_orchestrator_would(
@@ -128,6 +134,28 @@ async def test_cancel_publishes_the_status_event_the_orchestrator_would(
     assert envelope.event_id == f"evt_{created['id']}_failed_{doc['version']}"
     assert envelope.generation == body
     assert ("x-request-id", request_id.encode()) in list(record.headers)
+
+    # And its event, for the notifier: the one the transition stored.
+    consumer = AIOKafkaConsumer(
+        topics.events,
+        bootstrap_servers=api_settings.kafka_bootstrap,
+        group_id=f"probe-{secrets.token_hex(4)}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        batch = await consumer.getmany(timeout_ms=10_000)
+    finally:
+        await consumer.stop()
+    [event_record] = [r for records in batch.values() for r in records]
+    event = read_event_message(event_record.value or b"")
+    stored_event = await store.events.find_one({"_id": envelope.event_id})
+    assert stored_event is not None
+    assert event == replace(Event.from_doc(stored_event), outbox_at=None)
+    assert (event.type, event.subject_id) == ("video.failed", created["id"])
+    assert event.trace_id == doc["trace_id"]  # the generation's, as the stored event and a republish carry
+    assert event.data == {k: v for k, v in body.items() if k != "timeline"}
+    assert event_record.key == created["id"].encode()
 
 
 @pytest.mark.parametrize("final", [Status.COMPLETED, Status.FAILED])
@@ -208,7 +236,7 @@ async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_te
             assert body["status"] == "failed" and body["error"] == CANCELED
             assert final["status"] == "failed" and final["error"] == CANCELED
             assert final["video_url"] is None
-            assert final["outbox_pending"] is True
+            assert await store.events.count_documents({"subject_id": created["id"]}) == 1
             outcomes["canceled"] += 1
     assert outcomes["completed"] and outcomes["canceled"], outcomes
 

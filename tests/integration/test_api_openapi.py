@@ -289,6 +289,27 @@ async def test_the_event_stream_answers_as_documented(answers: Answers, store: S
     await answers.call("GET", "/v1/generations/{id}/events", 401, path, auth=False)
 
 
+async def test_the_event_log_answers_as_documented(answers: Answers) -> None:
+    created = await answers.call(
+        "POST", "/v1/generate", 202, json={"prompt": "a kite", "provider": "mock", "duration": 4}
+    )
+    path = f"/v1/generations/{created['id']}/cancel"
+    await answers.call("POST", "/v1/generations/{id}/cancel", 200, path)  # stores its video.failed event
+    page = await answers.call("GET", "/v1/events", 200)
+    [event] = page["data"]
+    assert (event["type"], event["subject"]["id"], page["next_cursor"]) == (
+        "video.failed",
+        created["id"],
+        None,
+    )
+    query = f"/v1/events?type=video.failed,video.completed&subject_id={created['id']}&limit=1"
+    assert (await answers.call("GET", "/v1/events", 200, query))["data"] == [event]
+    await answers.call("GET", "/v1/events", 422, "/v1/events?type=Not-A-Type")
+    await answers.call("GET", "/v1/events", 401, auth=False)
+    assert await answers.call("GET", "/v1/events/{id}", 200, f"/v1/events/{event['id']}") == event
+    await answers.call("GET", "/v1/events/{id}", 404, "/v1/events/evt_unknown")
+
+
 async def test_usage_and_the_audit_trail_answer_as_documented(answers: Answers) -> None:
     await answers.call(
         "POST", "/v1/generate", 202, json={"prompt": "a kite", "provider": "mock", "duration": 4}
@@ -365,6 +386,8 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/media/{folder}/{file}"),
         ("get", "/v1/usage"),
         ("get", "/v1/audit-events"),
+        ("get", "/v1/events"),
+        ("get", "/v1/events/{id}"),
         ("get", "/v1/providers"),
         ("post", "/v1/uploads"),
     }

@@ -22,7 +22,7 @@ from videogen.keys import create_key
 from videogen_api.schemas import Usage
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
-from videogen_common.generations import status_envelope
+from videogen_common.generations import terminal_event
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.signing import hash_api_key
@@ -95,14 +95,12 @@ async def test_usage_counts_each_generation_once_by_day_provider_status_and_key(
     clock.advance(timedelta(days=1))
     await generate(client, key_a, "mock", 3)  # the next day, still processing
 
-    # The completed generation's status event taken in twice (a redelivery): still one generation.
+    # The completed generation's event taken in twice (a redelivery): still one generation.
     async with AsyncExitStack() as stack, aiohttp.ClientSession() as session:
         harness = NotifierHarness(base_env, store, clock, stack)
         dispatcher = harness.dispatcher_with(settings_for(NotifierSettings, base_env), session)
         for _ in range(2):
-            await take_in(
-                store, dispatcher, clock, [status_envelope(GenerationRecord.from_doc(final), clock.now())]
-            )
+            await take_in(dispatcher, [terminal_event(GenerationRecord.from_doc(final))])
 
     clock.advance(timedelta(seconds=1))  # the range ends now, exclusive
     body = await usage(client, key_a)

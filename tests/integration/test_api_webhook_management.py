@@ -16,7 +16,9 @@ from tests.support.fakes import ManualClock
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import delivery_body, pending_delivery
+from videogen_common.disabling import disable_endpoint
 from videogen_common.ids import new_id
+from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.store import Store
 
 Client = TestClient[web.Request, web.Application]
@@ -201,28 +203,25 @@ async def test_patch_active_false_disables_and_true_re_enables_clearing_reason_a
     assert not {"disabled_reason", "disabled_at", "health"} & set(doc)
 
 
-async def test_re_enabling_keeps_why_and_when_while_the_notifier_still_owes_its_disabled_notice(
+async def test_re_enabling_at_once_leaves_the_disabled_event_its_why_and_when(
     client: Client, key: str, store: Store
 ) -> None:
+    """The notifier's disable stores its webhook.disabled event with the reason and time in its data: a
+    re-enable before the event is delivered forgets them on the endpoint, never in the event."""
     created = await create(client, key)
-    await store.webhooks.update_one(
-        {"_id": created["id"]},
-        {
-            "$set": {
-                "active": False,
-                "disabled_reason": "failing for 5 days",
-                "disabled_at": (await stored(store, created["id"]))["created_at"],
-                "notice_pending": True,
-                "health": {"consecutive_failures": 40},
-            }
-        },
-    )
+    endpoint = WebhookEndpoint.from_doc(await stored(store, created["id"]))
+    disabled_at = endpoint.created_at
+    event = await disable_endpoint(store, endpoint, "failing for 5 days", disabled_at)
+    assert event is not None
+
     response = await client.patch(f"/v1/webhooks/{created['id']}", json={"active": True}, headers=bearer(key))
     assert (await response.json())["disabled_reason"] is None
     doc = await stored(store, created["id"])
-    assert doc["active"] is True and "health" not in doc
-    assert doc["notice_pending"] is True and doc["disabled_reason"] == "failing for 5 days"
-    assert doc["disabled_at"] is not None
+    assert doc["active"] is True and not {"disabled_reason", "disabled_at", "health"} & set(doc)
+    owed = await store.events.find_one({"_id": event.id})
+    assert owed is not None and owed["outbox_at"] is not None
+    assert owed["data"]["reason"] == "failing for 5 days"
+    assert owed["data"]["disabled_at"] == isoformat(disabled_at)
 
 
 # --- DELETE -------------------------------------------------------------------------------------------------
@@ -338,7 +337,7 @@ async def test_test_event_creates_a_due_webhook_test_delivery(client: Client, ke
     body = await response.json()
     assert response.headers["Location"] == f"/v1/deliveries/{body['id']}"
     assert body["webhook_id"] == created["id"] and body["event_type"] == "webhook.test"
-    assert body["event_id"].startswith("evt_test_") and body["generation_id"] is None
+    assert body["event_id"].startswith(f"evt_{created['id']}_test_") and body["generation_id"] is None
     assert (body["status"], body["attempts"], body["failure_reason"]) == ("pending", [], None)
     assert body["next_attempt_at"] == body["created_at"]
 
@@ -353,6 +352,17 @@ async def test_test_event_creates_a_due_webhook_test_delivery(client: Client, ke
         "data": {"webhook_id": created["id"]},
     }
     assert await (await client.get(f"/v1/deliveries/{body['id']}", headers=bearer(key))).json() == body
+    # Its event, stored with it (and owed nothing more: its one delivery is made), is the account's to read.
+    event = await (await client.get(f"/v1/events/{body['event_id']}", headers=bearer(key))).json()
+    assert event == {
+        "id": body["event_id"],
+        "type": "webhook.test",
+        "subject": {"type": "webhook", "id": created["id"]},
+        "data": {"webhook_id": created["id"]},
+        "created_at": body["created_at"],
+    }
+    stored_event = await store.events.find_one({"_id": body["event_id"]})
+    assert stored_event is not None and "outbox_at" not in stored_event
 
 
 async def test_test_event_to_a_disabled_endpoint_is_409_and_creates_nothing(

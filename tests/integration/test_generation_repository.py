@@ -72,21 +72,3 @@ async def test_a_compare_and_set_returns_what_it_wrote_and_loses_to_an_earlier_w
     moved = await generations.follow_provider(updated, Status.QUEUED, now=clock.now(), owner="a")
     assert moved is not None
     assert moved == GenerationRecord.from_doc(await stored_generation(store, doc["_id"]))
-
-
-async def test_the_outbox_is_due_until_settled(store: Store) -> None:
-    clock = ManualClock()
-    generations = GenerationRepository(store)
-    doc = await insert_generation(store, clock.now())
-    final = await generations.transition(doc, Status.COMPLETED, now=clock.now())
-    assert final is not None
-    assert await generations.count_outbox_pending() == 1
-
-    later = clock.advance(timedelta(seconds=10))
-    assert [r.id async for r in generations.outbox_due(later, limit=10)] == [doc["_id"]]
-    await generations.republished(doc["_id"], later)
-    assert [r.id async for r in generations.outbox_due(later, limit=10)] == []
-
-    await generations.settle_outbox([doc["_id"]])
-    assert await generations.count_outbox_pending() == 0
-    assert "outbox_at" not in await stored_generation(store, doc["_id"])

@@ -1,7 +1,7 @@
 """How the notifier guards our network from endpoints and endpoints from itself, against the real MongoDB and
 real receivers on 127.0.0.1: the destination guard in the session the runtime builds, the per-endpoint
 circuit breaker, endpoint health on the webhook document, and disabling an endpoint that only ever fails,
-with its ``webhook.disabled`` notice.
+with its ``webhook.disabled`` event.
 
 Time is a ManualClock and jitter is off, so schedules are exact; tests wait on receiver events, not sleeps."""
 
@@ -16,19 +16,22 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.integration.test_notifier_deliveries import status_envelope
+from tests.integration.test_notifier_deliveries import video_event
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.notifier import NotifierHarness
 from tests.support.receivers import OK, Reply, always, replies
 from tests.support.webhooks import insert_webhook
-from videogen_common.clock import isoformat
+from videogen_common.clock import isoformat, to_millis
 from videogen_common.destinations.guarded_http import guarded_session
+from videogen_common.disabling import disable_endpoint
+from videogen_common.records.event import Event
+from videogen_common.records.webhook import WebhookEndpoint
+from videogen_common.repositories.events import EventRepository
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.dispatcher import Dispatcher
-from videogen_notifier.notices import WEBHOOK_DISABLED, notice_id
 from videogen_notifier.runtime import USER_AGENT, NotifierRuntime
 from videogen_notifier.settings import NotifierSettings
 
@@ -37,6 +40,12 @@ ACCOUNT = "acme"
 COMPLETED = "video.completed"
 LOOPBACK = "127.0.0.0/8"
 FIVE_DAYS = timedelta(days=5)
+WEBHOOK_DISABLED = "webhook.disabled"
+
+
+def disabled_event_id(webhook_id: str, disabled_at: datetime) -> str:
+    """One event per disable: its id is derived from the endpoint and the moment."""
+    return f"evt_{webhook_id}_disabled_{to_millis(disabled_at)}"
 
 
 def seconds(n: float) -> timedelta:
@@ -75,7 +84,7 @@ class Harness(NotifierHarness):
 
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
         """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""
-        envelope = status_envelope("completed", self.clock.now(), account_id=account_id)
+        envelope = video_event("completed", self.clock.now(), account_id=account_id)
         return [d for d, _ in await self.handle(dispatcher, envelope)]
 
 
@@ -260,7 +269,7 @@ async def test_endpoint_health_is_persisted_on_the_webhook_and_a_success_resets_
     }
 
 
-# --- disabling, and the webhook.disabled notice -------------------------------------------------------------
+# --- disabling, and the webhook.disabled event --------------------------------------------------------------
 
 
 async def test_an_endpoint_failing_for_longer_than_disable_after_is_disabled_with_a_notice_and_deliveries(
@@ -290,21 +299,27 @@ async def test_an_endpoint_failing_for_longer_than_disable_after_is_disabled_wit
     assert endpoint["active"] is False
     assert endpoint["disabled_at"] == clock.now()
     assert endpoint["disabled_reason"] == f"every attempt failed for 5.0 days (since {isoformat(started)})"
-    assert "notice_pending" not in endpoint
     doc = await h.delivery(third)
     assert doc["status"] == "failed"
     assert doc["failure_reason"] == f"endpoint disabled: {endpoint['disabled_reason']}"
 
-    event_id = notice_id(dying, clock.now())
-    assert await store.notices.find({}).to_list(None) == [
-        {
-            "_id": event_id,
-            "account_id": ACCOUNT,
-            "webhook_id": dying,
-            "type": WEBHOOK_DISABLED,
-            "reason": endpoint["disabled_reason"],
-            "created_at": clock.now(),
-        }
+    event_id = disabled_event_id(dying, clock.now())
+    # The event, stored with the disable and settled once the notifier took it in (it made its deliveries).
+    assert [Event.from_doc(d) async for d in store.events.find({})] == [
+        Event(
+            id=event_id,
+            type=WEBHOOK_DISABLED,
+            account_id=ACCOUNT,
+            subject_type="webhook",
+            subject_id=dying,
+            data={
+                "id": dying,
+                "url": receiver.url("/dying"),
+                "reason": endpoint["disabled_reason"],
+                "disabled_at": isoformat(clock.now()),
+            },
+            created_at=clock.now(),
+        )
     ]
     [notice_delivery] = await store.deliveries.find({"event_id": event_id}).to_list(None)
     assert notice_delivery["webhook_id"] == watcher and notice_delivery["status"] == "succeeded"
@@ -353,7 +368,7 @@ async def test_a_success_within_the_window_restarts_the_count_so_the_endpoint_st
     assert endpoint["health"]["consecutive_failures"] == 2
 
 
-async def test_410_gone_also_records_a_webhook_disabled_notice(h: Harness, store: Store) -> None:
+async def test_410_gone_also_records_a_webhook_disabled_event(h: Harness, store: Store) -> None:
     receiver = await h.receiver(lambda r: Reply(410) if r.path == "/gone" else OK)
     dispatcher = await h.dispatcher()
     gone, _ = await h.webhook(receiver.url("/gone"))
@@ -361,42 +376,42 @@ async def test_410_gone_also_records_a_webhook_disabled_notice(h: Harness, store
     await h.publish(dispatcher)
     await dispatcher.wait_idle()
 
-    [notice] = await store.notices.find({}).to_list(None)
-    assert notice["webhook_id"] == gone and notice["reason"] == "endpoint answered 410 Gone"
+    [event] = [Event.from_doc(d) async for d in store.events.find({})]
+    assert event.subject_id == gone and event.data["reason"] == "endpoint answered 410 Gone"
     request = await receiver.request(1, path="/watcher")
     assert orjson.loads(request.body)["data"]["reason"] == "endpoint answered 410 Gone"
 
 
-async def test_a_disable_interrupted_before_its_notice_is_finished_by_the_sweeper_exactly_once(
+async def test_a_disable_whose_event_was_not_taken_in_is_delivered_once_when_it_is_republished(
     h: Harness, store: Store, clock: ManualClock
 ) -> None:
+    """A notifier that died right after its disable's transaction leaves the event owed; the orchestrator's
+    reconciler puts it on the events topic again, maybe more than once, and it is delivered once."""
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
-    disabled_at = clock.now() - seconds(60)
-    # What a notifier that died right after disabling leaves behind.
-    dead, _ = await h.webhook(
-        receiver.url("/dead"),
-        active=False,
-        disabled_reason="endpoint answered 410 Gone",
-        disabled_at=disabled_at,
-        notice_pending=True,
-    )
+    dead, _ = await h.webhook(receiver.url("/dead"))
     watcher, _ = await h.webhook(receiver.url("/watcher"), events=[WEBHOOK_DISABLED])
+    endpoint = WebhookEndpoint.from_doc(await h.endpoint(dead))
+    disabled_at = clock.now()
 
-    assert await dispatcher.finish_pending_notices() == 1
+    event = await disable_endpoint(store, endpoint, "endpoint answered 410 Gone", disabled_at)
+    assert event is not None and event.id == disabled_event_id(dead, disabled_at)
+    assert await disable_endpoint(store, endpoint, "again", disabled_at) is None  # disabled once
+    assert (await h.endpoint(dead))["active"] is False
+    assert await store.audit_events.count_documents({"target.id": dead}) == 1  # in the same transaction
+    events = EventRepository(store)
+    [owed] = [e async for e in events.outbox_due(clock.now() + seconds(10), limit=10)]
+    assert owed.id == event.id
+
+    # Republished twice (the broker took the first, the reconciler had not yet seen it settled).
+    await dispatcher.take_in([owed])
+    await dispatcher.take_in([owed])
     await dispatcher.wait_idle()
-    assert await dispatcher.finish_pending_notices() == 0
-    assert "notice_pending" not in await h.endpoint(dead)
 
-    # Had it died after recording the notice but before clearing the mark, nothing is made twice.
-    await store.webhooks.update_one({"_id": dead}, {"$set": {"notice_pending": True}})
-    assert await dispatcher.finish_pending_notices() == 0
-    await dispatcher.wait_idle()
-
-    assert await store.notices.count_documents({}) == 1
-    [notice_delivery] = await store.deliveries.find({"event_id": notice_id(dead, disabled_at)}).to_list(None)
-    assert notice_delivery["webhook_id"] == watcher and notice_delivery["status"] == "succeeded"
+    [delivery] = await store.deliveries.find({"event_id": event.id}).to_list(None)
+    assert delivery["webhook_id"] == watcher and delivery["status"] == "succeeded"
     assert receiver.count("/watcher") == 1
+    assert [e async for e in events.outbox_due(clock.now() + seconds(10), limit=10)] == []
 
 
 def test_breaker_and_disable_settings_default_to_five_failures_thirty_seconds_and_five_days(

@@ -33,8 +33,10 @@ from tests.support.receivers import (
 )
 from tests.support.webhooks import insert_webhook
 from videogen_common.clock import isoformat
-from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.deliveries import generation_data
+from videogen_common.events import status_event_id
 from videogen_common.ids import derived_id, new_id
+from videogen_common.records.event import Event
 from videogen_common.store import Store
 from videogen_notifier.deliveries import deliveries_for
 from videogen_notifier.dispatcher import Dispatcher
@@ -46,6 +48,7 @@ ACCOUNT = "acme"
 COMPLETED, FAILED = "video.completed", "video.failed"
 PROCESSING, PROGRESS = "video.processing", "video.progress"
 BOTH = (COMPLETED, FAILED)
+TYPES_OF = {"completed": COMPLETED, "failed": FAILED, "processing": PROCESSING}
 PROVIDER_ERROR = {
     "code": "provider_error",
     "message": "the provider gave up",
@@ -75,21 +78,30 @@ def generation(status: str, now: datetime) -> Doc:
     }
 
 
-def status_envelope(
-    status: str, now: datetime, account_id: str = ACCOUNT, *, notice: str | None = None, progress: int = 0
-) -> Envelope:
+def video_event(
+    status: str, now: datetime, account_id: str = ACCOUNT, *, progress: int | None = None
+) -> Event:
+    """The event a generation's change makes, as the orchestrator publishes it: ``video.completed`` or
+    ``video.failed`` (owed) for a terminal status, ``video.processing`` for ``processing``, and with
+    ``progress`` ``video.progress`` (best effort)."""
     gen = generation(status, now)
-    if notice == PROGRESS:
+    event_id = status_event_id(gen["id"], status, 3)
+    if progress is not None:
         gen["progress"] = progress
-    return Envelope(
-        event_id=status_event_id(gen["id"], status, 3)
-        + (f"_progress_{progress}" if notice == PROGRESS else ""),
-        notice=notice,
-        type=STATUS,
-        occurred_at=gen["updated_at"],
+        event_id += f"_progress_{progress}"
+    event_type = PROGRESS if progress is not None else TYPES_OF[status]
+    owed = event_type in BOTH
+    return Event(
+        id=event_id,
+        type=event_type,
         account_id=account_id,
-        generation=gen,
+        subject_type="generation",
+        subject_id=gen["id"],
+        data=generation_data(gen),
+        created_at=now,
         trace_id=f"req_{gen['id']}",
+        owed=owed,
+        outbox_at=now if owed else None,
     )
 
 
@@ -118,8 +130,8 @@ class Harness(NotifierHarness):
             self.store, url, now=self.clock.now(), account_id=account_id, events=events, active=active
         )
 
-    async def publish(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
-        return await self.handle(dispatcher, envelope)
+    async def publish(self, dispatcher: Dispatcher, event: Event) -> list[tuple[str, str]]:
+        return await self.handle(dispatcher, event)
 
 
 @pytest.fixture
@@ -137,7 +149,7 @@ def seconds(n: float) -> timedelta:
     return timedelta(seconds=n)
 
 
-# --- which deliveries a status event creates ----------------------------------------------------------------
+# --- which deliveries an event creates --------------------------------------------------------------------
 
 
 async def test_deliveries_for_creates_one_per_active_subscribed_endpoint_of_the_account_and_none_on_repeat(
@@ -149,37 +161,28 @@ async def test_deliveries_for_creates_one_per_active_subscribed_endpoint_of_the_
     await h.webhook("http://127.0.0.1:9/inactive", events=BOTH, active=False)
     await h.webhook("http://127.0.0.1:9/other-account", account_id="globex", events=BOTH)
 
-    envelope = status_envelope("completed", clock.now())
-    created = await deliveries_for(store, envelope, clock.now())
+    event = video_event("completed", clock.now())
+    created = await deliveries_for(store, event, clock.now())
     assert sorted(w for _, w in created) == sorted([completed_only, both])
     assert len({d for d, _ in created}) == 2
     for delivery_id, webhook_id in created:
         doc = await h.delivery(delivery_id)
-        assert doc["event_id"] == envelope.event_id and doc["webhook_id"] == webhook_id
+        assert doc["event_id"] == event.id and doc["webhook_id"] == webhook_id
         assert doc["account_id"] == ACCOUNT and doc["event_type"] == COMPLETED
-        assert doc["generation_id"] == envelope.generation_id
+        assert doc["generation_id"] == event.subject_id
         assert doc["status"] == "pending" and doc["attempts"] == []
         assert doc["next_attempt_at"] == clock.now()
         assert "retry_at" not in doc
-        assert delivery_id == derived_id("msg", envelope.event_id, webhook_id)  # the pair's own id
+        assert delivery_id == derived_id("msg", event.id, webhook_id)  # the pair's own id
 
-    assert await deliveries_for(store, envelope, clock.now()) == []
-    assert await store.deliveries.count_documents({"event_id": envelope.event_id}) == 2
+    assert await deliveries_for(store, event, clock.now()) == []
+    assert await store.deliveries.count_documents({"event_id": event.id}) == 2
 
-    failed = status_envelope("failed", clock.now())
+    failed = video_event("failed", clock.now())
     created_failed = await deliveries_for(store, failed, clock.now())
     assert sorted(w for _, w in created_failed) == sorted([both, failed_only])
     assert await deliveries_for(store, failed, clock.now()) == []
     assert await store.deliveries.count_documents({}) == 4
-
-
-@pytest.mark.parametrize("status", ["processing", "queued"])
-async def test_a_non_terminal_status_creates_no_delivery(
-    h: Harness, store: Store, clock: ManualClock, status: str
-) -> None:
-    await h.webhook("http://127.0.0.1:9/hook", events=BOTH)
-    assert await deliveries_for(store, status_envelope(status, clock.now()), clock.now()) == []
-    assert await store.deliveries.count_documents({}) == 0
 
 
 async def test_processing_and_progress_notices_go_only_to_endpoints_that_list_them_with_the_progress(
@@ -189,25 +192,21 @@ async def test_processing_and_progress_notices_go_only_to_endpoints_that_list_th
     started, _ = await h.webhook("http://127.0.0.1:9/started", events=[PROCESSING, COMPLETED])
     everything, _ = await h.webhook("http://127.0.0.1:9/all", events=[*BOTH, PROCESSING, PROGRESS])
 
-    processing = status_envelope("processing", clock.now(), notice=PROCESSING)
+    processing = video_event("processing", clock.now())
     created = await deliveries_for(store, processing, clock.now())
     assert sorted(w for _, w in created) == sorted([started, everything])
     for delivery_id, _ in created:
         doc = await h.delivery(delivery_id)
-        assert doc["event_type"] == PROCESSING and doc["event_id"] == processing.event_id
+        assert doc["event_type"] == PROCESSING and doc["event_id"] == processing.id
         body = orjson.loads(doc["body"])
         assert body["event"] == PROCESSING and body["data"]["status"] == "processing"
 
-    progress = status_envelope("processing", clock.now(), notice=PROGRESS, progress=40)
+    progress = video_event("processing", clock.now(), progress=40)
     created = await deliveries_for(store, progress, clock.now())
     assert [w for _, w in created] == [everything]
     body = orjson.loads((await h.delivery(created[0][0]))["body"])
     assert (body["event"], body["data"]["progress"]) == (PROGRESS, 40)
     assert await deliveries_for(store, progress, clock.now()) == []  # a repeat creates nothing
-
-    # A progress event that is not a notice (the throttle let it pass) goes nowhere.
-    quiet = status_envelope("processing", clock.now(), progress=50)
-    assert await deliveries_for(store, quiet, clock.now()) == []
     assert await store.deliveries.count_documents({"webhook_id": terminal_only}) == 0
 
 
@@ -220,8 +219,8 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     _, secret = await h.webhook(receiver.url())
-    envelope = status_envelope("completed", clock.now())
-    [(delivery_id, _)] = await h.publish(dispatcher, envelope)
+    event = video_event("completed", clock.now())
+    [(delivery_id, _)] = await h.publish(dispatcher, event)
     await dispatcher.wait_idle()
 
     assert receiver.count() == 1
@@ -231,31 +230,9 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
     payload = orjson.loads(request.body)
     assert payload == {
         "event": COMPLETED,
-        "timestamp": envelope.occurred_at,
-        "data": {
-            # An event published before the video options existed: absent ones are null, metadata empty.
-            k: envelope.generation.get(k, {} if k == "metadata" else None)
-            for k in (
-                "id",
-                "status",
-                "prompt",
-                "provider",
-                "duration",
-                "video_url",
-                "thumbnail_url",
-                "created_at",
-                "updated_at",
-                "error",
-                "progress",
-                "queue_reason",
-                "aspect_ratio",
-                "resolution",
-                "seed",
-                "negative_prompt",
-                "metadata",
-                "image",
-            )
-        },
+        "timestamp": event.timestamp,
+        # The event's data as made (every public field of the generation but its timeline), unchanged.
+        "data": dict(event.data),
     }
     assert set(payload["data"]) == {
         "id",
@@ -306,7 +283,7 @@ async def test_flaky_receiver_is_retried_on_schedule_with_the_same_webhook_id_un
     receiver = await h.receiver(failing(2, 500))
     dispatcher = await h.dispatcher(schedule="5,300")
     await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
 
     doc = await h.delivery(delivery_id)
@@ -344,7 +321,7 @@ async def test_an_exhausted_schedule_fails_the_delivery(h: Harness, clock: Manua
     receiver = await h.receiver(always(Reply(500)))
     dispatcher = await h.dispatcher(schedule="1")
     await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("failed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("failed", clock.now()))
     await dispatcher.wait_idle()
     clock.advance(timedelta(seconds=1))
     assert await dispatcher.sweep() == 1
@@ -367,7 +344,7 @@ async def test_410_gone_disables_the_endpoint_and_fails_the_delivery_without_ret
     receiver = await h.receiver(always(Reply(410)))
     dispatcher = await h.dispatcher(schedule="5,300")
     webhook_id, _ = await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
 
     endpoint = await store.webhooks.find_one({"_id": webhook_id})
@@ -381,7 +358,7 @@ async def test_410_gone_disables_the_endpoint_and_fails_the_delivery_without_ret
     assert await dispatcher.sweep() == 0
     await dispatcher.wait_idle()
     assert receiver.count() == 1
-    assert await h.publish(dispatcher, status_envelope("completed", clock.now())) == []
+    assert await h.publish(dispatcher, video_event("completed", clock.now())) == []
 
 
 async def test_a_302_redirect_is_a_failure_and_its_target_is_never_requested(
@@ -391,7 +368,7 @@ async def test_a_302_redirect_is_a_failure_and_its_target_is_never_requested(
     redirector = await h.receiver(redirecting(target.url("/elsewhere")))
     dispatcher = await h.dispatcher(schedule="5")
     await h.webhook(redirector.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
 
     doc = await h.delivery(delivery_id)
@@ -413,7 +390,7 @@ async def test_503_retry_after_outweighs_a_shorter_scheduled_delay(h: Harness, c
     receiver = await h.receiver(unavailable("120"))
     dispatcher = await h.dispatcher(schedule="5")
     await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
 
     doc = await h.delivery(delivery_id)
@@ -431,7 +408,7 @@ async def test_a_receiver_slower_than_the_timeout_is_recorded_as_a_timeout(
     receiver = await h.receiver(always(HANG))
     dispatcher = await h.dispatcher(schedule="5", timeout=0.5)
     await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
 
     assert receiver.count() == 1 and receiver.answered == 0
@@ -454,9 +431,7 @@ async def test_a_hanging_endpoint_does_not_delay_a_healthy_one(h: Harness, clock
     await h.webhook(healthy.url())
     count = 6
     created = [
-        d
-        for _ in range(count)
-        for d in await h.publish(dispatcher, status_envelope("completed", clock.now()))
+        d for _ in range(count) for d in await h.publish(dispatcher, video_event("completed", clock.now()))
     ]
     assert len(created) == 2 * count
 
@@ -482,7 +457,7 @@ async def test_two_dispatchers_sweeping_concurrently_send_each_due_delivery_once
     ids = [
         d
         for _ in range(10)
-        for d, _ in await deliveries_for(store, status_envelope("completed", clock.now()), clock.now())
+        for d, _ in await deliveries_for(store, video_event("completed", clock.now()), clock.now())
     ]
 
     await asyncio.gather(first.sweep(), second.sweep())
@@ -502,7 +477,7 @@ async def test_two_dispatchers_submitting_the_same_delivery_at_once_send_it_once
     second = await h.dispatcher(store=await h.other_store())
     await h.webhook(receiver.url())
     [(delivery_id, webhook_id)] = await deliveries_for(
-        store, status_envelope("completed", clock.now()), clock.now()
+        store, video_event("completed", clock.now()), clock.now()
     )
 
     first.submit(delivery_id, webhook_id)
@@ -519,7 +494,7 @@ async def test_a_delivery_a_dead_notifier_left_pending_is_sent_by_a_fresh_dispat
     receiver = await h.receiver(replies(HANG))  # the first attempt never comes back
     dead = await h.dispatcher(timeout=30)
     await h.webhook(receiver.url())
-    [(delivery_id, _)] = await h.publish(dead, status_envelope("completed", clock.now()))
+    [(delivery_id, _)] = await h.publish(dead, video_event("completed", clock.now()))
     first = await receiver.request(1)
     await dead.stop()  # the process dies mid-attempt
 
@@ -558,7 +533,7 @@ async def test_a_hanging_endpoint_does_not_delay_a_healthy_one_on_the_same_host_
         await h.webhook(receiver.url("/live"))
         count = 6
         for _ in range(count):
-            await h.publish(runtime.dispatcher, status_envelope("completed", clock.now()))
+            await h.publish(runtime.dispatcher, video_event("completed", clock.now()))
         await receiver.request(count, path="/live", timeout=5)
         assert receiver.count("/dead") <= runtime.settings.endpoint_concurrency
     finally:
@@ -574,12 +549,12 @@ async def test_a_dead_endpoints_queued_deliveries_do_not_keep_the_sweep_from_oth
     dispatcher = await h.dispatcher(schedule="5", timeout=30, endpoint_concurrency="1", sweep_batch="2")
     await h.webhook(healthy.url(), account_id=ACCOUNT)
     await h.webhook(dead.url(), account_id="globex")
-    [(healthy_delivery, _)] = await h.publish(dispatcher, status_envelope("completed", clock.now()))
+    [(healthy_delivery, _)] = await h.publish(dispatcher, video_event("completed", clock.now()))
     await dispatcher.wait_idle()
     assert (await h.delivery(healthy_delivery))["next_attempt_at"] == clock.now() + seconds(5)
 
     for _ in range(3):  # one in flight to the dead endpoint, two waiting in its lane
-        await h.publish(dispatcher, status_envelope("completed", clock.now(), account_id="globex"))
+        await h.publish(dispatcher, video_event("completed", clock.now(), account_id="globex"))
     await dead.request(1)
 
     clock.advance(timedelta(seconds=5))

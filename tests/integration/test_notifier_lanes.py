@@ -19,20 +19,22 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from tests.integration.test_notifier_deliveries import status_envelope
+from tests.integration.test_notifier_deliveries import video_event
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
-from tests.support.generations import insert_generation, stored_generation
 from tests.support.notifier import NotifierHarness
 from tests.support.receivers import HANG, OK, Received, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_api.settings import ApiSettings
+from videogen_common.events import event_message
 from videogen_common.records.delivery import Delivery
+from videogen_common.repositories.events import EventRepository
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.deliveries import insert_new, new_deliveries, new_deliveries_for
@@ -71,9 +73,9 @@ class Lanes(NotifierHarness):
         return webhook_id
 
     async def publish(self, dispatcher: Dispatcher, account_id: str = ACCOUNT) -> list[str]:
-        """A video.completed status event, as the notifier's agent handles it; returns the delivery ids."""
-        envelope = status_envelope("completed", self.clock.now(), account_id=account_id)
-        return [delivery_id for delivery_id, _ in await self.handle(dispatcher, envelope)]
+        """A video.completed event, as the notifier's agent handles it; returns the delivery ids."""
+        event = video_event("completed", self.clock.now(), account_id=account_id)
+        return [delivery_id for delivery_id, _ in await self.handle(dispatcher, event)]
 
 
 @pytest.fixture
@@ -104,42 +106,40 @@ async def create_hook(api: Client, key: str, url: str) -> tuple[str, str]:
 # --- creating deliveries in batches -------------------------------------------------------------------------
 
 
-async def test_a_batch_of_status_events_makes_every_delivery_it_calls_for_and_a_repeated_event_none(
+async def test_a_batch_of_events_makes_every_delivery_it_calls_for_and_a_repeated_event_none(
     h: Lanes, store: Store, clock: ManualClock
 ) -> None:
     both = await h.webhook("http://127.0.0.1:9/both", events=[COMPLETED, FAILED])
     completed = await h.webhook("http://127.0.0.1:9/completed", events=[COMPLETED])
     globex = await h.webhook("http://127.0.0.1:9/globex", account_id="globex", events=[FAILED])
     now = clock.now()
-    first = status_envelope("completed", now)
+    first = video_event("completed", now)
     others = [
-        status_envelope("completed", now, account_id="globex"),  # its endpoint wants video.failed only
-        status_envelope("processing", now),  # not terminal
-        status_envelope("failed", now, account_id="globex"),
+        video_event("completed", now, account_id="globex"),  # its endpoint wants video.failed only
+        video_event("processing", now),  # nobody listed video.processing
+        video_event("failed", now, account_id="globex"),
     ]
     made = await insert_new(store, await new_deliveries_for(store, [first, *others], now))
     assert sorted((d.event_id, d.webhook_id) for d in made) == sorted(
-        [(first.event_id, both), (first.event_id, completed), (others[2].event_id, globex)]
+        [(first.id, both), (first.id, completed), (others[2].id, globex)]
     )
 
     # The first event again (Kafka redelivered it), in a batch with a new one: only the new one's are made.
-    new = status_envelope("completed", now)
+    new = video_event("completed", now)
     again = await insert_new(store, await new_deliveries_for(store, [first, new, new], now))
-    assert sorted((d.event_id, d.webhook_id) for d in again) == sorted(
-        [(new.event_id, both), (new.event_id, completed)]
-    )
+    assert sorted((d.event_id, d.webhook_id) for d in again) == sorted([(new.id, both), (new.id, completed)])
     assert await insert_new(store, await new_deliveries_for(store, [first, new], now)) == []
     assert await store.deliveries.count_documents({}) == 5
 
 
-async def test_a_repeated_status_event_is_sent_once(h: Lanes, store: Store, clock: ManualClock) -> None:
+async def test_a_repeated_event_is_sent_once(h: Lanes, store: Store, clock: ManualClock) -> None:
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     await h.webhook(receiver.url())
-    envelope = status_envelope("completed", clock.now())
-    [(delivery_id, _)] = await dispatcher.create(await new_deliveries(store, envelope, clock.now()))
+    event = video_event("completed", clock.now())
+    [(delivery_id, _)] = await dispatcher.create(await new_deliveries(store, event, clock.now()))
     await dispatcher.wait_idle()
-    assert await dispatcher.create(await new_deliveries(store, envelope, clock.now())) == []
+    assert await dispatcher.create(await new_deliveries(store, event, clock.now())) == []
     await dispatcher.wait_idle()
 
     assert [r.headers["webhook-id"] for r in receiver.requests] == [delivery_id]
@@ -152,9 +152,9 @@ async def test_an_event_twice_in_one_batch_is_sent_once_and_holds_its_lane_room_
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     await h.webhook(receiver.url())
-    envelope = status_envelope("completed", clock.now())  # republished at once, so both are in one batch
+    event = video_event("completed", clock.now())  # republished at once, so both are in one batch
 
-    [(delivery_id, _)] = await take_in(store, dispatcher, clock, [envelope, envelope])
+    [(delivery_id, _)] = await take_in(dispatcher, [event, event])
     await dispatcher.wait_idle()
     assert [r.headers["webhook-id"] for r in receiver.requests] == [delivery_id]
     assert dispatcher.in_flight == 0  # nothing left counted against the queue limit
@@ -166,50 +166,48 @@ async def test_the_agents_batch_skips_a_malformed_message_and_sends_the_others_d
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     await h.webhook(receiver.url(), events=[COMPLETED, FAILED])
-    good = [status_envelope("completed", clock.now()), status_envelope("failed", clock.now())]
-    unknown = status_envelope("completed", clock.now())
-    unknown.generation["status"] = "exploded"
-    raws = [good[0].to_json(), b'{"event_id": 3}', b"not json", unknown.to_json(), good[1].to_json()]
-    envelopes = parse(raws)
-    assert [e.event_id for e in envelopes] == [e.event_id for e in good]
+    good = [video_event("completed", clock.now()), video_event("failed", clock.now())]
+    no_subject = orjson.loads(event_message(video_event("completed", clock.now())))
+    del no_subject["subject"]
+    raws = [
+        event_message(good[0]),
+        b'{"id": 3}',
+        b"not json",
+        orjson.dumps(no_subject),
+        event_message(good[1]),
+    ]
+    events = parse(raws)
+    assert [e.id for e in events] == [e.id for e in good]
 
-    created = await take_in(store, dispatcher, clock, envelopes)
+    created = await take_in(dispatcher, events)
     await dispatcher.wait_idle()
     assert sorted(r.headers["webhook-id"] for r in receiver.requests) == sorted(d for d, _ in created)
     assert len(created) == 2
 
 
-async def test_taking_in_a_batch_settles_the_outbox_of_its_terminal_generations_and_no_other(
+async def test_taking_in_a_batch_settles_its_owed_events_and_no_other(
     h: Lanes, store: Store, clock: ManualClock
 ) -> None:
-    """The orchestrator's outbox is owed each terminal status event until the notifier has recorded its
-    deliveries: then, and only for those events, both outbox fields go (a processing event owes nothing)."""
+    """An owed event is owed until the notifier has recorded its deliveries: then, and only for the events of
+    the batch, its outbox goes (a best-effort event is never stored, and owes nothing)."""
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     await h.webhook(receiver.url(), events=[COMPLETED])
     completed, processing, other = (
-        status_envelope(s, clock.now()) for s in ("completed", "processing", "failed")
+        video_event(s, clock.now()) for s in ("completed", "processing", "failed")
     )
-    for envelope in (completed, processing, other):
-        await insert_generation(
-            store,
-            clock.now(),
-            account_id=ACCOUNT,
-            generation_id=envelope.generation_id,
-            status=envelope.generation["status"],
-            outbox_pending=True,
-            outbox_at=clock.now(),
-        )
+    events = EventRepository(store)
+    for event in (completed, other):
+        await events.insert(event)
 
-    created = await take_in(store, dispatcher, clock, [completed, processing])
+    created = await take_in(dispatcher, [completed, processing])
     await dispatcher.wait_idle()
 
     assert [w for _, w in created] and await store.deliveries.count_documents({}) == 1
-    settled = await stored_generation(store, completed.generation_id)
-    assert "outbox_pending" not in settled and "outbox_at" not in settled
-    for untouched in (processing, other):  # not terminal; not in the batch
-        doc = await stored_generation(store, untouched.generation_id)
-        assert doc["outbox_pending"] is True and doc["outbox_at"] == clock.now()
+    assert [e.id async for e in events.outbox_due(clock.now() + timedelta(hours=1), limit=10)] == [other.id]
+    settled = await store.events.find_one({"_id": completed.id})
+    assert settled is not None and "outbox_at" not in settled
+    assert await store.events.find_one({"_id": processing.id}) is None
 
 
 # --- created claimed ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 from pymongo.write_concern import WriteConcern
 
-from tests.integration.test_notifier_deliveries import status_envelope
+from tests.integration.test_notifier_deliveries import video_event
 from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.env import settings_for
 from tests.support.notifier import NotifierHarness
@@ -100,8 +100,8 @@ async def test_deliveries_in_flight_when_the_store_dies_are_sent_and_recorded_on
     notifier = dispatcher(stack, base_env, store, endpoint_concurrency="2")
     ids = []
     for _ in range(4):
-        envelope = status_envelope("completed", SystemClock().now())
-        made = await notifier.create(await new_deliveries(store, envelope, SystemClock().now()))
+        event = video_event("completed", SystemClock().now())
+        made = await notifier.create(await new_deliveries(store, event, SystemClock().now()))
         ids += [delivery_id for delivery_id, _ in made]
     assert len(ids) == 4
 
@@ -132,15 +132,15 @@ async def test_a_batch_the_store_wrote_but_did_not_acknowledge_is_sent_when_it_i
             events=["video.completed"],
         )
     notifier = dispatcher(stack, base_env, flaky)
-    envelope = status_envelope("completed", SystemClock().now())
+    event = video_event("completed", SystemClock().now())
     with pytest.raises(BulkWriteError):
-        await notifier.create(await new_deliveries(store, envelope, SystemClock().now()))
-    written = [d async for d in store.deliveries.find({"event_id": envelope.event_id})]
+        await notifier.create(await new_deliveries(store, event, SystemClock().now()))
+    written = [d async for d in store.deliveries.find({"event_id": event.id})]
     assert len(written) == 2  # written all the same, claimed by the notifier for an hour
     assert all(d["status"] == PENDING for d in written)
 
     flaky.unacknowledged = False
-    again = await notifier.create(await new_deliveries(store, envelope, SystemClock().now()))  # the retry
+    again = await notifier.create(await new_deliveries(store, event, SystemClock().now()))  # the retry
     assert again == []  # nothing new to store
 
     ids = [d["_id"] for d in written]

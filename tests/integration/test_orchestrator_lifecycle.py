@@ -1,5 +1,5 @@
 """The orchestrator's actor, runner and reconciler against the real MongoDB: leases, compare-and-set
-transitions, resumption without paying the provider twice, and the status-event outbox.
+transitions, resumption without paying the provider twice, and the events' outbox.
 
 Time is a hand-moved clock, so leases and grace periods are exercised without sleeping; the event sink records
 envelopes instead of producing to Kafka (the e2e test covers the producer)."""
@@ -24,10 +24,12 @@ from tests.support.waiting import eventually
 from videogen_common.clock import SystemClock, isoformat
 from videogen_common.domain import Provider, Status
 from videogen_common.events import STATUS, Envelope, status_event_id
-from videogen_common.generations import TransitionError, public_view
+from videogen_common.generations import TransitionError, public_view, terminal_event
 from videogen_common.ids import new_id
 from videogen_common.media import verify_media_link
+from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.progress import ProgressReporter
@@ -72,6 +74,17 @@ def expected_envelope(doc: Doc) -> Envelope:
         trace_id=None,
         version=doc["version"],
     )
+
+
+def expected_event(doc: Doc) -> Event:
+    """The owed event of a terminal generation's document, as the orchestrator publishes it."""
+    return terminal_event(GenerationRecord.from_doc(doc))
+
+
+async def owed(orch: Orchestrator, doc: Doc) -> bool:
+    """Whether the generation's terminal event is stored and still owed to the notifier."""
+    stored = await orch.store.events.find_one({"_id": expected_event(doc).id})
+    return stored is not None and stored.get("outbox_at") is not None
 
 
 def split_media_link(url: str, base_url: str) -> tuple[str, int, str]:
@@ -138,7 +151,10 @@ async def test_a_started_generation_completes_with_signed_media_a_playable_mp4_a
     assert envelope.type == "generation.status"
     assert envelope.generation == public_view(doc)
     assert envelope.event_id == status_event_id(gid, "completed", doc["version"])
-    assert doc["outbox_pending"] is True  # until the notifier takes the event in
+    # Its video.completed event, stored by the terminal transition and owed until the notifier takes it in.
+    assert orch.sink.events == [expected_event(doc)]
+    assert orch.sink.events[0].type == "video.completed" and orch.sink.events[0].id == envelope.event_id
+    assert await owed(orch, doc)
 
 
 async def test_fail_marker_in_the_prompt_ends_failed_with_mock_failure_and_a_status_event(
@@ -162,7 +178,8 @@ async def test_fail_marker_in_the_prompt_ends_failed_with_mock_failure_and_a_sta
     assert_lease_cleared(doc)
     assert orch.sink.envelopes == [expected_envelope(doc)]
     assert orch.sink.envelopes[0].generation["error"]["code"] == "mock_failure"
-    assert doc["outbox_pending"] is True  # until the notifier takes the event in
+    assert orch.sink.events == [expected_event(doc)] and orch.sink.events[0].type == "video.failed"
+    assert await owed(orch, doc)  # until the notifier takes the event in
 
 
 async def test_a_provider_missing_from_the_providers_map_ends_failed_with_provider_unavailable(
@@ -330,7 +347,7 @@ async def test_the_reconciler_picks_up_a_never_leased_generation_only_after_the_
     assert orch.sink.for_generation(gid) == [expected_envelope(doc)]
 
 
-async def test_the_outbox_republishes_a_status_event_the_notifier_has_not_taken_in_once_a_grace(
+async def test_the_outbox_republishes_an_event_the_notifier_has_not_taken_in_once_a_grace(
     orch: Orchestrator,
 ) -> None:
     runner = orch.runner()
@@ -342,37 +359,37 @@ async def test_the_outbox_republishes_a_status_event_the_notifier_has_not_taken_
     await runner.wait_idle()
     doc = await orch.get(gid)
     assert doc["status"] == "failed"
-    assert doc["outbox_pending"] is True
-    assert orch.sink.envelopes == []
-    assert orch.sink.attempts == 1
+    assert await owed(orch, doc)
+    assert orch.sink.events == []
+    assert orch.sink.event_attempts == 1
 
     orch.clock.advance(GRACE)  # not older than grace yet
     assert await reconciler.run_once() == (0, 0)
-    assert orch.sink.attempts == 1
+    assert orch.sink.event_attempts == 1
 
     orch.clock.advance(TICK)
     assert await reconciler.run_once() == (0, 0)  # tried, the sink raised
-    assert orch.sink.attempts == 2
-    assert (await orch.get(gid))["outbox_pending"] is True
+    assert orch.sink.event_attempts == 2
+    assert await owed(orch, doc)
 
     orch.sink.failure = None
     assert await reconciler.run_once() == (0, 1)
-    assert orch.sink.envelopes == [expected_envelope(doc)]
+    assert orch.sink.events == [expected_event(doc)]
     # On Kafka is not taken in: still owed, but not republished again before another grace.
-    assert (await orch.get(gid))["outbox_pending"] is True
+    assert await owed(orch, doc)
     assert await reconciler.run_once() == (0, 0)
     orch.clock.advance(GRACE + TICK)
     assert await reconciler.run_once() == (0, 1)  # the broker may have lost it: the same event again
-    assert orch.sink.envelopes == [expected_envelope(doc)] * 2
+    assert [e.id for e in orch.sink.events] == [expected_event(doc).id] * 2
+    assert orch.sink.events[1].data == expected_event(doc).data
 
-    await GenerationRepository(orch.store).settle_outbox(
-        [gid]
-    )  # what the notifier does once it has the deliveries
-    after = await orch.get(gid)
-    assert after == {k: v for k, v in doc.items() if k not in ("outbox_pending", "outbox_at")}
+    # What the notifier does once it has recorded the event's deliveries.
+    await EventRepository(orch.store).settle([expected_event(doc).id])
+    assert not await owed(orch, doc)
+    assert await orch.get(gid) == doc  # the generation itself holds no outbox
     orch.clock.advance(GRACE + TICK)
     assert await reconciler.run_once() == (0, 0)
-    assert len(orch.sink.envelopes) == 2
+    assert len(orch.sink.events) == 2
 
 
 async def test_transition_with_a_stale_version_returns_none_and_changes_nothing(orch: Orchestrator) -> None:
@@ -399,7 +416,7 @@ async def test_transition_out_of_a_terminal_state_raises_and_changes_nothing(orc
     assert completed is not None
     assert completed["status"] == "completed"
     assert completed["version"] == inserted["version"] + 1
-    assert completed["outbox_pending"] is True
+    assert await owed(orch, completed)  # its event, stored by the same transaction
 
     with pytest.raises(TransitionError):
         await GenerationRepository(orch.store).transition(
@@ -417,10 +434,14 @@ async def test_a_terminal_generation_is_never_claimed_or_submitted_again(
     gid = (await orch.insert(prompt=prompt))["_id"]
     assert await runner.start(gid)
     await runner.wait_idle()
-    await GenerationRepository(orch.store).settle_outbox([gid])  # the notifier took its status event in
     finished = await orch.get(gid)
+    await EventRepository(orch.store).settle([expected_event(finished).id])  # the notifier took it in
     assert finished["status"] == final
-    submitted, envelopes = list(orch.mock.submitted), list(orch.sink.envelopes)
+    submitted, envelopes, events = (
+        list(orch.mock.submitted),
+        list(orch.sink.envelopes),
+        list(orch.sink.events),
+    )
 
     other = orch.runner("orch-b")
     assert await runner.start(gid) is False
@@ -431,7 +452,7 @@ async def test_a_terminal_generation_is_never_claimed_or_submitted_again(
 
     assert await orch.get(gid) == finished
     assert orch.mock.submitted == submitted == [gid]
-    assert orch.sink.envelopes == envelopes
+    assert orch.sink.envelopes == envelopes and orch.sink.events == events
     assert runner.in_flight == other.in_flight == 0
 
 
@@ -513,9 +534,9 @@ async def test_a_client_deadline_cuts_a_slow_task_short_fails_deadline_exceeded_
 async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_notice_interval(
     orch: Orchestrator,
 ) -> None:
-    """Progress is written and published every ``every`` seconds; only one such event per ``notice_every``
-    seconds is marked as a ``video.progress`` webhook notice. The provider taking the task is marked as
-    ``video.processing``."""
+    """Progress is written and published every ``every`` seconds; only one such change per
+    ``notice_every`` seconds is also published as a ``video.progress`` event for webhooks. The provider taking
+    the task is published as ``video.processing``. Both are best effort: never stored."""
     owner = "orch-a"
     doc = await orch.insert(
         lease_owner=owner, provider_task_id="task_1", lease_expires_at=orch.clock.now() + LEASE
@@ -530,16 +551,17 @@ async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_n
         await reporter.settled()
         orch.clock.advance(timedelta(seconds=2))
 
-    published = [(e.generation["progress"], e.notice) for e in orch.sink.progress]
+    assert [e.generation["progress"] for e in orch.sink.progress] == [None, 10, 20, 30, 40, 50, 60, 70]
+    published = [(e.data["progress"], e.type, e.owed) for e in orch.sink.notices]
     assert published == [
-        (None, "video.processing"),
-        (10, "video.progress"),
-        (20, None),
-        (30, None),
-        (40, None),
-        (50, None),
-        (60, "video.progress"),  # 10 s after the first notice
-        (70, None),
+        (None, "video.processing", False),
+        (10, "video.progress", False),
+        (60, "video.progress", False),  # 10 s after the first notice
     ]
+    assert orch.sink.events == []
+    assert [e.id for e in orch.sink.notices[1:]] == [
+        e.event_id for e in orch.sink.progress if e.generation["progress"] in (10, 60)
+    ]
+    assert await orch.store.events.count_documents({}) == 0
     assert (await orch.get(doc["_id"]))["progress"] == 70
     await reporter.close()

@@ -21,7 +21,7 @@ from pymongo.errors import PyMongoError
 from tests.support.engines import EngineProcess, impatient_mongo_url
 from tests.support.webhooks import insert_webhook
 from videogen_common.domain import Provider, Status
-from videogen_common.generations import new_generation, status_envelope
+from videogen_common.generations import new_generation, terminal_event
 from videogen_common.ids import new_id
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.batched_inserts import InsertBatcher
@@ -99,10 +99,10 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
         ):
             transitioned.add(doc["_id"])
 
-    async def record() -> None:  # the notifier's delivery records for a status event
+    async def record() -> None:  # the notifier's delivery records for an event
         doc = {**_generation(datetime.now(UTC)), "status": Status.COMPLETED.value, "version": 3}
-        envelope = status_envelope(GenerationRecord.from_doc(doc), datetime.now(UTC))
-        made = await insert_new(store, await new_deliveries(store, envelope, datetime.now(UTC)))
+        event = terminal_event(GenerationRecord.from_doc(doc))
+        made = await insert_new(store, await new_deliveries(store, event, datetime.now(UTC)))
         recorded.update(delivery.id for delivery in made)
 
     writers = [
@@ -121,6 +121,9 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
         found_created = {d["_id"] async for d in store.generations.find({"_id": {"$in": list(created)}})}
         done = store.generations.find({"_id": {"$in": list(transitioned)}, "status": Status.COMPLETED.value})
         found_transitioned = {d["_id"] async for d in done}
+        # Each terminal transition's event, stored by the same transaction.
+        owed = store.events.find({"subject_id": {"$in": list(transitioned)}, "type": "video.completed"})
+        found_events = {d["subject_id"] async for d in owed}
         found_recorded = {d["_id"] async for d in store.deliveries.find({"_id": {"$in": list(recorded)}})}
     finally:
         await client.close()
@@ -128,11 +131,13 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
     lost = {
         "creations": len(created - found_created),
         "transitions": len(transitioned - found_transitioned),
+        "their events": len(transitioned - found_events),
         "delivery records": len(recorded - found_recorded),
     }
     acknowledged = {
         "creations": len(created),
         "transitions": len(transitioned),
+        "their events": len(transitioned),
         "delivery records": len(recorded),
     }
     print(f"durability={durability.value} acknowledged={acknowledged} lost={lost}")  # noqa: T201

@@ -26,13 +26,13 @@ from tests.support.receivers import Receiver, failing, receiving
 from tests.support.webhooks import insert_webhook
 from videogen.engines import free_port
 from videogen_common.domain import Provider
-from videogen_common.events import STATUS, Envelope, status_event_id
 from videogen_common.failures import ErrorCode, GenerationError
-from videogen_common.generations import new_generation, public_view
+from videogen_common.generations import new_generation, terminal_event
 from videogen_common.ids import new_id
 from videogen_common.logs import JsonFormatter
 from videogen_common.metrics import new_registry
 from videogen_common.probes import ProbeServer, probe_app
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_common.topics import Topics
 from videogen_notifier.deliveries import deliveries_for
@@ -91,7 +91,9 @@ async def orchestrator(
     base_env: dict[str, str], store: Store, topics: Topics, status_topic: faust.TopicT
 ) -> AsyncIterator[OrchestratorRuntime]:
     settings = settings_for(OrchestratorSettings, base_env, poll_interval_seconds=0.01)
-    runtime = OrchestratorRuntime(settings, status_topic, providers={"mock": ScriptedProvider()})
+    runtime = OrchestratorRuntime(
+        settings, status_topic, status_topic, providers={"mock": ScriptedProvider()}
+    )
     runtime.sink = RecordingSink()  # type: ignore[assignment]  # what would have gone to Kafka
     await runtime.start()
     try:
@@ -171,7 +173,9 @@ async def test_orchestrator_unready_while_the_store_does_not_answer(
     base_env: dict[str, str], topics: Topics, status_topic: faust.TopicT
 ) -> None:
     settings = settings_for(OrchestratorSettings, base_env, mongo_url=closed_store_url())
-    runtime = OrchestratorRuntime(settings, status_topic, providers={"mock": ScriptedProvider()})
+    runtime = OrchestratorRuntime(
+        settings, status_topic, status_topic, providers={"mock": ScriptedProvider()}
+    )
     await runtime.start()
     try:
         status, body = await get(runtime.probes.port, "/readyz")
@@ -203,7 +207,7 @@ async def notifier(base_env: dict[str, str], store: Store, topics: Topics) -> As
 
 
 async def deliver(notifier: NotifierRuntime, store: Store, receiver: Receiver, account: str) -> str:
-    """A completed generation's status event for ``account``'s one endpoint, at ``receiver``; returns the
+    """A completed generation's event for ``account``'s one endpoint, at ``receiver``; returns the
     delivery id, once its attempt is over."""
     now = notifier.clock.now()
     await insert_webhook(store, receiver.url(), now=now, account_id=account, events=["video.completed"])
@@ -216,15 +220,8 @@ async def deliver(notifier: NotifierRuntime, store: Store, receiver: Receiver, a
         now=now,
     )
     doc.update(status="completed", version=3)
-    envelope = Envelope(
-        event_id=status_event_id(doc["_id"], "completed", 3),
-        type=STATUS,
-        occurred_at=public_view(doc)["updated_at"],
-        account_id=account,
-        generation=public_view(doc),
-        trace_id="req-notify",
-    )
-    [(delivery_id, webhook_id)] = await deliveries_for(store, envelope, now)
+    event = terminal_event(GenerationRecord.from_doc(doc), trace_id="req-notify")
+    [(delivery_id, webhook_id)] = await deliveries_for(store, event, now)
     notifier.dispatcher.submit(delivery_id, webhook_id)
     await notifier.dispatcher.wait_idle()
     return delivery_id

@@ -8,6 +8,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from videogen_common.events import Envelope
+from videogen_common.records.event import Event
 from videogen_orchestrator.providers.base import (
     AdapterDefaults,
     Job,
@@ -51,16 +52,21 @@ class ManualClock:
 
 
 class RecordingSink:
-    """An ``EventSink`` that records the envelopes it is given: ``envelopes`` and ``attempts`` count the
-    terminal status events (the ones owed to the notifier), ``progress`` the best-effort ones of a state that
-    is not terminal (processing, queued, progress). Set ``failure`` to make ``send`` raise it, as a producer
-    does when the broker does not acknowledge."""
+    """An ``EventSink`` that records what it is given: ``envelopes`` and ``attempts`` count the terminal
+    status messages, ``progress`` the status messages of a state that is not terminal (processing, queued,
+    progress); ``events`` and ``event_attempts`` the owed events put on the events topic, ``notices`` the
+    best-effort ones.
+    Set ``failure`` to make ``send`` and ``send_event`` raise it, as a producer does when the broker does not
+    acknowledge."""
 
     def __init__(self) -> None:
         self.envelopes: list[Envelope] = []
         self.progress: list[Envelope] = []
+        self.events: list[Event] = []
+        self.notices: list[Event] = []
         self.failure: Exception | None = None
         self.attempts = 0
+        self.event_attempts = 0
 
     async def send(self, envelope: Envelope) -> None:
         terminal = envelope.generation.get("status") in ("completed", "failed")
@@ -69,8 +75,17 @@ class RecordingSink:
             raise self.failure
         (self.envelopes if terminal else self.progress).append(envelope)
 
+    async def send_event(self, event: Event) -> None:
+        self.event_attempts += event.owed
+        if self.failure is not None:
+            raise self.failure
+        (self.events if event.owed else self.notices).append(event)
+
     def for_generation(self, generation_id: str) -> list[Envelope]:
         return [e for e in self.envelopes if e.generation_id == generation_id]
+
+    def events_of(self, subject_id: str) -> list[Event]:
+        return [e for e in self.events if e.subject_id == subject_id]
 
 
 class CountingProvider(AdapterDefaults):

@@ -12,10 +12,9 @@ import aiohttp
 from tests.support.env import settings_for
 from tests.support.receivers import Receiver, Script
 from videogen_common.clock import Clock
-from videogen_common.events import Envelope
+from videogen_common.records.event import Event
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect
-from videogen_notifier.deliveries import new_deliveries
 from videogen_notifier.dispatcher import Dispatcher
 from videogen_notifier.sender import Sender
 from videogen_notifier.settings import NotifierSettings
@@ -63,10 +62,10 @@ class NotifierHarness:
         await store.db.command("ping")  # connected already, so it is not slower off the mark than the first
         return store
 
-    async def handle(self, dispatcher: Dispatcher, envelope: Envelope) -> list[tuple[str, str]]:
-        """What the notifier's agent does with a status event: build the deliveries, then hand them to the
-        dispatcher, which stores them and queues them on their lanes; returns (delivery id, webhook id)."""
-        return await dispatcher.create(await new_deliveries(self.store, envelope, self.clock.now()))
+    async def handle(self, dispatcher: Dispatcher, event: Event) -> list[tuple[str, str]]:
+        """What the notifier's agent does with an event: the dispatcher's intake builds its deliveries,
+        stores them, queues them on their lanes and settles the event; returns (delivery id, webhook id)."""
+        return await dispatcher.take_in([event])
 
     async def delivery(self, delivery_id: str) -> Doc:
         doc = await self.store.deliveries.find_one({"_id": delivery_id})

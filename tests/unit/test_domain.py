@@ -9,10 +9,7 @@ import pytest
 from videogen_common.domain import (
     MAX_DURATION_S,
     MIN_DURATION_S,
-    SUBSCRIBABLE_EVENTS,
     TERMINAL,
-    TERMINAL_EVENT,
-    EventType,
     Status,
     can_transition,
     sources_of,
@@ -68,20 +65,6 @@ def test_sources_of(target: Status, sources: set[Status]) -> None:
 def test_sources_of_agrees_with_can_transition() -> None:
     for target in Status:
         assert sources_of(target) == frozenset(s for s in Status if can_transition(s, target))
-
-
-def test_every_terminal_state_has_its_event() -> None:
-    assert TERMINAL_EVENT == {C: EventType.VIDEO_COMPLETED, F: EventType.VIDEO_FAILED}
-    assert set(SUBSCRIBABLE_EVENTS) == {
-        EventType.VIDEO_COMPLETED,
-        EventType.VIDEO_FAILED,
-        EventType.VIDEO_PROCESSING,
-        EventType.VIDEO_PROGRESS,
-        EventType.WEBHOOK_DISABLED,
-    }
-    assert EventType.WEBHOOK_DISABLED.value == "webhook.disabled"
-    assert EventType.VIDEO_COMPLETED.value == "video.completed"
-    assert EventType.VIDEO_FAILED.value == "video.failed"
 
 
 def test_duration_bounds() -> None:

@@ -1,13 +1,24 @@
-"""videogen_common.events: the Kafka envelope."""
+"""videogen_common.events: the Kafka envelope, and the events topic's messages."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
 
-from videogen_common.events import REQUESTED, STATUS, Envelope, EnvelopeError, status_event_id
+from videogen_common.events import (
+    REQUESTED,
+    STATUS,
+    Envelope,
+    EnvelopeError,
+    event_message,
+    read_event_message,
+    status_event_id,
+)
+from videogen_common.records.event import Event
 
 GENERATION: dict[str, Any] = {
     "id": "gen_01",
@@ -27,7 +38,6 @@ FIELDS = (
     "trace_id",
     "traceparent",
     "version",
-    "notice",
 )
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -67,13 +77,6 @@ def test_topic_event_types() -> None:
 
 def test_generation_id() -> None:
     assert _envelope().generation_id == "gen_01"
-
-
-def test_a_notice_travels_and_is_optional_on_the_wire() -> None:
-    data = {**_valid(), "notice": "video.progress"}
-    assert Envelope.from_json(orjson.dumps(data)).notice == "video.progress"
-    del data["notice"]
-    assert Envelope.from_json(orjson.dumps(data)).notice is None
 
 
 def test_trace_id_and_traceparent_are_optional_on_the_wire() -> None:
@@ -138,7 +141,6 @@ def test_envelope_error_is_a_value_error() -> None:
         ("event_id", None),
         ("trace_id", 5),
         ("traceparent", ["00"]),
-        ("notice", 1),
         ("version", "3"),
         ("version", 0),
         ("version", True),
@@ -165,3 +167,55 @@ def test_status_event_id_differs_per_generation_status_and_version(
     generation_id: str, status: str, version: int
 ) -> None:
     assert status_event_id(generation_id, status, version) != status_event_id("gen_01", "completed", 3)
+
+
+# --- the events topic's messages ----------------------------------------------------------------------------
+
+EVENT = Event(
+    id="evt_gen_01_completed_3",
+    type="video.completed",
+    account_id="acc_1",
+    subject_type="generation",
+    subject_id="gen_01",
+    data={"id": "gen_01", "status": "completed", "metadata": {"k": "v"}},
+    created_at=datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC),
+    trace_id="req_1",
+    traceparent=TRACEPARENT,
+)
+
+
+@pytest.mark.parametrize("owed", [True, False])
+def test_an_event_message_round_trips_without_its_outbox_state(owed: bool) -> None:
+    event = replace(EVENT, owed=owed, outbox_at=EVENT.created_at if owed else None)
+    assert read_event_message(event_message(event)) == replace(event, outbox_at=None)
+
+
+def test_an_event_message_is_keyed_by_subject_and_carries_the_data_as_delivered() -> None:
+    data = orjson.loads(event_message(EVENT))
+    assert data["subject"] == {"type": "generation", "id": "gen_01"}
+    assert data["data"] == EVENT.data and data["created_at"] == "2026-11-21T08:47:00.123Z"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("id", None),
+        ("type", ""),
+        ("subject", {"type": "generation"}),
+        ("data", ["not", "an", "object"]),
+        ("created_at", "yesterday"),
+        ("owed", "yes"),
+        ("traceparent", 5),
+    ],
+)
+def test_a_malformed_event_message_is_refused(field: str, value: object) -> None:
+    data = orjson.loads(event_message(EVENT))
+    data[field] = value
+    with pytest.raises(EnvelopeError):
+        read_event_message(orjson.dumps(data))
+
+
+def test_not_json_is_not_an_event_message() -> None:
+    for raw in (b"not json", b"[1]"):
+        with pytest.raises(EnvelopeError):
+            read_event_message(raw)

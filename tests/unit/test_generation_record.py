@@ -50,8 +50,6 @@ def test_a_finished_generation_with_internal_fields_maps_back_unchanged() -> Non
         "updated_at": later,
         "status_since": later,
         "state_seconds": {"processing": 9.0},
-        "outbox_pending": True,
-        "outbox_at": later,
         "version": 2,
         "trace_id": "req_1",
         "idem": "acc_1\nk",

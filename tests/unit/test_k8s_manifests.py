@@ -41,7 +41,7 @@ from videogen_orchestrator.settings import OrchestratorSettings
 
 # The newest Kubernetes whose schemas kubernetes-validate ships.
 KUBERNETES_VERSION = "1.37.0"
-TOPIC_OF = {"orchestrator": "requested", "notifier": "status"}
+TOPIC_OF = {"orchestrator": "requested", "notifier": "events"}
 GROUP_OF = {"orchestrator": "orchestrator_group", "notifier": "notifier_group"}
 PORT_OF = {"api": "api_port", "orchestrator": "orchestrator_port", "notifier": "notifier_port"}
 HOST_OF = {"api": "api_host", "orchestrator": "orchestrator_host", "notifier": "notifier_host"}

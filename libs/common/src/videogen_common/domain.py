@@ -1,4 +1,5 @@
-"""Generations, providers, events and the rules for moving between states."""
+"""Generations, providers and the rules for moving between states (the event types are
+``videogen_common.event_types``)."""
 
 from __future__ import annotations
 
@@ -42,25 +43,6 @@ class Provider(StrEnum):
     LUMA = "luma"
     PIKA = "pika"
 
-
-class EventType(StrEnum):
-    """What an endpoint can subscribe to."""
-
-    VIDEO_COMPLETED = "video.completed"
-    VIDEO_FAILED = "video.failed"
-    # Off unless an endpoint lists them: the provider took the task, and how far it is (throttled).
-    VIDEO_PROCESSING = "video.processing"
-    VIDEO_PROGRESS = "video.progress"
-    # Sent to an account's other endpoints when one of its endpoints is disabled after failing for too long.
-    WEBHOOK_DISABLED = "webhook.disabled"
-
-
-SUBSCRIBABLE_EVENTS: frozenset[EventType] = frozenset(EventType)
-
-TERMINAL_EVENT: dict[Status, EventType] = {
-    Status.COMPLETED: EventType.VIDEO_COMPLETED,
-    Status.FAILED: EventType.VIDEO_FAILED,
-}
 
 MIN_DURATION_S = 3
 MAX_DURATION_S = 10

@@ -1,13 +1,17 @@
-"""The JSON envelope every Kafka message carries.
-
-Key = generation id, so one generation's events stay in order on one partition."""
+"""What Kafka carries, as JSON: the envelope of ``generation.requested`` and ``generation.status`` messages
+(key = generation id, so one generation's messages stay in order on one partition), and the events of the
+events topic (``event_message``; key = the event's subject id)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
+
+from videogen_common.clock import isoformat
+from videogen_common.records.event import Event
 
 REQUESTED = "generation.requested"
 STATUS = "generation.status"
@@ -31,9 +35,6 @@ class Envelope:
     version: int | None = None
     # The W3C trace context of the work that made the event (see videogen_common.tracing); None untraced.
     traceparent: str | None = None
-    # The webhook event a status event of a state that is not terminal is delivered as, if any
-    # (``video.processing``, ``video.progress``); terminal events are delivered by their status.
-    notice: str | None = None
 
     @property
     def generation_id(self) -> str:
@@ -50,15 +51,11 @@ class Envelope:
                 "trace_id": self.trace_id,
                 "traceparent": self.traceparent,
                 "version": self.version,
-                "notice": self.notice,
             }
         )
 
     def kafka_headers(self) -> list[tuple[str, bytes]]:
-        headers = [(TRACE_HEADER, self.trace_id.encode())] if self.trace_id else []
-        if self.traceparent:
-            headers.append((TRACEPARENT, self.traceparent.encode()))
-        return headers
+        return trace_headers(self.trace_id, self.traceparent)
 
     @classmethod
     def from_json(cls, raw: bytes) -> Envelope:
@@ -74,10 +71,10 @@ class Envelope:
         if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
             bad.append("generation")
             generation = {}
-        trace_id, traceparent, notice = data.get("trace_id"), data.get("traceparent"), data.get("notice")
+        trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
         bad += [
             name
-            for name, value in (("trace_id", trace_id), ("traceparent", traceparent), ("notice", notice))
+            for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
             if value is not None and not isinstance(value, str)
         ]
         version = data.get("version")
@@ -94,10 +91,86 @@ class Envelope:
             trace_id=trace_id,
             traceparent=traceparent,
             version=version,
-            notice=notice,
         )
 
 
 def status_event_id(generation_id: str, status: str, version: int) -> str:
     """Deterministic, so a republished status event is recognisably the same event downstream."""
     return f"evt_{generation_id}_{status}_{version}"
+
+
+def trace_headers(trace_id: str | None, traceparent: str | None) -> list[tuple[str, bytes]]:
+    """The Kafka headers of a message made under a request (``trace_id``) and a trace (``traceparent``)."""
+    headers = [(TRACE_HEADER, trace_id.encode())] if trace_id else []
+    if traceparent:
+        headers.append((TRACEPARENT, traceparent.encode()))
+    return headers
+
+
+def event_message(event: Event) -> bytes:
+    """An event as the events topic carries it (``read_event_message`` reads it back)."""
+    return orjson.dumps(
+        {
+            "id": event.id,
+            "type": event.type,
+            "account_id": event.account_id,
+            "subject": {"type": event.subject_type, "id": event.subject_id},
+            "data": event.data,
+            "created_at": isoformat(event.created_at),
+            "owed": event.owed,
+            "trace_id": event.trace_id,
+            "traceparent": event.traceparent,
+        }
+    )
+
+
+def read_event_message(raw: bytes) -> Event:
+    """The event of a message of the events topic; ``EnvelopeError`` if it is not one."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise EnvelopeError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise EnvelopeError("not an object")
+    subject = data.get("subject")
+    if not isinstance(subject, dict):
+        subject = {}
+    strings = {
+        "id": data.get("id"),
+        "type": data.get("type"),
+        "account_id": data.get("account_id"),
+        "subject.type": subject.get("type"),
+        "subject.id": subject.get("id"),
+        "created_at": data.get("created_at"),
+    }
+    bad = [name for name, value in strings.items() if not isinstance(value, str) or not value]
+    if not isinstance(data.get("data"), dict):
+        bad.append("data")
+    if not isinstance(data.get("owed"), bool):
+        bad.append("owed")
+    trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
+    bad += [
+        name
+        for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
+        if value is not None and not isinstance(value, str)
+    ]
+    created_at = None
+    if "created_at" not in bad:
+        try:
+            created_at = datetime.fromisoformat(data["created_at"])
+        except ValueError:
+            bad.append("created_at")
+    if bad or created_at is None:
+        raise EnvelopeError(f"not an event: bad or missing {', '.join(bad)}")
+    return Event(
+        id=data["id"],
+        type=data["type"],
+        account_id=data["account_id"],
+        subject_type=subject["type"],
+        subject_id=subject["id"],
+        data=data["data"],
+        created_at=created_at,
+        trace_id=trace_id,
+        traceparent=traceparent,
+        owed=data["owed"],
+    )

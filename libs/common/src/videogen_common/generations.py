@@ -1,5 +1,6 @@
-"""Generation documents: creation, the public view, and the status event that reports a state change (the
-queries and compare-and-set transitions are ``videogen_common.repositories.generations``)."""
+"""Generation documents: creation, the public view, the status message that reports a state change, and the
+webhook events a change makes (the queries and compare-and-set transitions are
+``videogen_common.repositories.generations``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ from enum import StrEnum
 from typing import Any
 
 from videogen_common.clock import isoformat
-from videogen_common.domain import EventType, Provider, Status
+from videogen_common.domain import Provider, Status
+from videogen_common.event_types import (
+    VIDEO_COMPLETED,
+    VIDEO_FAILED,
+    VIDEO_PROCESSING,
+    VIDEO_PROGRESS,
+    EventType,
+)
 from videogen_common.events import STATUS, Envelope, status_event_id
+from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord, Image, TimelineStep
 from videogen_common.tracing import current_traceparent
 
@@ -26,9 +35,11 @@ class QueueReason(StrEnum):
     PROVIDER = "provider"  # the provider's own queue or throttling
 
 
-# When the pending status event was last put on Kafka (set by the terminal transition, moved on by each
-# republish): the reconciler republishes what has waited longer than its grace.
-OUTBOX_AT = "outbox_at"
+# The owed event a terminal state makes.
+TERMINAL_EVENT_TYPES: dict[Status, EventType[GenerationRecord]] = {
+    Status.COMPLETED: VIDEO_COMPLETED,
+    Status.FAILED: VIDEO_FAILED,
+}
 
 
 class TransitionError(ValueError):
@@ -114,18 +125,12 @@ def public_view(doc: Doc) -> Doc:
 
 
 def status_envelope(
-    record: GenerationRecord,
-    now: datetime,
-    trace_id: str | None = None,
-    *,
-    progress: bool = False,
-    notice: EventType | None = None,
+    record: GenerationRecord, now: datetime, trace_id: str | None = None, *, progress: bool = False
 ) -> Envelope:
-    """The ``generation.status`` event for the state ``record`` is in. Its id
-    is deterministic, so whoever publishes it (the orchestrator, its reconciler, or the api after a cancel)
-    publishes the same event. ``progress``: the event reports the progress the generation holds, within its
-    state (an id of its own, and the time it is reported at). ``notice``: the webhook event it is also
-    delivered as (non-terminal events)."""
+    """The ``generation.status`` message for the state ``record`` is in. Its id is deterministic, so whoever
+    publishes it (the orchestrator, or the api after a cancel) publishes the same message. ``progress``: it
+    reports the progress the generation holds, within its state (an id of its own, and the time it is
+    reported at)."""
     event_id = status_event_id(record.id, record.status.value, record.version)
     if progress:
         event_id += f"_progress_{record.progress}"
@@ -138,5 +143,37 @@ def status_envelope(
         version=record.version,
         trace_id=trace_id or record.trace_id,
         traceparent=current_traceparent() or record.traceparent,
-        notice=notice.value if notice is not None else None,
+    )
+
+
+def terminal_event(record: GenerationRecord, trace_id: str | None = None) -> Event:
+    """The owed event of a generation's terminal state (``video.completed`` or ``video.failed``), as of its
+    ``updated_at``. Its id is its status message's (``evt_{id}_{status}_{version}``): the transition that
+    makes the state stores it, and whoever publishes it publishes the same event."""
+    event_type = TERMINAL_EVENT_TYPES.get(record.status)
+    if event_type is None:
+        raise ValueError(f"a {record.status} generation owes no event")
+    return event_type.event(
+        record,
+        change=f"{record.status.value}_{record.version}",
+        at=record.updated_at,
+        trace_id=trace_id or record.trace_id,
+        traceparent=current_traceparent() or record.traceparent,
+    )
+
+
+def notice_event(record: GenerationRecord, now: datetime, *, progress: bool = False) -> Event:
+    """The best-effort event of a generation that is not finished: ``video.processing`` (the provider took
+    the task; as of its ``updated_at``), or with ``progress`` ``video.progress`` (how far it is, at ``now``).
+    Its id is its status message's."""
+    change = f"{record.status.value}_{record.version}"
+    event_type, at = (VIDEO_PROGRESS, now) if progress else (VIDEO_PROCESSING, record.updated_at)
+    if progress:
+        change += f"_progress_{record.progress}"
+    return event_type.event(
+        record,
+        change=change,
+        at=at,
+        trace_id=record.trace_id,
+        traceparent=current_traceparent() or record.traceparent,
     )

@@ -20,11 +20,18 @@ class Topics:
 
     @property
     def status(self) -> str:
-        """generation.status: the orchestrator reports each state change; the notifier listens."""
+        """generation.status: each state change and progress of a generation (the api's waiting and streaming
+        requests listen)."""
         return f"{self.prefix}generation.status"
 
+    @property
+    def events(self) -> str:
+        """events: the events for webhooks (``videogen_common.event_types``), keyed by subject; the notifier
+        listens."""
+        return f"{self.prefix}events"
+
     def all(self) -> list[str]:
-        return [self.requested, self.status]
+        return [self.requested, self.status, self.events]
 
 
 async def ensure_topics(

@@ -134,6 +134,7 @@ def _id(component: str, what: str) -> Parameter:
 GENERATION_ID = _id("GenerationId", "generation")
 WEBHOOK_ID = _id("WebhookId", "webhook endpoint")
 DELIVERY_ID = _id("DeliveryId", "delivery")
+EVENT_ID = _id("EventId", "event")
 
 PREFER_WAIT = Parameter(
     "PreferWait",

@@ -36,8 +36,9 @@ from videogen_api.idempotency import REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
 from videogen_api.prefer import PREFERENCE_APPLIED
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
-from videogen_api.schemas import Problem, ValidationProblem
+from videogen_api.schemas import CATALOG, Problem, ValidationProblem
 from videogen_api.settings import ApiSettings
+from videogen_common.event_types import EVENT_TYPES
 
 Doc = dict[str, Any]
 
@@ -50,6 +51,7 @@ _TAGS = (
     ("Generations", "Submit prompts and follow the videos they become."),
     ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
     ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
+    ("Events", "What happened on the account, as its webhooks deliver it."),
     ("Account", "What the account made, and who changed its keys and webhooks."),
     ("Media", "The files behind the signed links in a generation."),
 )
@@ -169,6 +171,10 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
         for name, nested in schema.pop("$defs", {}).items():
             _add(schemas, "schemas", name, nested)
         _add(schemas, "schemas", model.__name__, schema)
+    catalogs = catalog_schemas()
+    for name in list(schemas):
+        schemas[name] = refer_to_catalogs(schemas[name], catalogs)
+    schemas.update(catalogs)
     # The deployment's limits, which the handlers check beyond the models.
     prompt = schemas["GenerateRequest"]["properties"]["prompt"]
     prompt["maxLength"] = settings.prompt_max_chars
@@ -180,6 +186,36 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
             url["pattern"] = url["pattern"].replace("[Ss]?", "[Ss]")
             url["description"] = "An absolute https URL with a host and no credentials."
     return dict(sorted(schemas.items()))
+
+
+def refer_to_catalogs(schema: Any, catalogs: Doc) -> Any:
+    """``schema`` with each part marked as a catalog's (``schemas.CATALOG``) replaced by a reference to it."""
+    if isinstance(schema, dict):
+        name = schema.get(CATALOG)
+        if name is not None:
+            if name not in catalogs:
+                raise ValueError(f"no catalog {name!r}")
+            return {"$ref": REF_TEMPLATE.format(model=name)}
+        return {key: refer_to_catalogs(value, catalogs) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [refer_to_catalogs(item, catalogs) for item in schema]
+    return schema
+
+
+def catalog_schemas() -> Doc:
+    """The closed lists whose values are read when the document is built rather than when the models were
+    defined, each one component the models refer to: the event types endpoints may subscribe to, from the
+    catalog (``videogen_common.event_types``), so a type defined since is one."""
+    subscribable = [event_type for event_type in EVENT_TYPES if event_type.subscribable]
+    return {
+        "EventType": {
+            "title": "EventType",
+            "type": "string",
+            "enum": [event_type.name for event_type in subscribable],
+            "description": "What an endpoint can subscribe to: "
+            + "; ".join(f"{t.name}: {t.description}" for t in subscribable),
+        }
+    }
 
 
 def _headers() -> Doc:

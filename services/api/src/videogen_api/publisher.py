@@ -1,9 +1,10 @@
-"""Publishes envelopes to Kafka: generation requests to ``generation.requested`` and the status events of the
-api's own transitions (a cancel) to ``generation.status``. The envelope's type picks the topic.
+"""Publishes to Kafka: generation requests to ``generation.requested`` and the status messages of the api's
+own transitions (a cancel) to ``generation.status`` (the envelope's type picks the topic), and the events the
+api's changes make (a cancel's ``video.failed``) to the events topic (``send_event``).
 
 MongoDB is the source of truth: a publish that fails or times out is logged, not surfaced. The orchestrator's
-reconciler dispatches a generation whose request never arrived, and republishes a status event whose
-generation is still marked ``outbox_pending``.
+reconciler dispatches a generation whose request never arrived, and republishes every event still owed to the
+notifier.
 
 So creation does not wait for the broker at all (``publish_soon``): the generation is already durable when
 its request is handed to the producer, after the 202 is decided. A request that never reaches the broker
@@ -20,7 +21,8 @@ import logging
 from aiokafka import AIOKafkaProducer
 
 from videogen_api.metrics import ApiMetrics
-from videogen_common.events import REQUESTED, STATUS, Envelope
+from videogen_common.events import REQUESTED, STATUS, Envelope, event_message, trace_headers
+from videogen_common.records.event import Event
 from videogen_common.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ class EventPublisher:
             self._started.set()
         self._metrics = metrics
         self._topics = {REQUESTED: topics.requested, STATUS: topics.status}
+        self._events_topic = topics.events
         self._timeout = timeout_seconds
         self._healthy = True
         # Envelopes handed over by publish_soon, on their way into the producer's buffer. Bounded: past it
@@ -89,6 +92,32 @@ class EventPublisher:
         self._healthy = True
         self._count(envelope, "ok")
         return True
+
+    async def send_event(self, event: Event) -> None:
+        """Put the event on the events topic, keyed by its subject; return once the broker acknowledged it,
+        raise if it did not (within the publish timeout). ``videogen_common.outbox.publish`` logs the failure;
+        the reconciler republishes an owed event."""
+        outcome = "failed"
+        try:
+            if not self._started.is_set():
+                raise ConnectionError("not connected to the broker yet")
+            await asyncio.wait_for(
+                self._producer.send_and_wait(
+                    self._events_topic,
+                    event_message(event),
+                    key=event.subject_id.encode(),
+                    headers=trace_headers(event.trace_id, event.traceparent),
+                ),
+                self._timeout,
+            )
+            outcome = "ok"
+        except Exception:
+            self._healthy = False
+            raise
+        finally:
+            if self._metrics is not None:
+                self._metrics.count_publish("event", outcome)
+        self._healthy = True
 
     def publish_soon(self, envelope: Envelope) -> None:
         """Hand the envelope over without waiting: it is sent in the background, and a failure (including no

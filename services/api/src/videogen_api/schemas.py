@@ -12,19 +12,25 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
+from pydantic.types import JsonValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from videogen_api import problems
 from videogen_api.problems import invalid, malformed_json
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.capabilities import MAX_SEED, AspectRatio, Resolution
-from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, EventType, Provider, Status
-from videogen_common.generations import VIDEO_OPTIONS
+from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, Provider, Status
+from videogen_common.event_types import EVENT_TYPES, SubjectType
+from videogen_common.failures import ErrorCode
+from videogen_common.generations import VIDEO_OPTIONS, QueueReason
 
 MAX_DEADLINE_SECONDS = 86_400
 MAX_METADATA_KEYS = 16
@@ -71,6 +77,33 @@ def check_http_url(value: str) -> str:
     return value
 
 
+class _Subscribable:
+    """An event type an endpoint may subscribe to, as the catalog (``EVENT_TYPES``) defines them when a value
+    is checked and when the OpenAPI document is built, not when this module is imported: a type defined since
+    is one. The document names the list once, as its ``EventType`` component (``openapi.catalog_schemas``,
+    put in where the schema says ``x-catalog``)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(cls._check, core_schema.str_schema())
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonDict:
+        names: list[JsonValue] = list(EVENT_TYPES.subscribable())
+        return {"type": "string", "enum": names, CATALOG: "EventType"}
+
+    @staticmethod
+    def _check(value: str) -> str:
+        names = EVENT_TYPES.subscribable()
+        if value not in names:
+            expected = ", ".join(repr(name) for name in names)
+            raise PydanticCustomError("enum", "Input should be one of {expected}", {"expected": expected})
+        return value
+
+
+# Marks a schema whose values are a catalog's (openapi.catalog_schemas): the document refers to it by name.
+CATALOG = "x-catalog"
+EventType = Annotated[str, _Subscribable]
 WebhookEvents = Annotated[list[EventType], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
 
 
@@ -87,7 +120,7 @@ class WebhookCreate(BaseModel):
 
     @field_validator("events")
     @classmethod
-    def _unique(cls, value: list[EventType]) -> list[EventType]:
+    def _unique(cls, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
             raise ValueError("must not repeat an event type")
         return value
@@ -250,7 +283,7 @@ class WebhookUpdate(BaseModel):
 
     @field_validator("events")
     @classmethod
-    def _events(cls, value: list[EventType] | None) -> list[EventType]:
+    def _events(cls, value: list[str] | None) -> list[str]:
         if value is None:
             raise ValueError("must not be null")
         return WebhookCreate._unique(value)
@@ -363,7 +396,7 @@ Secret = Annotated[
 class GenerationError(_Body):
     """Why a generation failed."""
 
-    code: Annotated[str, Field(description="e.g. provider_error, timeout, canceled")]
+    code: ErrorCode
     message: str
     provider_code: Annotated[
         str | None, Field(description="The provider's own error code, when it gave one.")
@@ -406,7 +439,7 @@ class Generation(_Body):
         ),
     ]
     queue_reason: Annotated[
-        Literal["account_concurrency", "provider"] | None,
+        QueueReason | None,
         Field(
             description="Why a queued generation waits: account_concurrency (the account's cap on "
             "generations in flight) or provider (the provider's own queue); null otherwise."
@@ -521,8 +554,7 @@ class Delivery(_Body):
     event_type: Annotated[
         str,
         Field(
-            description="video.completed, video.failed, video.processing, video.progress, webhook.disabled, "
-            "webhook.test"
+            description="Its event's type: an EventType, or webhook.test. The event is GET /v1/events/{id}."
         ),
     ]
     generation_id: str | None
@@ -619,6 +651,32 @@ class AuditEventList(_Body):
     """A page of the account's audit events, newest first."""
 
     data: list[AuditEvent]
+    next_cursor: Annotated[
+        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
+    ]
+
+
+class EventSubject(_Body):
+    """What an event is about: a generation, a webhook endpoint, or the account itself."""
+
+    type: SubjectType
+    id: str
+
+
+class Event(_Body):
+    """Something that happened on the account, as its webhooks deliver it."""
+
+    id: Annotated[str, Field(pattern=r"^evt_[0-9a-z_]+$", description="Also its deliveries' event_id.")]
+    type: Annotated[str, Field(description="An EventType, or webhook.test.")]
+    subject: EventSubject
+    data: Annotated[dict[str, Any], Field(description="The data of each of its deliveries, as delivered.")]
+    created_at: Annotated[Moment, Field(description="When it happened: its deliveries' timestamp.")]
+
+
+class EventList(_Body):
+    """A page of the account's events, newest first."""
+
+    data: list[Event]
     next_cursor: Annotated[
         str | None, Field(description="Pass as cursor for the next page; null on the last page.")
     ]

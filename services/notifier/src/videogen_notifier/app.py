@@ -1,4 +1,4 @@
-"""The faust app and its agent: status events in, delivery records created and sent."""
+"""The faust app and its agent: events in, delivery records created and sent."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ log = logging.getLogger(__name__)
 
 def create_notifier(settings: NotifierSettings) -> tuple[faust.App, NotifierRuntime]:
     app = faust.App(**faust_options(settings, settings.notifier_group))
-    status = app.topic(Topics(settings.topic_prefix).status, key_serializer="raw", value_serializer="raw")
+    events = app.topic(Topics(settings.topic_prefix).events, key_serializer="raw", value_serializer="raw")
     runtime = NotifierRuntime(settings)
     runtime.probes.watch(app)  # readiness waits for the group join; /metrics shows the consumer's lag
 
-    @app.agent(status, name="status-events")
-    async def on_status(stream: faust.StreamT[bytes]) -> None:
+    @app.agent(events, name="events")
+    async def on_events(stream: faust.StreamT[bytes]) -> None:
         # Events come in batches (as many as are waiting, up to status_batch_size): their records are
         # written together, and are durable before the batch's offsets are committed; sending happens off
         # the partition, in each endpoint's lane.
@@ -30,9 +30,6 @@ def create_notifier(settings: NotifierSettings) -> tuple[faust.App, NotifierRunt
         async for raws in batches:
             await runtime.ready.wait()
             # A stop must not cut a batch short: faust commits its offsets as the agent leaves it.
-            await uninterrupted(
-                take_in(runtime.store, runtime.dispatcher, runtime.clock, parse(raws)),
-                settings.shutdown_timeout_seconds,
-            )
+            await uninterrupted(take_in(runtime.dispatcher, parse(raws)), settings.shutdown_timeout_seconds)
 
     return app, runtime

@@ -1,7 +1,7 @@
 """Sends due deliveries. Each endpoint has its own lane with its own queue and concurrency cap, so a slow or
 dead endpoint only ever delays itself. A delivery is claimed in MongoDB before each attempt (its next attempt
 time is pushed past the attempt's deadline), so two notifier instances never send the same attempt and a
-crash mid-attempt only delays it. A delivery this instance creates from a status event is stored already
+crash mid-attempt only delays it. A delivery this instance creates from an event is stored already
 claimed by it when its lane has room (for ``delivery_hold_seconds``, extended if it waits longer), so its
 first attempt needs no claim of its own; after a crash, such a delivery is sent once that claim ends. A store
 failure is not a crash: the lane keeps what it holds and tries it again once the store answers.
@@ -16,13 +16,15 @@ An endpoint that fails ``breaker_failures`` attempts in a row trips its circuit 
 ends its lane sends nothing, and keeps what it holds to go on with then (it all stays in the store too:
 nothing is lost, and no retry is spent); a retry it schedules meanwhile is due when the cooldown ends.
 Attempts already in flight when it trips still finish, so up to ``endpoint_concurrency - 1`` more may be
-sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and its account told.
+sent. An endpoint failing for ``webhook_disable_after_seconds`` is disabled and its account told (a
+``webhook.disabled`` event, taken in like any other).
 
 A delivery held in a lane, created claimed, is out of the store's due range until its claim ends, so a dead
 endpoint's backlog costs the sweeps nothing meanwhile: the store reads every due document a sweep matches,
 whatever its limit.
 
-The parts: each endpoint's lane (``lanes.Lane``) owns its queue, its workers, its breaker and its copy of the
+The parts: the one intake for every type of event (``take_in``: deliveries made, queued, the owed events
+settled); each endpoint's lane (``lanes.Lane``) owns its queue, its workers, its breaker and its copy of the
 endpoint; the delivery collection's claims and writes are ``repositories.deliveries.DeliveryClaims``', the
 endpoint's reads and writes ``repositories.webhooks.WebhookRepository``'s (both in ``videogen_common``); what
 follows an attempt (done, retry when, give up, disable) is ``decision.decide``, a pure function. The
@@ -36,7 +38,7 @@ import contextlib
 import logging
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -44,15 +46,18 @@ from opentelemetry import trace
 
 from videogen_common.clock import Clock
 from videogen_common.deliveries import FAILED, SUCCEEDED
+from videogen_common.disabling import disable_endpoint
 from videogen_common.records.delivery import Attempt, Delivery
+from videogen_common.records.event import Event
 from videogen_common.records.webhook import Health, WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryClaims
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import ConnectionFailure, PyMongoError, Store, WriteConcernError
 from videogen_common.tracing import annotate, span_in
 from videogen_notifier.decision import Policy, RetryAt, Succeeded, Why, decide
+from videogen_notifier.deliveries import new_deliveries_for
 from videogen_notifier.lanes import Job, Lane
-from videogen_notifier.notices import disable_endpoint, finish_pending_notices
 from videogen_notifier.payloads import signature_headers
 from videogen_notifier.sender import AttemptResult, Sender
 from videogen_notifier.settings import NotifierSettings
@@ -103,6 +108,7 @@ class Dispatcher:
         # The claim token of this instance is its delivery claims'.
         self._deliveries = DeliveryClaims(store, secrets.token_hex(8))
         self._webhooks = WebhookRepository(store)
+        self._events = EventRepository(store)
         # Deliveries of a ``create`` that failed, which the store may have written all the same.
         self._unsure: set[str] = set()
 
@@ -156,8 +162,17 @@ class Dispatcher:
         lane.offer(Job(delivery_id, known))
         return True
 
+    async def take_in(self, events: Sequence[Event]) -> list[tuple[str, str]]:
+        """The one intake for every type of event: create the deliveries these events call for (one per
+        endpoint of the account subscribed to the type), queue them on their lanes, then settle the owed
+        events (after their records are written, never before); returns (delivery id, webhook id) of the
+        deliveries created. A repeated event creates nothing."""
+        created = await self.create(await new_deliveries_for(self._store, events, self._clock.now()))
+        await self._events.settle([event.id for event in events if event.owed])
+        return created
+
     async def create(self, deliveries: list[Delivery]) -> list[tuple[str, str]]:
-        """Store new deliveries (status events' deliveries, built by ``new_deliveries_for``) in one batch and
+        """Store new deliveries (events' deliveries, built by ``new_deliveries_for``) in one batch and
         queue the ones that were new; returns their (delivery id, webhook id). Each one whose lane has room
         is stored claimed by this instance for ``delivery_hold_seconds`` and queued at once (a lane whose
         breaker is open keeps it for when the cooldown ends); the others are stored due now (or when their
@@ -392,18 +407,12 @@ class Dispatcher:
         log.warning(GIVE_UP_LOGS[outcome.why], extra=extra)
 
     async def _disable(self, lane: Lane, endpoint: WebhookEndpoint, reason: str, now: datetime) -> None:
-        notice_deliveries = await disable_endpoint(self._store, endpoint, reason, now)
+        """Disable the endpoint with its ``webhook.disabled`` event, and take the event in here at once (if
+        this instance stops first, the reconciler republishes it: it is owed)."""
+        event = await disable_endpoint(self._store, endpoint, reason, now)
         lane.remember_disabled()
-        for delivery_id, webhook_id in notice_deliveries:
-            self.submit(delivery_id, webhook_id)
-
-    async def finish_pending_notices(self) -> int:
-        """Complete the ``webhook.disabled`` notices of disables a crash interrupted; returns how many
-        deliveries that created."""
-        created = await finish_pending_notices(self._store, self._clock.now())
-        for delivery_id, webhook_id in created:
-            self.submit(delivery_id, webhook_id)
-        return len(created)
+        if event is not None:
+            await self.take_in([event])
 
     async def _close(
         self, delivery: Delivery, status: str, reason: str | None, attempt: Attempt | None = None

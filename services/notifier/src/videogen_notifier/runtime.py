@@ -52,7 +52,7 @@ class NotifierRuntime(Service):
             port=settings.notifier_port,
             registry=self.metrics.registry,
             kafka_bootstrap=settings.kafka_bootstrap,
-            topics=[Topics(settings.topic_prefix).status],
+            topics=[Topics(settings.topic_prefix).events],
             started=self.ready.is_set,
         )
         self.store: Store
@@ -92,7 +92,6 @@ class NotifierRuntime(Service):
 
     async def _sweep_once(self) -> None:
         await self.dispatcher.sweep()
-        await self.dispatcher.finish_pending_notices()
 
     async def _refresh_gauges(self) -> None:
         settings = self.settings

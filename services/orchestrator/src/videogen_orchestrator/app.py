@@ -24,7 +24,8 @@ def create_orchestrator(settings: OrchestratorSettings) -> tuple[faust.App, Orch
     app = faust.App(**faust_options(settings, settings.orchestrator_group), stream_wait_empty=False)
     requested = app.topic(topics.requested, key_serializer="raw", value_serializer="raw")
     status = app.topic(topics.status, key_serializer="raw", value_serializer="raw")
-    runtime = OrchestratorRuntime(settings, status)
+    events = app.topic(topics.events, key_serializer="raw", value_serializer="raw")
+    runtime = OrchestratorRuntime(settings, status, events)
     runtime.probes.watch(app)  # readiness waits for the group join; /metrics shows the consumer's lag
 
     @app.agent(requested, name="generation-requests")

@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from videogen_common.domain import TERMINAL, Provider, Status
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
@@ -93,7 +94,8 @@ class OrchestratorMetrics:
         )
         self.outbox_pending = Gauge(
             "videogen_generations_outbox_pending",
-            "Finished generations whose status event the notifier has not taken in yet, in the whole store.",
+            "Owed events (a generation finished, an endpoint disabled, ...) the notifier has not taken in "
+            "yet, in the whole store.",
             registry=registry,
         )
 
@@ -116,11 +118,11 @@ class OrchestratorMetrics:
             self.provider_errors.labels(provider, call, code).inc()
 
     async def refresh(self, store: Store) -> None:
-        """The store-wide gauges: a count per unfinished status and of the outbox (all indexed)."""
+        """The store-wide gauges: a count per unfinished status and of the events owed (all indexed)."""
         generations = GenerationRepository(store)
         for status in UNFINISHED:
             self.unfinished.labels(status.value).set(await generations.count_in_status(status))
-        self.outbox_pending.set(await generations.count_outbox_pending())
+        self.outbox_pending.set(await EventRepository(store).count_owed())
 
 
 class MeasuredProvider:

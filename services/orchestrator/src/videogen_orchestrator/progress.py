@@ -1,6 +1,6 @@
 """How far a generation's provider task is, as its actor learns it: written to the generation at most every
-``every`` seconds, and published as a status event, so a client streaming the generation's events sees it
-move; at most every ``notice_every`` seconds the event is also marked as a ``video.progress`` webhook notice
+``every`` seconds, and published as a status message, so a client streaming the generation's events sees it
+move; at most every ``notice_every`` seconds it is also published as a ``video.progress`` event for webhooks
 (the actor holds the generation's lease, so one process throttles each generation; a takeover starts over).
 
 A progress write changes no state, so it does not bump the generation's version: it is conditional on the
@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from videogen_common.clock import Clock
-from videogen_common.domain import EventType, Status
+from videogen_common.domain import Status
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
@@ -47,12 +47,11 @@ class ProgressReporter:
         self._record = record
 
     def started(self, record: GenerationRecord) -> None:
-        """The provider took the task (its id is saved in ``record``): published in the background as a
-        ``video.processing`` notice, so a broker that is slow to answer does not hold up the task's polls."""
+        """The provider took the task (its id is saved in ``record``): published in the background, with its
+        ``video.processing`` event, so a broker that is slow to answer does not hold up the task's polls."""
         self.follow(record)
         if record.status is Status.PROCESSING:
-            notice = EventType.VIDEO_PROCESSING
-            sending = publish_status(self._sink, record, self._clock.now(), notice=notice)
+            sending = publish_status(self._sink, record, self._clock.now(), notice=True)
             self._task = asyncio.create_task(_ignore_result(sending), name="processing-notice")
 
     def seen(self, progress: int) -> None:
@@ -87,9 +86,9 @@ class ProgressReporter:
             return
         if not written:
             return
-        notice = None
-        if self._noticed_at is None or (now - self._noticed_at).total_seconds() >= self._notice_every:
-            notice, self._noticed_at = EventType.VIDEO_PROGRESS, now
+        notice = self._noticed_at is None or (now - self._noticed_at).total_seconds() >= self._notice_every
+        if notice:
+            self._noticed_at = now
         await publish_status(
             self._sink, replace(record, progress=progress), now, progress=True, notice=notice
         )

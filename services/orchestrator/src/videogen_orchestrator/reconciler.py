@@ -4,8 +4,8 @@
   leased (its request message was lost) is claimed and driven on.
 - An account slot still held by a finished generation (its instance died before giving it back) is reclaimed,
   and an account with a free slot and generations waiting for one gets them started, oldest first.
-- A terminal generation whose status event the notifier has not taken in within the grace has it republished
-  (and waits another grace before the next republish)."""
+- An event the notifier has not taken in within the grace (any owed event: see videogen_common.outbox) is put
+  on the events topic again (and waits another grace before the next republish)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import logging
 from datetime import timedelta
 
 from videogen_common.clock import Clock
+from videogen_common.outbox import publish
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.status_events import EventSink, publish_status
+from videogen_orchestrator.status_events import EventSink
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,7 @@ class Reconciler:
         batch: int = 100,
     ) -> None:
         self._generations = GenerationRepository(store)
+        self._events = EventRepository(store)
         self._runner = runner
         self._sink = sink
         self._clock = clock
@@ -40,7 +43,7 @@ class Reconciler:
         self._batch = batch
 
     async def run_once(self) -> tuple[int, int]:
-        """One pass; returns (generations resumed or started from the queue, status events republished)."""
+        """One pass; returns (generations resumed or started from the queue, events republished)."""
         await self._runner.renew_leases()
         resumed = await self._resume_orphans()
         started = await self._start_waiting()
@@ -76,10 +79,10 @@ class Reconciler:
     async def _flush_outbox(self) -> int:
         now = self._clock.now()
         published = 0
-        async for record in self._generations.outbox_due(now - self._grace, self._batch):
-            if await publish_status(self._sink, record, now):
+        async for event in self._events.outbox_due(now - self._grace, self._batch):
+            if await publish(self._sink, event):
                 published += 1
-                await self._generations.republished(record.id, now)
+                await self._events.republished(event.id, now)
         if published:
-            log.info("republished status events", extra={"count": published})
+            log.info("republished events", extra={"count": published})
         return published

@@ -15,11 +15,12 @@ from mode import Service
 from prometheus_client import CollectorRegistry
 
 from videogen_common.clock import Clock, SystemClock
-from videogen_common.events import Envelope
+from videogen_common.events import Envelope, event_message, trace_headers
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
 from videogen_common.periodic import Periodic
 from videogen_common.probes import WorkerProbes
+from videogen_common.records.event import Event
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.actor import GenerationActor
@@ -34,18 +35,28 @@ log = logging.getLogger(__name__)
 
 
 class FaustTopicSink:
-    """Sends status envelopes through the faust app's producer, keyed by generation id."""
+    """Sends status envelopes (keyed by generation id) and events (keyed by subject id) through the faust
+    app's producer, each send waiting for the broker's acknowledgement."""
 
-    def __init__(self, topic: faust.TopicT) -> None:
-        self._topic = topic
+    def __init__(self, status_topic: faust.TopicT, events_topic: faust.TopicT) -> None:
+        self._status = status_topic
+        self._events = events_topic
 
     async def send(self, envelope: Envelope) -> None:
-        pending = await self._topic.send(
+        pending = await self._status.send(
             key=envelope.generation_id.encode(),
             value=envelope.to_json(),
             headers=envelope.kafka_headers(),
         )
-        await pending  # wait for the broker's acknowledgement
+        await pending
+
+    async def send_event(self, event: Event) -> None:
+        pending = await self._events.send(
+            key=event.subject_id.encode(),
+            value=event_message(event),
+            headers=trace_headers(event.trace_id, event.traceparent),
+        )
+        await pending
 
 
 def default_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
@@ -58,6 +69,7 @@ class OrchestratorRuntime(Service):
         self,
         settings: OrchestratorSettings,
         status_topic: faust.TopicT,
+        events_topic: faust.TopicT,
         *,
         clock: Clock | None = None,
         providers: dict[str, ProviderAdapter] | None = None,
@@ -68,7 +80,7 @@ class OrchestratorRuntime(Service):
         self.settings = settings
         self.clock = clock or SystemClock()
         self.providers = providers or default_providers(settings)
-        self.sink = FaustTopicSink(status_topic)
+        self.sink = FaustTopicSink(status_topic, events_topic)
         self.ready = asyncio.Event()
         self._client: Any = None
         self._background: Periodic | None = None

@@ -1,9 +1,13 @@
-"""Status events: what the orchestrator tells the rest of the system after each state change.
+"""What the orchestrator tells the rest of the system after each state change: a status message on
+``generation.status`` (for the api's waiting and streaming requests) and, for a change the webhooks report,
+its event on the events topic (for the notifier).
 
-A terminal transition sets ``outbox_pending`` (and ``outbox_at``) in the same write; the notifier clears them
-once it has recorded the event's deliveries, so an event lost anywhere on the way — never sent, or lost by the
-broker after it was acknowledged — is republished by the reconciler. Event ids are deterministic, so a
-republished event is recognisably the same one downstream."""
+A terminal transition stores its owed event (``video.completed``, ``video.failed``) in the same transaction
+(``GenerationRepository.transition``); the notifier settles it once it has recorded its deliveries, so an
+event lost anywhere on the way (never sent, or lost by the broker after it was acknowledged) is republished by
+the reconciler. Event ids are deterministic, so a republished event is recognisably the same one downstream.
+Status messages, and the notices of a state that is not terminal (``video.processing``, ``video.progress``),
+are best effort: nothing is owed if one is lost."""
 
 from __future__ import annotations
 
@@ -11,15 +15,18 @@ import logging
 from datetime import datetime
 from typing import Protocol
 
-from videogen_common.domain import EventType
+from videogen_common import outbox
 from videogen_common.events import Envelope
-from videogen_common.generations import status_envelope
+from videogen_common.generations import notice_event, status_envelope, terminal_event
+from videogen_common.outbox import publish
 from videogen_common.records.generation import GenerationRecord
 
 log = logging.getLogger(__name__)
 
 
-class EventSink(Protocol):
+class EventSink(outbox.EventSink, Protocol):
+    """Where the orchestrator's messages go: status messages (``send``) and events (``send_event``)."""
+
     async def send(self, envelope: Envelope) -> None:
         """Put the envelope on the status topic; return once the broker acknowledged it."""
         ...
@@ -31,18 +38,20 @@ async def publish_status(
     now: datetime,
     *,
     progress: bool = False,
-    notice: EventType | None = None,
+    notice: bool = False,
 ) -> bool:
-    """Put the generation's status event on Kafka; False (logged) if the
-    broker did not take it. Nothing is cleared here: the notifier settles the outbox when it takes the event
-    in. Events of a state that is not terminal (processing, queued, progress) are best effort: nothing is
-    owed if one is lost; so are the webhook ``notice``s they carry."""
+    """Put the generation's status message on Kafka, and the event the change makes, if any: a terminal
+    state's owed event (stored already), or with ``notice`` the best-effort ``video.processing`` (or, with
+    ``progress``, ``video.progress``) notice. False (logged) if the broker did not take the status message.
+    Nothing is settled here: the notifier settles an owed event when it takes it in."""
+    sent = True
     try:
-        await sink.send(status_envelope(record, now, progress=progress, notice=notice))
+        await sink.send(status_envelope(record, now, progress=progress))
     except Exception as exc:
-        log.warning(
-            "status event not published; the reconciler will retry",
-            extra={"generation_id": record.id, "error": repr(exc)},
-        )
-        return False
-    return True
+        log.warning("status message not published", extra={"generation_id": record.id, "error": repr(exc)})
+        sent = False
+    if record.status.terminal:
+        await publish(sink, terminal_event(record))
+    elif notice:
+        await publish(sink, notice_event(record, now, progress=progress))
+    return sent

@@ -17,7 +17,7 @@ Doc = dict[str, Any]
 
 # What clients see of a generation, in this order: ``GenerationRecord.public_view`` makes exactly these (a
 # test holds it and the api's response model to this list), and webhook data carries them too
-# (``deliveries.DATA_FIELDS``).
+# (``deliveries.DATA_FIELDS``, the data of its events).
 PUBLIC_FIELDS = (
     "id",
     "status",
@@ -57,8 +57,6 @@ _OPTIONAL = (
     "api_key_id",
     "status_since",
     "state_seconds",
-    "outbox_pending",
-    "outbox_at",
     "slot_wait",
     "lease_token",
     "provider_request",
@@ -159,9 +157,6 @@ class GenerationRecord:
     # Since when it is in its state, and the seconds spent in each state it left.
     status_since: datetime | None = None
     state_seconds: Mapping[str, float] | None = None
-    # The status event owed to the notifier (terminal generations), and since when.
-    outbox_pending: bool | None = None
-    outbox_at: datetime | None = None
     slot_wait: str | None = None
     lease_token: str | None = None
     # What was sent to the provider, and when sending began (a submit that may have made a task).

@@ -92,11 +92,9 @@ class WebhookEndpoint:
     active: bool = True
     created_at: datetime
     updated_at: datetime
-    # Why and when it was disabled (by the notifier, or by its account); kept while a notice is owed.
+    # Why and when it was disabled (by the notifier, or by its account).
     disabled_reason: str | None = None
     disabled_at: datetime | None = None
-    # Disabled by the notifier, whose webhook.disabled notice is not yet recorded.
-    notice_pending: bool = False
     health: Health = field(default_factory=Health)
 
     @classmethod
@@ -112,7 +110,6 @@ class WebhookEndpoint:
             updated_at=doc["updated_at"],
             disabled_reason=doc.get("disabled_reason"),
             disabled_at=doc.get("disabled_at"),
-            notice_pending=bool(doc.get("notice_pending", False)),
             health=Health.of(doc),
         )
 
@@ -132,8 +129,6 @@ class WebhookEndpoint:
             doc["disabled_reason"] = self.disabled_reason
         if self.disabled_at is not None:
             doc["disabled_at"] = self.disabled_at
-        if self.notice_pending:
-            doc["notice_pending"] = True
         if self.health != Health():
             doc["health"] = self.health.to_doc()
         return doc

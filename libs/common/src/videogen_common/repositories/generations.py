@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
@@ -23,10 +23,11 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
-from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
+from videogen_common.generations import QueueReason, TransitionError, terminal_event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.events import record_with_change
 from videogen_common.repositories.paging import Position, created_between, newest_first
-from videogen_common.store import Engine, Store
+from videogen_common.store import Engine, Session, Store
 
 Doc = dict[str, Any]
 
@@ -34,8 +35,6 @@ ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
 # Separates the account from the generation id in ``slot_wait``; account ids never contain it.
 _SEP = "\n"
-# The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
-_EVER = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +71,6 @@ INDEXES: list[IndexModel] = [
     ),
     # The reconciler: unfinished generations whose lease expired (or was never taken).
     IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
-    # Terminal generations whose status event the notifier has not taken in yet (transactional outbox),
-    # by when it was last put on Kafka. Sparse: a settled generation leaves it.
-    IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=True),
     # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
     # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
     IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
@@ -230,9 +226,10 @@ class GenerationRepository:
         or late event can therefore never move it backwards.
 
         The new document is computed rather than read back: the compare-and-set guarantees the stored one was
-        ``doc`` just before this write (writes that do not bump the version touch only lease and outbox
+        ``doc`` just before this write (writes that do not bump the version touch only lease
         fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
-        with a collection scan.
+        with a collection scan. A terminal transition also stores the event it owes the webhooks, in the same
+        transaction (``_finish``).
 
         Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
         ``status_since``, or since creation), so a finished generation says how long it queued and
@@ -249,11 +246,6 @@ class GenerationRepository:
         if spent is not None:
             increments[f"state_seconds.{current.value}"] = spent
         if target.terminal:
-            # The status event is owed to the notifier until it has recorded the event's deliveries (it
-            # clears both fields then): a broker that loses the event after acknowledging it cannot lose the
-            # webhooks.
-            update["outbox_pending"] = True
-            update[OUTBOX_AT] = now
             update["lease_owner"] = None
             update["lease_expires_at"] = None
         query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
@@ -261,11 +253,7 @@ class GenerationRepository:
             query["lease_owner"] = owner
         if lease_token is not None:
             query["lease_token"] = lease_token
-        result = await self._generations.update_one(
-            query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
-        )
-        if result.modified_count != 1:
-            return None
+        write: Doc = {"$set": update, "$inc": increments, "$push": {"timeline": step}}
         moved = {
             **doc,
             **update,
@@ -276,7 +264,23 @@ class GenerationRepository:
             totals = dict(doc.get("state_seconds") or {})
             totals[current.value] = totals.get(current.value, 0) + spent
             moved["state_seconds"] = totals
-        return moved
+        if target.terminal:
+            return await self._finish(query, write, moved)
+        result = await self._generations.update_one(query, write)
+        return moved if result.modified_count == 1 else None
+
+    async def _finish(self, query: Doc, write: Doc, moved: Doc) -> Doc | None:
+        """A terminal transition, and the event it owes the account's webhooks (``video.completed`` or
+        ``video.failed``), stored by one transaction: an acknowledged terminal state never lacks its event."""
+
+        async def change(session: Session) -> Doc | None:
+            result = await self._generations.update_one(query, write, session=session)
+            return moved if result.modified_count == 1 else None
+
+        recorded = await record_with_change(
+            self._store, change, lambda done: terminal_event(GenerationRecord.from_doc(done))
+        )
+        return None if recorded is None else recorded[0]
 
     async def fail(
         self, record: GenerationRecord, error: GenerationError, *, now: datetime, owner: str | None = None
@@ -537,43 +541,7 @@ class GenerationRepository:
         async for doc in found:
             yield doc["_id"]
 
-    # -- the outbox ---------------------------------------------------------------------------------------
-
-    async def outbox_due(self, put_before: datetime, limit: int) -> AsyncIterator[GenerationRecord]:
-        """Terminal generations whose status event was last put on Kafka before ``put_before`` and is still
-        owed, longest owed first."""
-        async for doc in (
-            self._generations.find({OUTBOX_AT: {"$lt": put_before}}).sort(OUTBOX_AT, 1).limit(limit)
-        ):
-            yield GenerationRecord.from_doc(doc)
-
-    async def republished(self, generation_id: str, now: datetime) -> None:
-        """The generation's status event was put on Kafka again at ``now`` (if it is still owed)."""
-        await self._generations.update_one(
-            {"_id": generation_id, OUTBOX_AT: {"$exists": True}}, {"$set": {OUTBOX_AT: now}}
-        )
-
-    async def settle_outbox(self, generation_ids: Sequence[str]) -> None:
-        """The notifier recorded these terminal generations' deliveries: their status events are owed no
-        more."""
-        if generation_ids:
-            await self._generations.update_many(
-                {"_id": {"$in": list(generation_ids)}, OUTBOX_AT: {"$exists": True}},
-                {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
-            )
-
-    async def date_unstamped_outbox(self, now: datetime) -> None:
-        """Migration: generations left pending by a version without ``outbox_at`` are owed their event as of
-        ``now``."""
-        await self._generations.update_many(
-            {"outbox_pending": True, OUTBOX_AT: {"$exists": False}}, {"$set": {OUTBOX_AT: now}}
-        )
-
     # -- metrics ------------------------------------------------------------------------------------------
 
     async def count_in_status(self, status: Status) -> int:
         return await self._generations.count_documents({"status": status.value})
-
-    async def count_outbox_pending(self) -> int:
-        """How many status events are owed (an indexed range of ``outbox_at``)."""
-        return await self._generations.count_documents({OUTBOX_AT: {"$gte": _EVER}})

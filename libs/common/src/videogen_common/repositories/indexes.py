@@ -3,18 +3,25 @@ them (``videogen migrate``, and the test fixtures)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from pymongo import IndexModel
 
-from videogen_common.repositories import audit, deliveries, generations, keys, rate_limits, uploads, webhooks
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories import (
+    audit,
+    deliveries,
+    events,
+    generations,
+    keys,
+    rate_limits,
+    uploads,
+    webhooks,
+)
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
     "generations": generations.INDEXES,
     "webhooks": webhooks.INDEXES,
     "deliveries": deliveries.INDEXES,
+    "events": events.INDEXES,
     "api_keys": keys.INDEXES,
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
@@ -27,18 +34,18 @@ RETIRED_INDEXES: dict[str, list[str]] = {
     # Replaced by deliveries' derived ids. Deliveries made before keep their random ids: a status event
     # redelivered across the upgrade may be delivered once more (at-least-once allows it).
     "deliveries": ["one_per_event_endpoint"],
-    # Replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement, began settling
-    # the outbox.
-    "generations": ["by_outbox"],
+    # by_outbox was replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement,
+    # began settling the outbox; by_outbox_at by the events' own when events became records (the migration
+    # adopts what the generations still owed: videogen_common.earlier_outboxes).
+    "generations": ["by_outbox", "by_outbox_at"],
+    # The webhook.disabled notices owed are events now, adopted the same way.
+    "webhooks": ["by_notice_pending"],
 }
 
 
 async def ensure_indexes(store: Store) -> None:
     for collection, models in INDEXES.items():
         await store.db[collection].create_indexes(models)
-    # Generations left pending by a version without outbox_at are owed their event as of now (before the
-    # retired by_outbox index goes, so MongoDB finds them through it).
-    await GenerationRepository(store).date_unstamped_outbox(datetime.now(UTC))
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:

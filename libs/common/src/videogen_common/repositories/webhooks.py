@@ -1,8 +1,8 @@
-"""The ``webhooks`` collection (and the ``notices`` of endpoints the notifier disabled): every query and
-compare-and-set on webhook endpoints, for the api (an account's endpoints, their changes and secrets) and the
-notifier (reading an endpoint, its health, disabling it, the endpoints a status event goes to, the gauges).
+"""The ``webhooks`` collection: every query and compare-and-set on webhook endpoints, for the api (an
+account's endpoints, their changes and secrets) and the notifier (reading an endpoint, its health, disabling
+it, the endpoints an event goes to, the gauges).
 
-Query shapes and the embedded store: the notifier finds the endpoints a status event goes to by account alone
+Query shapes and the embedded store: the notifier finds the endpoints an event goes to by account alone
 (``subscribers_of``), which ``by_account`` answers; on MongoDB 7 the query would also say ``active: true`` and
 ``events: <type>``, but the embedded store scans every webhook for a condition on another field beside the
 indexed one, so those are checked here, after the read. A failure is counted with findAndModify on MongoDB
@@ -11,27 +11,24 @@ and, on the embedded store, which serves findAndModify with a scan, with an upda
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import DuplicateKeyError
 
 from videogen_common.records.webhook import Health, Secret, WebhookEndpoint
-from videogen_common.store import Engine, Store
+from videogen_common.store import Engine, Session, Store
 
 Doc = dict[str, Any]
 
 INDEXES: list[IndexModel] = [
     IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
-    # Endpoints disabled whose webhook.disabled notice is not yet recorded (the notifier finishes them).
-    IndexModel([("notice_pending", ASCENDING)], name="by_notice_pending", sparse=True),
 ]
 
-# What the notifier reads of an account's endpoints to route a status event.
+# What the notifier reads of an account's endpoints to route an event.
 SUBSCRIPTION_FIELDS = {"_id": 1, "events": 1, "active": 1}
 
 
@@ -82,9 +79,7 @@ class WebhookRepository:
         """Change the url, events or active state of an endpoint read as ``current`` (None: left as it is);
         the endpoint as it then is, or None if it is gone. Enabling a disabled endpoint starts its health
         afresh (the notifier's run of failures, so its circuit breaker) and forgets why and when it was
-        disabled, unless the notifier still owes the account its webhook.disabled notice (it stopped between
-        disabling and recording it), which needs them; they are not shown once active. Disabling an active
-        one records ``disabled_reason`` and when."""
+        disabled. Disabling an active one records ``disabled_reason`` and when."""
         changes: Doc = {"updated_at": now}
         removals: list[str] = []
         if url is not None:
@@ -93,9 +88,7 @@ class WebhookRepository:
             changes["events"] = list(events)
         if active is True and not current.active:
             changes["active"] = True
-            removals = ["health"]
-            if not current.notice_pending:
-                removals += ["disabled_reason", "disabled_at"]
+            removals = ["health", "disabled_reason", "disabled_at"]
         elif active is False and current.active:
             changes.update(active=False, disabled_reason=disabled_reason, disabled_at=now)
         return await self._change(current.id, current.account_id, changes, removals)
@@ -186,43 +179,20 @@ class WebhookRepository:
         doc = await self._webhooks.find_one({"_id": webhook_id}, projection={"health": 1})
         return Health.of(doc or {})
 
-    async def disable(self, webhook_id: str, reason: str, now: datetime) -> bool:
-        """Disable an active endpoint, marking it as owed its ``webhook.disabled`` notice; whether this call
-        disabled it (one already disabled, by another instance or its owner, is left alone)."""
+    async def disable(
+        self, endpoint: WebhookEndpoint, reason: str, now: datetime, session: Session | None = None
+    ) -> WebhookEndpoint | None:
+        """Disable an endpoint that is still active (in the transaction of ``session``: the notifier stores
+        the ``webhook.disabled`` event with it); the endpoint so disabled, or None if it was not active
+        (disabled already, by another instance or its owner)."""
         result = await self._webhooks.update_one(
-            {"_id": webhook_id, "active": True},
-            {
-                "$set": {
-                    "active": False,
-                    "disabled_reason": reason,
-                    "disabled_at": now,
-                    "updated_at": now,
-                    "notice_pending": True,
-                }
-            },
+            {"_id": endpoint.id, "active": True},
+            {"$set": {"active": False, "disabled_reason": reason, "disabled_at": now, "updated_at": now}},
+            session=session,
         )
-        return result.modified_count == 1
-
-    async def owed_notices(self) -> AsyncIterator[WebhookEndpoint]:
-        """The endpoints disabled whose notice is not yet recorded (a crash came in between)."""
-        async for doc in self._webhooks.find({"notice_pending": True}):
-            yield WebhookEndpoint.from_doc(doc)
-
-    async def notice_subscribers(self, account_id: str, event_type: str, except_id: str) -> list[str]:
-        """The ids of the account's other active endpoints subscribed to ``event_type``."""
-        found = self._webhooks.find(
-            {"account_id": account_id, "active": True, "events": event_type, "_id": {"$ne": except_id}},
-            projection={"_id": 1},
-        )
-        return [str(subscriber["_id"]) async for subscriber in found]
-
-    async def record_notice(self, notice: Doc) -> None:
-        """Store a notice; one already stored (recorded before a crash) is left as it is."""
-        with contextlib.suppress(DuplicateKeyError):
-            await self._store.notices.insert_one(notice)
-
-    async def notice_recorded(self, webhook_id: str) -> None:
-        await self._webhooks.update_one({"_id": webhook_id}, {"$unset": {"notice_pending": ""}})
+        if result.modified_count != 1:
+            return None
+        return replace(endpoint, active=False, disabled_reason=reason, disabled_at=now, updated_at=now)
 
     # The notifier's gauges, store-wide.
 

@@ -8,6 +8,7 @@ and its attempt history, and the notifier's schedule continues from the attempts
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -29,22 +30,22 @@ from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import PENDING, STATUSES, delivery_body, pending_delivery
-from videogen_common.domain import EventType
+from videogen_common.event_types import EVENT_TYPES, WEBHOOK_TEST
 from videogen_common.ids import new_id
 from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryFilter, DeliveryRepository
+from videogen_common.repositories.events import record_with_change
 from videogen_common.repositories.webhooks import WebhookRepository
+from videogen_common.store import Session
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
 
 Doc = dict[str, Any]
 
-TEST_EVENT = "webhook.test"
-# The event_type filter takes any well-formed type, not only these: the notifier may send others (such as
-# ``webhook.disabled`` notices), and filtering by a type never sent simply finds nothing.
-KNOWN_EVENT_TYPES = (*(e.value for e in EventType), TEST_EVENT)
+# The event_type filter takes any well-formed type, not only those defined now: filtering by a type never
+# sent simply finds nothing.
 _EVENT_TYPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 
 
@@ -103,7 +104,7 @@ def _delivery_status(values: list[str]) -> str:
 def _event_type(values: list[str]) -> str:
     event_type = once(values)
     if len(event_type) > 64 or not _EVENT_TYPE.fullmatch(event_type):
-        raise refused("event_type", f"must be an event type such as {', '.join(KNOWN_EVENT_TYPES)}")
+        raise refused("event_type", f"must be an event type such as {', '.join(EVENT_TYPES.names())}")
     return event_type
 
 
@@ -123,7 +124,7 @@ class DeliveryListing(BaseModel):
         BeforeValidator(_event_type),
         Param("EventType", {"type": "string", "maxLength": 64, "pattern": _EVENT_TYPE.pattern}),
     ] = Field(
-        None, description=f"Only deliveries of this event type, such as {', '.join(KNOWN_EVENT_TYPES)}."
+        None, description=f"Only deliveries of this event type, such as {', '.join(EVENT_TYPES.names())}."
     )
     created_after: CreatedAfter = None
     created_before: CreatedBefore = None
@@ -299,23 +300,40 @@ async def recover_deliveries(request: web.Request) -> web.Response:
     errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
 )
 async def send_test_event(request: web.Request) -> web.Response:
-    """Create a ``webhook.test`` delivery to the endpoint (whatever events it subscribes to); the notifier
-    sends it, signed like any other, within about a second."""
+    """Create a ``webhook.test`` event and its one delivery, to the endpoint (whatever events it subscribes
+    to), in one transaction; the notifier sends it, signed like any other, within about a second."""
     app = request.app
     webhook = await owned_webhook(request, request.match_info["id"])
     _require_active(webhook)
     now = app[state.CLOCK].now()
+    store = app[state.STORE]
+    # Sent to this endpoint alone: its one delivery is written with it, so it is owed nothing more.
+    event = replace(
+        WEBHOOK_TEST.event(
+            webhook,
+            change=new_id("test", now),
+            at=now,
+            trace_id=request[REQUEST_ID_KEY],
+            traceparent=current_traceparent(),
+        ),
+        outbox_at=None,
+    )
     delivery = pending_delivery(
-        event_id=new_id("evt_test", now),
-        event_type=TEST_EVENT,
+        event_id=event.id,
+        event_type=event.type,
         webhook_id=webhook.id,
         account_id=webhook.account_id,
-        body=delivery_body(TEST_EVENT, isoformat(now), {"webhook_id": webhook.id}),
+        body=delivery_body(event.type, event.timestamp, dict(event.data)),
         now=now,
-        trace_id=request[REQUEST_ID_KEY],
-        traceparent=current_traceparent(),
+        trace_id=event.trace_id,
+        traceparent=event.traceparent,
     )
-    await DeliveryRepository(app[state.STORE]).insert(delivery)
+
+    async def queue(session: Session) -> Delivery:
+        await DeliveryRepository(store).insert(delivery, session)
+        return delivery
+
+    await record_with_change(store, queue, lambda _: event)
     return json_response(
         delivery_view(delivery), status=202, headers={"Location": f"/v1/deliveries/{delivery.id}"}
     )

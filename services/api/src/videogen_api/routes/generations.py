@@ -56,8 +56,9 @@ from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.domain import Provider
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.failures import CANCELED_BY_CLIENT
-from videogen_common.generations import new_record, status_envelope
+from videogen_common.generations import new_record, status_envelope, terminal_event
 from videogen_common.ids import new_id
+from videogen_common.outbox import publish
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import DuplicateKeyError
 from videogen_common.tracing import annotate, current_traceparent
@@ -357,9 +358,10 @@ async def cancel_generation(request: web.Request) -> web.Response:
         # Someone moved it between our read and our write: read again, and stop if it has finished.
     else:
         raise generation_busy(generation_id)
-    # Announce it like the orchestrator does. The transition set outbox_pending; the notifier clears it once
-    # it has recorded the event's deliveries, and until then the orchestrator's reconciler republishes the
-    # same event (same id) after its grace.
-    envelope = status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY])
-    await app[state.PUBLISHER].publish(envelope)
+    # Announce it like the orchestrator does. The transition stored its video.failed event, owed to the
+    # notifier until it has recorded the event's deliveries; until then the orchestrator's reconciler
+    # republishes the same event (same id) after its grace.
+    publisher = app[state.PUBLISHER]
+    await publisher.publish(status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY]))
+    await publish(publisher, terminal_event(canceled))
     return json_response(canceled.public_view())

@@ -120,7 +120,7 @@ async def create_webhook(request: web.Request) -> web.Response:
         id=new_id("wh", now),
         account_id=account,
         url=body.url,
-        events=tuple(e.value for e in body.events),
+        events=tuple(body.events),
         secrets=(Secret(secret, now),),
         created_at=now,
         updated_at=now,
@@ -201,7 +201,7 @@ async def update_webhook(request: web.Request) -> web.Response:
         current,
         app[state.CLOCK].now(),
         url=patch.url,
-        events=None if patch.events is None else [e.value for e in patch.events],
+        events=patch.events,
         active=patch.active,
         disabled_reason=DISABLED_BY_ACCOUNT,
     )

@@ -1,0 +1,84 @@
+"""An event (``Event``): something that happened on an account, as the webhooks deliver it. See
+``videogen_common.event_types`` for every kind of event and ``videogen_common.outbox`` for how one is stored
+with the change it reports and reaches the notifier."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from videogen_common.clock import isoformat
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """An event as stored (document ``events``, ``_id`` its id) and as put on the events topic. Only owed
+    events are stored; a best-effort one (``owed`` False) lives only on the topic."""
+
+    id: str
+    type: str  # an event type's name (``event_types``)
+    account_id: str
+    # What it is about: a generation, a webhook endpoint, the account itself (``SubjectType``), and its id.
+    subject_type: str
+    subject_id: str
+    # The ``data`` of every delivery of the event, exactly as delivered.
+    data: Mapping[str, Any]
+    # When the change it reports happened: the ``timestamp`` of its deliveries.
+    created_at: datetime
+    trace_id: str | None = None
+    traceparent: str | None = None
+    owed: bool = True
+    # The outbox: set while the event is owed to the notifier (its deliveries not yet recorded), to when it
+    # was last put on the events topic (its creation, then each republish); gone once the notifier recorded
+    # its deliveries.
+    outbox_at: datetime | None = None
+
+    @classmethod
+    def from_doc(cls, doc: Doc) -> Event:
+        return cls(
+            id=doc["_id"],
+            type=doc["type"],
+            account_id=doc["account_id"],
+            subject_type=doc["subject_type"],
+            subject_id=doc["subject_id"],
+            data=doc["data"],
+            created_at=doc["created_at"],
+            trace_id=doc.get("trace_id"),
+            traceparent=doc.get("traceparent"),
+            outbox_at=doc.get("outbox_at"),
+        )
+
+    def to_doc(self) -> Doc:
+        doc: Doc = {
+            "_id": self.id,
+            "type": self.type,
+            "account_id": self.account_id,
+            "subject_type": self.subject_type,
+            "subject_id": self.subject_id,
+            "data": dict(self.data),
+            "created_at": self.created_at,
+            "trace_id": self.trace_id,
+            "traceparent": self.traceparent,
+        }
+        if self.outbox_at is not None:
+            doc["outbox_at"] = self.outbox_at
+        return doc
+
+    @property
+    def timestamp(self) -> str:
+        """``created_at`` as its deliveries carry it: ISO 8601 UTC with milliseconds."""
+        return isoformat(self.created_at)
+
+    def public_view(self) -> Doc:
+        """What the account sees (GET /v1/events): what happened, to what, and the data its webhooks carry."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "subject": {"type": self.subject_type, "id": self.subject_id},
+            "data": dict(self.data),
+            "created_at": self.timestamp,
+        }
