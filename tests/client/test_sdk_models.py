@@ -1,10 +1,13 @@
 """The SDK's models are field for field the API's: every property of every schema the served OpenAPI
-document gives an answer is a field of the SDK model of the same name. A field added to the API and not to
-the SDK fails here."""
+document gives an answer is a field of the SDK model of the same name, and the SDK knows every value of each
+of the API's enumerations (``videogen_client.enums``, its one home for them). A field or value added to the
+API and not to the SDK fails here. Enums stay open: an answer with values the SDK does not know reads, each
+kept as a string."""
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any, get_args
 
@@ -14,7 +17,7 @@ from pydantic import BaseModel
 from tests.support.env import settings_for
 from videogen_api.openapi import build_document
 from videogen_api.settings import ApiSettings
-from videogen_client import models
+from videogen_client import enums, models
 from videogen_client.resources.generations import AsyncGenerations
 from videogen_client.resources.webhooks import AsyncWebhooks
 
@@ -49,18 +52,24 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "GenerationImage": models.GenerationImage,
     "ImageInput": models.ImageInput,
     "Upload": models.Upload,
+    "Event": models.Event,
+    "EventList": models.EventList,
+    "EventSubject": models.EventSubject,
 }
 
 
 # The API's enumerations and the SDK's literal types of the same values.
 ENUMS: dict[str, Any] = {
-    "Status": models.Status,
-    "Provider": models.Provider,
-    "EventType": models.EventType,
-    "AuditEventType": models.AuditEventType,
-    "AuditActorType": models.AuditActorType,
-    "AspectRatio": models.AspectRatio,
-    "Resolution": models.Resolution,
+    "Status": enums.Status,
+    "Provider": enums.Provider,
+    "EventType": enums.EventType,
+    "SubjectType": enums.SubjectType,
+    "ErrorCode": enums.ErrorCode,
+    "QueueReason": enums.QueueReason,
+    "AuditEventType": enums.AuditEventType,
+    "AuditActorType": enums.AuditActorType,
+    "AspectRatio": enums.AspectRatio,
+    "Resolution": enums.Resolution,
 }
 
 
@@ -119,3 +128,152 @@ def test_the_sdk_knows_every_value_of_the_apis_enumerations(name: str, schemas: 
 def test_every_schema_of_the_api_has_an_sdk_counterpart(schemas: dict[str, Any]) -> None:
     unknown = set(schemas) - set(REQUESTS) - set(ANSWERS) - set(ENUMS)
     assert not unknown, f"no SDK counterpart for {sorted(unknown)}"
+
+
+def test_the_lists_the_sdk_keeps_inline_are_the_apis_too(schemas: dict[str, Any]) -> None:
+    """The closed lists the document states inline rather than as components."""
+    assert set(get_args(enums.DeliveryStatus)) == set(schemas["Delivery"]["properties"]["status"]["enum"])
+    assert set(get_args(enums.ImageType)) == set(schemas["Upload"]["properties"]["content_type"]["enum"])
+
+
+# --- open enums ---------------------------------------------------------------------------------------------
+
+# Answers of a newer server: every closed list holds a value this SDK has never heard of.
+NEWER_GENERATION = {
+    "id": "gen_01",
+    "status": "rendering",
+    "prompt": "a fox",
+    "provider": "sora",
+    "duration": 5,
+    "video_url": None,
+    "thumbnail_url": None,
+    "error": {"code": "quota_exceeded", "message": "m", "provider_code": None, "retriable": True},
+    "progress": None,
+    "queue_reason": "gpu_shortage",
+    "timeline": [{"status": "rendering", "at": "2026-11-21T08:47:00Z"}],
+    "aspect_ratio": "7:3",
+    "resolution": "8k",
+    "seed": None,
+    "negative_prompt": None,
+    "metadata": {},
+    "image": None,
+    "created_at": "2026-11-21T08:47:00Z",
+    "updated_at": "2026-11-21T08:47:00Z",
+    "a_field_from_later": {"kept": True},
+}
+NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
+    "generation": (models.Generation, NEWER_GENERATION),
+    "webhook": (
+        models.Webhook,
+        {
+            "id": "wh_1",
+            "url": "https://example.test/h",
+            "events": ["video.completed", "video.deleted", "account.budget_threshold"],
+            "active": True,
+            "disabled_reason": None,
+            "created_at": "2026-11-21T08:47:00Z",
+            "updated_at": "2026-11-21T08:47:00Z",
+        },
+    ),
+    "event": (
+        models.EventList,
+        {
+            "data": [
+                {
+                    "id": "evt_acc_1_budget_80",
+                    "type": "account.budget_threshold",
+                    "subject": {"type": "api_key", "id": "key_1"},
+                    "data": {"threshold": 80},
+                    "created_at": "2026-11-21T08:47:00Z",
+                }
+            ],
+            "next_cursor": None,
+        },
+    ),
+    "delivery": (
+        models.Delivery,
+        {
+            "id": "msg_1",
+            "webhook_id": "wh_1",
+            "event_id": "evt_1",
+            "event_type": "video.deleted",
+            "generation_id": None,
+            "status": "expired",
+            "failure_reason": None,
+            "attempts": [],
+            "next_attempt_at": None,
+            "created_at": "2026-11-21T08:47:00Z",
+            "updated_at": "2026-11-21T08:47:00Z",
+        },
+    ),
+    "providers": (
+        models.ProviderList,
+        {
+            "data": [
+                {
+                    "id": "sora",
+                    "enabled": True,
+                    "capabilities": {
+                        "durations": [4, 8],
+                        "aspect_ratios": ["7:3"],
+                        "resolutions": ["8k"],
+                        "default_resolution": "8k",
+                        "image_input": True,
+                        "seed": False,
+                        "negative_prompt": False,
+                    },
+                }
+            ]
+        },
+    ),
+    "audit": (
+        models.AuditEvent,
+        {
+            "id": "aud_1",
+            "type": "api_key.rotated",
+            "actor": {"type": "robot", "id": None},
+            "target": {"type": "api_key", "id": "key_1"},
+            "data": {},
+            "request_id": None,
+            "created_at": "2026-11-21T08:47:00Z",
+        },
+    ),
+    "usage": (
+        models.UsageRow,
+        {
+            "date": "2026-11-21",
+            "provider": "sora",
+            "status": "rendering",
+            "generations": 1,
+            "seconds": 5,
+            "video_seconds": 0,
+        },
+    ),
+    "upload": (
+        models.Upload,
+        {
+            "id": "upl_1",
+            "content_type": "image/avif",
+            "bytes": 10,
+            "width": 1,
+            "height": 1,
+            "created_at": "2026-11-21T08:47:00Z",
+            "expires_at": "2026-11-22T08:47:00Z",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEWER_ANSWERS))
+def test_an_answer_with_values_the_sdk_does_not_know_reads_and_keeps_them_as_strings(name: str) -> None:
+    model, answer = NEWER_ANSWERS[name]
+    read = model.model_validate_json(json.dumps(answer))
+    # Every value comes back as sent: nothing refused, nothing coerced into a known one.
+    assert read.model_dump(mode="json") == answer
+
+
+def test_a_generation_in_an_unknown_state_is_not_taken_for_a_finished_one() -> None:
+    generation = models.Generation.model_validate(NEWER_GENERATION)
+    assert generation.status == "rendering" and not generation.terminal
+    assert generation.error is not None and generation.error.code == "quota_exceeded"
+    assert generation.model_extra == {"a_field_from_later": {"kept": True}}

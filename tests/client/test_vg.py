@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import av
+import httpx
 import pytest
 
 from tests.support.receivers import receiving
@@ -176,6 +177,35 @@ async def test_generate_takes_the_video_options_and_metadata_and_providers_says_
     assert lines[1].split()[:2] == ["mock", "yes"] and lines[2].split()[:2] == ["runway", "no"]
     code, out, _ = await vg(env, "--json", "providers")
     assert code == 0 and json.loads(out)[0]["capabilities"]["seed"] is True
+
+
+async def test_webhooks_create_takes_every_event_type_the_api_serves_and_events_shows_what_happened(
+    stack: Stack, tmp_path: Path
+) -> None:
+    env = user_env(stack, tmp_path)
+    async with httpx.AsyncClient() as http:
+        document = (await http.get(f"{stack.base}/openapi.json")).json()
+    served = document["components"]["schemas"]["EventType"]["enum"]
+    assert {"video.processing", "video.progress", "webhook.disabled"} <= set(served)
+    code, out, err = await vg(
+        env, "--json", "webhooks", "create", "https://example.test/h", "--events", *served
+    )
+    assert code == 0, err
+    hook = json.loads(out)
+    assert hook["events"] == served
+    code, _, err = await vg(env, "webhooks", "create", "https://example.test/h", "--events", "video.exploded")
+    assert code == 3 and "events" in err  # the API judges a type it does not serve
+
+    code, out, err = await vg(env, "--json", "webhooks", "test", hook["id"])
+    assert code == 0, err
+    event_id = json.loads(out)["event_id"]
+    code, out, err = await vg(env, "--json", "events", "list", "--type", "webhook.test")
+    assert code == 0 and [e["id"] for e in json.loads(out)] == [event_id], err
+    code, out, err = await vg(env, "events", "list", "--subject", hook["id"])
+    assert code == 0 and out.splitlines()[0].split() == ["CREATED_AT", "ID", "TYPE", "SUBJECT"], err
+    assert f"webhook.test  webhook {hook['id']}" in out
+    code, out, err = await vg(env, "--json", "events", "get", event_id)
+    assert code == 0 and json.loads(out)["data"] == {"webhook_id": hook["id"]}, err
 
 
 async def test_login_saves_a_private_config_that_later_commands_use(stack: Stack, tmp_path: Path) -> None:

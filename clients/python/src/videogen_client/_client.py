@@ -12,11 +12,12 @@ import httpx
 from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
-from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
+from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
 from videogen_client.resources.sync import (
     AuditEvents,
     Deliveries,
+    Events,
     Generations,
     Providers,
     Uploads,
@@ -68,6 +69,7 @@ class AsyncClient:
         self.deliveries = AsyncDeliveries(self._transport)
         self.usage = AsyncUsage(self._transport)
         self.audit_events = AsyncAuditEvents(self._transport)
+        self.events = AsyncEvents(self._transport)
 
     async def close(self) -> None:
         if self._owns_http:
@@ -114,6 +116,7 @@ class Client:
         self.deliveries = Deliveries(self._portal, self._async.deliveries)
         self.usage = Usage(self._portal, self._async.usage)
         self.audit_events = AuditEvents(self._portal, self._async.audit_events)
+        self.events = Events(self._portal, self._async.events)
 
     def close(self) -> None:
         self._portal.run(self._async.close())

@@ -1,34 +1,35 @@
 """The API's requests and answers as typed models, field for field with the served OpenAPI document (a test
-keeps them in step). Unknown fields are kept, not refused, so an SDK older than the server still reads it."""
+keeps them in step). Unknown fields are kept, not refused, and so are values of a closed list this SDK does
+not know (``videogen_client.enums``), so an SDK older than the server still reads it."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["queued", "processing", "completed", "failed"]
-Provider = Literal["mock", "runway", "luma", "pika"]
-EventType = Literal[
-    "video.completed", "video.failed", "video.processing", "video.progress", "webhook.disabled"
-]
-DeliveryStatus = Literal["pending", "succeeded", "failed"]
-AuditEventType = Literal[
-    "api_key.created",
-    "api_key.revoked",
-    "webhook.created",
-    "webhook.updated",
-    "webhook.deleted",
-    "webhook.secret_rotated",
-    "webhook.disabled",
-    "webhook.recovery_requested",
-    "delivery.retry_requested",
-]
-AuditActorType = Literal["api_key", "operator", "system"]
-AspectRatio = Literal["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21", "4:5", "5:4", "3:2", "2:3"]
-Resolution = Literal["360p", "480p", "540p", "720p", "1080p", "4k"]
-TERMINAL: frozenset[str] = frozenset({"completed", "failed"})
+from videogen_client.enums import (
+    TERMINAL,
+    AspectRatio,
+    AuditActorType,
+    AuditEventType,
+    DeliveryStatus,
+    ErrorCode,
+    EventType,
+    ImageType,
+    Provider,
+    QueueReason,
+    Resolution,
+    Status,
+    SubjectType,
+)
+
+# A value of one of these may be one this SDK does not know (a newer server's): it is kept as a string.
+OpenStatus = Status | str
+OpenProvider = Provider | str
+OpenAspectRatio = AspectRatio | str
+OpenResolution = Resolution | str
 
 
 class Model(BaseModel):
@@ -36,14 +37,14 @@ class Model(BaseModel):
 
 
 class GenerationError(Model):
-    code: str
+    code: ErrorCode | str
     message: str
     provider_code: str | None = None
     retriable: bool
 
 
 class TimelineStep(Model):
-    status: Status
+    status: OpenStatus
     at: datetime
 
 
@@ -59,19 +60,19 @@ ImageInput = GenerationImage  # what a request sends: the same two fields, exact
 
 class Generation(Model):
     id: str
-    status: Status
+    status: OpenStatus
     prompt: str
-    provider: Provider
+    provider: OpenProvider
     duration: int
     video_url: str | None = None
     thumbnail_url: str | None = None
     error: GenerationError | None = None
     progress: int | None = None  # 0-100 while processing, when the provider says
-    queue_reason: Literal["account_concurrency", "provider"] | None = None
+    queue_reason: QueueReason | str | None = None
     timeline: list[TimelineStep] = []
     # As asked; None: the provider's (or the deployment's) default.
-    aspect_ratio: AspectRatio | None = None
-    resolution: Resolution | None = None
+    aspect_ratio: OpenAspectRatio | None = None
+    resolution: OpenResolution | None = None
     seed: int | None = None
     negative_prompt: str | None = None
     metadata: dict[str, str] = {}
@@ -93,7 +94,7 @@ class Upload(Model):
     """An image uploaded for use as a first frame; usable until ``expires_at``."""
 
     id: str
-    content_type: Literal["image/png", "image/jpeg", "image/webp"]
+    content_type: ImageType | str
     bytes: int
     width: int
     height: int
@@ -103,16 +104,16 @@ class Upload(Model):
 
 class ProviderCapabilities(Model):
     durations: list[int]  # the lengths it makes; a request's duration is mapped to the nearest
-    aspect_ratios: list[AspectRatio]
-    resolutions: list[Resolution]
-    default_resolution: Resolution
+    aspect_ratios: list[OpenAspectRatio]
+    resolutions: list[OpenResolution]
+    default_resolution: OpenResolution
     image_input: bool
     seed: bool
     negative_prompt: bool
 
 
 class ProviderInfo(Model):
-    id: Provider
+    id: OpenProvider
     enabled: bool  # whether this deployment offers it
     capabilities: ProviderCapabilities
 
@@ -124,7 +125,7 @@ class ProviderList(Model):
 class Webhook(Model):
     id: str
     url: str
-    events: list[EventType]
+    events: list[EventType | str]
     active: bool
     disabled_reason: str | None = None
     created_at: datetime
@@ -155,9 +156,9 @@ class Delivery(Model):
     id: str
     webhook_id: str
     event_id: str
-    event_type: str
+    event_type: EventType | str  # webhook.test too
     generation_id: str | None = None
-    status: DeliveryStatus
+    status: DeliveryStatus | str
     failure_reason: str | None = None
     attempts: list[DeliveryAttempt]
     next_attempt_at: datetime | None = None
@@ -182,8 +183,8 @@ class UsageTotals(Model):
 
 class UsageRow(UsageTotals):
     date: str  # the UTC day, YYYY-MM-DD
-    provider: Provider
-    status: Status
+    provider: OpenProvider
+    status: OpenStatus
 
 
 class KeyUsage(UsageTotals):
@@ -200,7 +201,7 @@ class Usage(Model):
 
 
 class AuditActor(Model):
-    type: AuditActorType
+    type: AuditActorType | str
     id: str | None = None
 
 
@@ -211,7 +212,7 @@ class AuditTarget(Model):
 
 class AuditEvent(Model):
     id: str
-    type: AuditEventType
+    type: AuditEventType | str
     actor: AuditActor
     target: AuditTarget
     data: dict[str, Any]
@@ -221,6 +222,26 @@ class AuditEvent(Model):
 
 class AuditEventList(Model):
     data: list[AuditEvent]
+    next_cursor: str | None = None
+
+
+class EventSubject(Model):
+    type: SubjectType | str
+    id: str
+
+
+class Event(Model):
+    """Something that happened on the account, as its webhooks deliver it (``data``, exactly as delivered)."""
+
+    id: str
+    type: EventType | str  # webhook.test too, and types newer than this SDK
+    subject: EventSubject
+    data: dict[str, Any]
+    created_at: datetime
+
+
+class EventList(Model):
+    data: list[Event]
     next_cursor: str | None = None
 
 

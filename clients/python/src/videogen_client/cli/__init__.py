@@ -10,20 +10,30 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import NoReturn, get_args
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
 from videogen_client._client import Client
 from videogen_client.cli import output, settings
 from videogen_client.cli.listen import listen
+from videogen_client.enums import (
+    AspectRatio,
+    AuditEventType,
+    DeliveryStatus,
+    EventType,
+    Provider,
+    Resolution,
+    Status,
+    known,
+)
 from videogen_client.errors import (
     APIConnectionError,
     APIStatusError,
     GenerationFailedError,
     WaitTimeoutError,
 )
-from videogen_client.models import AspectRatio, AuditEventType, Generation, Resolution
+from videogen_client.models import Generation
 
 OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
@@ -32,7 +42,15 @@ DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at",
 PROVIDER_COLUMNS = ("id", "enabled", "aspect_ratios", "resolutions", "durations", "image", "seed", "negative")
 USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
-EVENTS = ("video.completed", "video.failed", "webhook.disabled")
+EVENT_COLUMNS = ("created_at", "id", "type", "subject")
+# What ``--events`` subscribes to unless told: the two a generation's end makes.
+TERMINAL_EVENTS = ["video.completed", "video.failed"]
+
+
+def _open_choice(values: object, what: str) -> dict[str, Any]:
+    """An option taking one of an API's closed lists: the values this ``vg`` knows are shown, and any other is
+    passed to the API, which judges it (a newer server may know more: a new provider or event type)."""
+    return {"metavar": what.upper().replace(" ", "_"), "help": f"{what}: {', '.join(known(values))}, ..."}
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
@@ -244,6 +262,21 @@ def _audit(args: argparse.Namespace) -> int:
     return OK
 
 
+def _events(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        if args.events_command == "get":
+            _show(args, client.events.get(args.id))
+            return OK
+        found = client.events.list(type=args.type or None, subject_id=args.subject)
+        events = [e for _, e in zip(range(args.limit), found, strict=False)]
+    if args.json:
+        print(output.as_json(events))
+    else:
+        rows = [{**e.model_dump(mode="json"), "subject": f"{e.subject.type} {e.subject.id}"} for e in events]
+        print(output.rows_table(rows, EVENT_COLUMNS))
+    return OK
+
+
 def _listen(args: argparse.Namespace) -> int:
     with _client(args) as client:
         return listen(
@@ -272,10 +305,10 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = _command(sub, "generate", "submit a generation", _generate)
     generate.add_argument("prompt")
-    generate.add_argument("--provider", default="mock", choices=["mock", "runway", "luma", "pika"])
+    generate.add_argument("--provider", default="mock", **_open_choice(Provider, "provider"))
     generate.add_argument("--duration", type=int, default=5, help="seconds, 3-10")
-    generate.add_argument("--aspect-ratio", choices=get_args(AspectRatio), help="see `vg providers`")
-    generate.add_argument("--resolution", choices=get_args(Resolution), help="see `vg providers`")
+    generate.add_argument("--aspect-ratio", **_open_choice(AspectRatio, "aspect ratio (see `vg providers`)"))
+    generate.add_argument("--resolution", **_open_choice(Resolution, "resolution (see `vg providers`)"))
     generate.add_argument("--seed", type=int, help="the same seed and prompt, the same video")
     generate.add_argument("--negative-prompt", help="what the video should not show")
     generate.add_argument(
@@ -307,12 +340,19 @@ def _parser() -> argparse.ArgumentParser:
     susage.add_argument("--end", type=_moment, help="a date or an ISO 8601 time (default: now)")
     susage.add_argument("--key-id", help="only the generations made with this API key (its id)")
     saudit = _command(sub, "audit", "changes to the account's keys and webhooks, newest first", _audit)
-    saudit.add_argument("--type", action="append", choices=get_args(AuditEventType))
+    saudit.add_argument("--type", action="append", **_open_choice(AuditEventType, "type"))
     saudit.add_argument("--target", help="only changes to this webhook, key or delivery (its id)")
     saudit.add_argument("--limit", type=int, default=20)
 
+    _event_commands(sub.add_parser("events", help="what happened on the account, as its webhooks deliver it"))
+
     slisten = _command(sub, "listen", "receive the account's events here, verified, until Ctrl-C", _listen)
-    slisten.add_argument("--events", nargs="+", choices=EVENTS, default=list(EVENTS))
+    slisten.add_argument(
+        "--events",
+        nargs="+",
+        default=[*TERMINAL_EVENTS, "webhook.disabled"],
+        **_open_choice(EventType, "event type"),
+    )
     slisten.add_argument("--port", type=int, default=0, help="local port (default: any free one)")
     slisten.add_argument("--forward-to", metavar="URL", help="also POST each delivery, as received, there")
     slisten.add_argument(
@@ -326,8 +366,8 @@ def _parser() -> argparse.ArgumentParser:
 def _generation_commands(parser: argparse.ArgumentParser) -> None:
     gsub = parser.add_subparsers(dest="generations_command", required=True)
     glist = _command(gsub, "list", "the account's generations, newest first", _generations)
-    glist.add_argument("--status", action="append", choices=["queued", "processing", "completed", "failed"])
-    glist.add_argument("--provider", choices=["mock", "runway", "luma", "pika"])
+    glist.add_argument("--status", action="append", **_open_choice(Status, "status"))
+    glist.add_argument("--provider", **_open_choice(Provider, "provider"))
     glist.add_argument(
         "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="only these (repeat)"
     )
@@ -344,11 +384,22 @@ def _generation_commands(parser: argparse.ArgumentParser) -> None:
     gdownload.add_argument("path", type=Path)
 
 
+def _event_commands(parser: argparse.ArgumentParser) -> None:
+    esub = parser.add_subparsers(dest="events_command", required=True)
+    elist = _command(esub, "list", "the account's events, newest first", _events)
+    elist.add_argument("--type", action="append", **_open_choice(EventType, "event type"))
+    elist.add_argument("--subject", help="only events about this generation, endpoint or account (its id)")
+    elist.add_argument("--limit", type=int, default=20)
+    _command(esub, "get", "one event, with the data its deliveries carried", _events).add_argument("id")
+
+
 def _webhook_commands(parser: argparse.ArgumentParser) -> None:
     wsub = parser.add_subparsers(dest="webhooks_command", required=True)
     wcreate = _command(wsub, "create", "register an endpoint; prints its secret once", _webhooks)
     wcreate.add_argument("url")
-    wcreate.add_argument("--events", nargs="+", choices=EVENTS, default=["video.completed", "video.failed"])
+    wcreate.add_argument(
+        "--events", nargs="+", default=TERMINAL_EVENTS, **_open_choice(EventType, "event type")
+    )
     _command(wsub, "list", "the account's endpoints", _webhooks)
     _command(wsub, "get", "one endpoint", _webhooks).add_argument("id")
     _command(wsub, "delete", "remove an endpoint", _webhooks).add_argument("id")
@@ -358,7 +409,7 @@ def _webhook_commands(parser: argparse.ArgumentParser) -> None:
     _command(wsub, "test", "send the endpoint a test event now", _webhooks).add_argument("id")
     wdeliveries = _command(wsub, "deliveries", "an endpoint's delivery log, newest first", _webhooks)
     wdeliveries.add_argument("id")
-    wdeliveries.add_argument("--status", choices=["pending", "succeeded", "failed"])
+    wdeliveries.add_argument("--status", **_open_choice(DeliveryStatus, "status"))
     wdeliveries.add_argument("--limit", type=int, default=20)
     _command(wsub, "retry", "send a failed delivery again now", _webhooks).add_argument("delivery_id")
     wrecover = _command(wsub, "recover", "queue again the failed deliveries since a moment", _webhooks)

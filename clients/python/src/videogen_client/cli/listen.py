@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from videogen_client._client import Client
-from videogen_client.models import EventType
+from videogen_client.enums import EventType
 from videogen_client.webhooks import WebhookVerificationError, unwrap
 
 Emit = Callable[[dict[str, Any]], None]

@@ -1,5 +1,5 @@
-"""``client.usage`` and ``client.audit_events``: what the account made, and who changed its keys and
-webhooks."""
+"""``client.usage``, ``client.audit_events`` and ``client.events``: what the account made, who changed its
+keys and webhooks, and what happened on it as its webhooks deliver it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from datetime import date, datetime
 
 from videogen_client._paging import walk
 from videogen_client._transport import Transport
-from videogen_client.models import AuditEvent, AuditEventList, AuditEventType, Usage
+from videogen_client.enums import AuditEventType, EventType
+from videogen_client.models import AuditEvent, AuditEventList, Event, EventList, Usage
 
 
 class AsyncUsage:
@@ -68,6 +69,60 @@ class AsyncAuditEvents:
             lambda cursor: self.list_page(
                 type=type,
                 target_id=target_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            )
+        )
+
+
+class AsyncEvents:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def get(self, event_id: str) -> Event:
+        """One event: what happened, to what, and the data its deliveries carried (a delivery's
+        ``event_id``)."""
+        response = await self._t.request("GET", f"events/{event_id}")
+        return Event.model_validate_json(response.content)
+
+    async def list_page(
+        self,
+        *,
+        type: EventType | str | Sequence[EventType | str] | None = None,
+        subject_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> EventList:
+        params = {
+            "type": type if isinstance(type, str) or type is None else ",".join(type),
+            "subject_id": subject_id,
+            "created_after": created_after,
+            "created_before": created_before,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        response = await self._t.request("GET", "events", params=params)
+        return EventList.model_validate_json(response.content)
+
+    def list(
+        self,
+        *,
+        type: EventType | str | Sequence[EventType | str] | None = None,
+        subject_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[Event]:
+        """The account's events that match (of these types; about this generation, endpoint or account),
+        newest first, page after page as it is iterated."""
+        return walk(
+            lambda cursor: self.list_page(
+                type=type,
+                subject_id=subject_id,
                 created_after=created_after,
                 created_before=created_before,
                 limit=page_size,

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from videogen_client._paging import walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
+from videogen_client.enums import AspectRatio, Provider, Resolution, Status
 from videogen_client.errors import (
     APIConnectionError,
     GenerationFailedError,
@@ -19,17 +20,7 @@ from videogen_client.errors import (
     VideogenError,
     WaitTimeoutError,
 )
-from videogen_client.models import (
-    AspectRatio,
-    Generation,
-    GenerationList,
-    Provider,
-    ProviderInfo,
-    ProviderList,
-    Resolution,
-    Status,
-    Upload,
-)
+from videogen_client.models import Generation, GenerationList, ProviderInfo, ProviderList, Upload
 
 ProgressCallback = Callable[[Generation], None]
 # A first frame: a URL, an upload's id, or the image itself (a path, its bytes, or a binary file object).
@@ -53,10 +44,10 @@ class AsyncGenerations:
         self,
         *,
         prompt: str,
-        provider: Provider,
+        provider: Provider | str,
         duration: int,
-        aspect_ratio: AspectRatio | None = None,
-        resolution: Resolution | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        resolution: Resolution | str | None = None,
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,
@@ -103,8 +94,8 @@ class AsyncGenerations:
     async def list_page(
         self,
         *,
-        status: Status | list[Status] | None = None,
-        provider: Provider | None = None,
+        status: Status | str | list[Status | str] | None = None,
+        provider: Provider | str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         metadata: dict[str, str] | None = None,
@@ -128,8 +119,8 @@ class AsyncGenerations:
     def list(
         self,
         *,
-        status: Status | list[Status] | None = None,
-        provider: Provider | None = None,
+        status: Status | str | list[Status | str] | None = None,
+        provider: Provider | str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         metadata: dict[str, str] | None = None,
@@ -214,10 +205,10 @@ class AsyncGenerations:
         self,
         *,
         prompt: str,
-        provider: Provider,
+        provider: Provider | str,
         duration: int,
-        aspect_ratio: AspectRatio | None = None,
-        resolution: Resolution | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        resolution: Resolution | str | None = None,
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,

@@ -9,28 +9,32 @@ from typing import IO
 
 from videogen_client._paging import walk_blocking
 from videogen_client._portal import Portal
-from videogen_client.models import (
+from videogen_client.enums import (
     AspectRatio,
-    AuditEvent,
-    AuditEventList,
     AuditEventType,
-    Delivery,
-    DeliveryList,
     DeliveryStatus,
     EventType,
+    Provider,
+    Resolution,
+    Status,
+)
+from videogen_client.models import (
+    AuditEvent,
+    AuditEventList,
+    Delivery,
+    DeliveryList,
+    Event,
+    EventList,
     Generation,
     GenerationList,
-    Provider,
     ProviderInfo,
-    Resolution,
     RotatedSecret,
-    Status,
     Upload,
     Webhook,
     WebhookCreated,
 )
 from videogen_client.models import Usage as UsageReport
-from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
+from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.generations import (
     DEFAULT_WAIT_TIMEOUT_S,
     AsyncGenerations,
@@ -58,10 +62,10 @@ class Generations:
         self,
         *,
         prompt: str,
-        provider: Provider,
+        provider: Provider | str,
         duration: int,
-        aspect_ratio: AspectRatio | None = None,
-        resolution: Resolution | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        resolution: Resolution | str | None = None,
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,
@@ -91,8 +95,8 @@ class Generations:
     def list_page(
         self,
         *,
-        status: Status | list[Status] | None = None,
-        provider: Provider | None = None,
+        status: Status | str | list[Status | str] | None = None,
+        provider: Provider | str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         metadata: dict[str, str] | None = None,
@@ -114,8 +118,8 @@ class Generations:
     def list(
         self,
         *,
-        status: Status | list[Status] | None = None,
-        provider: Provider | None = None,
+        status: Status | str | list[Status | str] | None = None,
+        provider: Provider | str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         metadata: dict[str, str] | None = None,
@@ -160,10 +164,10 @@ class Generations:
         self,
         *,
         prompt: str,
-        provider: Provider,
+        provider: Provider | str,
         duration: int,
-        aspect_ratio: AspectRatio | None = None,
-        resolution: Resolution | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        resolution: Resolution | str | None = None,
         seed: int | None = None,
         negative_prompt: str | None = None,
         metadata: dict[str, str] | None = None,
@@ -220,7 +224,7 @@ class Webhooks:
         self._run = portal.run
         self._a = webhooks
 
-    def create(self, *, url: str, events: Sequence[EventType]) -> WebhookCreated:
+    def create(self, *, url: str, events: Sequence[EventType | str]) -> WebhookCreated:
         return self._run(self._a.create(url=url, events=events))
 
     def list(self) -> list[Webhook]:
@@ -234,7 +238,7 @@ class Webhooks:
         webhook_id: str,
         *,
         url: str | None = None,
-        events: Sequence[EventType] | None = None,
+        events: Sequence[EventType | str] | None = None,
         active: bool | None = None,
     ) -> Webhook:
         return self._run(self._a.update(webhook_id, url=url, events=events, active=active))
@@ -255,7 +259,7 @@ class Webhooks:
         self,
         webhook_id: str,
         *,
-        status: DeliveryStatus | None = None,
+        status: DeliveryStatus | str | None = None,
         event_type: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
@@ -278,7 +282,7 @@ class Webhooks:
         self,
         webhook_id: str,
         *,
-        status: DeliveryStatus | None = None,
+        status: DeliveryStatus | str | None = None,
         event_type: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
@@ -393,6 +397,59 @@ class AuditEvents:
             lambda cursor: self._a.list_page(
                 type=type,
                 target_id=target_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=page_size,
+                cursor=cursor,
+            ),
+        )
+
+
+class Events:
+    __doc__ = AsyncEvents.__doc__
+
+    def __init__(self, portal: Portal, events: AsyncEvents) -> None:
+        self._run = portal.run
+        self._a = events
+
+    def get(self, event_id: str) -> Event:
+        return self._run(self._a.get(event_id))
+
+    def list_page(
+        self,
+        *,
+        type: EventType | str | Sequence[EventType | str] | None = None,
+        subject_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> EventList:
+        return self._run(
+            self._a.list_page(
+                type=type,
+                subject_id=subject_id,
+                created_after=created_after,
+                created_before=created_before,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    def list(
+        self,
+        *,
+        type: EventType | str | Sequence[EventType | str] | None = None,
+        subject_id: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Event]:
+        return walk_blocking(
+            self._run,
+            lambda cursor: self._a.list_page(
+                type=type,
+                subject_id=subject_id,
                 created_after=created_after,
                 created_before=created_before,
                 limit=page_size,

@@ -9,11 +9,10 @@ from typing import Any
 
 from videogen_client._paging import walk
 from videogen_client._transport import Transport
+from videogen_client.enums import DeliveryStatus, EventType
 from videogen_client.models import (
     Delivery,
     DeliveryList,
-    DeliveryStatus,
-    EventType,
     Recovered,
     RotatedSecret,
     Webhook,
@@ -26,7 +25,7 @@ class AsyncWebhooks:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    async def create(self, *, url: str, events: Sequence[EventType]) -> WebhookCreated:
+    async def create(self, *, url: str, events: Sequence[EventType | str]) -> WebhookCreated:
         """Register an endpoint; the answer carries its signing secret, shown this once."""
         response = await self._t.request("POST", "webhooks", json_body={"url": url, "events": list(events)})
         return WebhookCreated.model_validate_json(response.content)
@@ -44,7 +43,7 @@ class AsyncWebhooks:
         webhook_id: str,
         *,
         url: str | None = None,
-        events: Sequence[EventType] | None = None,
+        events: Sequence[EventType | str] | None = None,
         active: bool | None = None,
     ) -> Webhook:
         """Change what is given; ``active=True`` re-enables an endpoint the service disabled."""
@@ -83,7 +82,7 @@ class AsyncWebhooks:
         self,
         webhook_id: str,
         *,
-        status: DeliveryStatus | None = None,
+        status: DeliveryStatus | str | None = None,
         event_type: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
@@ -105,7 +104,7 @@ class AsyncWebhooks:
         self,
         webhook_id: str,
         *,
-        status: DeliveryStatus | None = None,
+        status: DeliveryStatus | str | None = None,
         event_type: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
