@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 
 import aiohttp
@@ -222,7 +223,15 @@ async def test_an_endpoint_on_a_local_receiver_shows_every_attempt_retries_and_r
         await expect(attempt_rows).to_have_count(3)
         await expect(attempt_rows.nth(0)).to_contain_text("500")
         await check_page(page, "delivery")
-        await page.go_back()
+        # Its event, one link away: what happened, about what, and the data every attempt carried.
+        await page.get_by_role("link", name=re.compile("^evt_")).click()
+        await expect(page.get_by_role("heading", level=1)).to_contain_text("Event evt_")
+        await expect(page.locator("dl.facts")).to_contain_text("webhook.test")
+        assert (
+            json.loads(await page.locator("#event-data").text_content() or "")
+            == json.loads(first.body)["data"]
+        )
+        await page.get_by_role("link", name=re.compile("^wh_")).click()
         await expect(page.get_by_role("heading", level=1)).to_contain_text("Endpoint wh_")
 
         # Filtered by status: it has no failed delivery; nothing failed to recover either.

@@ -2,7 +2,7 @@
 import { api, ApiError, forgetKey, hasKey, loadKey, setKey, whenUnauthorized } from "./api.js";
 import { announce, clear, field, h, notice } from "./dom.js";
 import { generationDetail, generationList, newGeneration } from "./generations.js";
-import { deliveryDetail, webhookDetail, webhookList } from "./webhooks.js";
+import { deliveryDetail, eventDetail, webhookDetail, webhookList } from "./webhooks.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -15,6 +15,7 @@ const ROUTES = [
   [/^#\/webhooks\/(wh_[0-9a-z]+)$/, "webhooks", webhookDetail],
   [/^#\/webhooks$/, "webhooks", webhookList],
   [/^#\/deliveries\/(msg_[0-9a-z]+)$/, "webhooks", deliveryDetail],
+  [/^#\/events\/(evt_[0-9a-z_]+)$/, "webhooks", eventDetail],
 ];
 
 function signInPage(message) {

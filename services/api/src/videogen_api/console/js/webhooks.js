@@ -1,5 +1,5 @@
 // Webhooks: endpoints with their health, creation (the secret shown once), editing, enabling and disabling,
-// secret rotation, test events, deletion; each endpoint's deliveries with every attempt, retry and recovery.
+// secret rotation, test events, deletion; each endpoint's deliveries with every attempt, retry and recovery; an event.
 import { api, ApiError, enumValues } from "./api.js";
 import {
   announce, checkboxGroup, clear, field, h, localToIso, notice, select, showFieldError, statusBadge, when,
@@ -264,7 +264,7 @@ function deliveryList(slot, hookId, signal) {
       }
       body.append(h("tr", { "data-id": d.id, "data-status": d.status },
         h("td", {}, h("a", { href: `#/deliveries/${d.id}` }, h("code", {}, d.id)), h("br"), when(d.created_at)),
-        h("td", {}, d.event_type, d.generation_id ? [h("br"), h("a", { href: `#/generations/${d.generation_id}` }, h("code", {}, d.generation_id))] : null),
+        h("td", {}, h("a", { href: `#/events/${d.event_id}` }, d.event_type), d.generation_id ? [h("br"), h("a", { href: `#/generations/${d.generation_id}` }, h("code", {}, d.generation_id))] : null),
         h("td", {}, statusBadge(d.status), d.failure_reason ? [h("br"), h("span.hint", {}, d.failure_reason)] : null),
         h("td", {}, attemptList(d.attempts)),
         h("td", {}, d.next_attempt_at ? when(d.next_attempt_at) : "—"),
@@ -337,7 +337,7 @@ export async function deliveryDetail(main, { signal, params: [id] }) {
     clear(slot).append(
       h("dl.facts", {},
         h("dt", {}, "Endpoint"), h("dd", {}, h("a", { href: `#/webhooks/${d.webhook_id}` }, h("code", {}, d.webhook_id))),
-        h("dt", {}, "Event"), h("dd", {}, d.event_type, " ", h("code", {}, d.event_id)),
+        h("dt", {}, "Event"), h("dd", {}, d.event_type, " ", h("a", { href: `#/events/${d.event_id}` }, h("code", {}, d.event_id))),
         d.generation_id ? [h("dt", {}, "Generation"), h("dd", {}, h("a", { href: `#/generations/${d.generation_id}` }, h("code", {}, d.generation_id)))] : null,
         h("dt", {}, "Status"), h("dd", {}, statusBadge(d.status)),
         d.failure_reason ? [h("dt", {}, "Why it failed"), h("dd", {}, d.failure_reason)] : null,
@@ -356,4 +356,32 @@ export async function deliveryDetail(main, { signal, params: [id] }) {
       h("div.actions", {}, retry));
   }
   await load();
+}
+
+// ---------------------------------------------------------------------------------------------------- one event
+
+const SUBJECT_PAGES = { generation: "generations", webhook: "webhooks" };
+
+export async function eventDetail(main, { signal, params: [id] }) {
+  const slot = h("div");
+  main.append(h("h1", {}, "Event ", h("code", {}, id)), slot);
+  let e;
+  try {
+    e = await api("GET", `/events/${id}`, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      slot.append(notice("error", `No event ${id} in this account.`));
+      return;
+    }
+    throw error;
+  }
+  const page = SUBJECT_PAGES[e.subject.type];
+  const subject = h("code", {}, e.subject.id);
+  slot.append(
+    h("dl.facts", {},
+      h("dt", {}, "Type"), h("dd", {}, e.type),
+      h("dt", {}, "About"), h("dd", {}, `${e.subject.type} `, page ? h("a", { href: `#/${page}/${e.subject.id}` }, subject) : subject),
+      h("dt", {}, "Happened"), h("dd", {}, when(e.created_at))),
+    h("h2", {}, "Data, as delivered"),
+    h("pre", { id: "event-data" }, JSON.stringify(e.data, null, 2)));
 }
