@@ -2,7 +2,7 @@
 delivery log), read from the query string.
 
 - ``status``: any of queued, processing, completed, failed; repeat the parameter or separate with commas.
-- ``provider``: any of mock, runway, luma, pika; the same way.
+- ``provider``: any of the providers (``videogen_common.domain.Provider``); the same way.
 - ``created_after`` / ``created_before``: ISO 8601 timestamps with a time zone (``Z`` or an offset; in a URL
   write ``+`` as ``%2B``). Both bounds are exclusive; ``created_after`` later than ``created_before`` is
   a 422.

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import ProviderAdapter
@@ -13,7 +13,7 @@ from videogen_orchestrator.providers.luma import LumaAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.pika import PikaAdapter
 from videogen_orchestrator.providers.runway import RunwayAdapter
-from videogen_orchestrator.settings import OrchestratorSettings
+from videogen_orchestrator.settings import CREDENTIALS, OrchestratorSettings
 
 
 def retry_policy(settings: OrchestratorSettings) -> RetryPolicy:
@@ -34,8 +34,55 @@ def _secret(settings: OrchestratorSettings, name: str) -> str:
     return secret
 
 
+# Makes the HTTP client of one provider's adapter: its name, base URL and headers.
+Http = Callable[[str, str, dict[str, str]], ProviderHTTP]
+
+
+def _mock(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
+    return MockProvider(
+        latency_ms=settings.mock_latency_ms,
+        failure_rate=settings.mock_failure_rate,
+        cache_entries=settings.mock_render_cache_entries,
+    )
+
+
+def _runway(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
+    key = _secret(settings, CREDENTIALS[Provider.RUNWAY])
+    return RunwayAdapter(
+        http("runway", settings.runway_base_url, RunwayAdapter.headers(key, settings.runway_api_version)),
+        model=settings.runway_model,
+    )
+
+
+def _luma(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
+    key = _secret(settings, CREDENTIALS[Provider.LUMA])
+    return LumaAdapter(
+        http("luma", settings.luma_base_url, LumaAdapter.headers(key)),
+        model=settings.luma_model,
+        resolution=settings.luma_resolution,
+    )
+
+
+def _pika(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
+    key = _secret(settings, CREDENTIALS[Provider.PIKA])
+    return PikaAdapter(
+        http("pika", settings.fal_base_url, PikaAdapter.headers(key)),
+        model=settings.pika_model,
+        resolution=settings.pika_resolution,
+    )
+
+
+# How each provider's adapter is built: one entry per ``Provider`` (a test holds them to one another).
+BUILDERS: dict[Provider, Callable[[OrchestratorSettings, Http], ProviderAdapter]] = {
+    Provider.MOCK: _mock,
+    Provider.RUNWAY: _runway,
+    Provider.LUMA: _luma,
+    Provider.PIKA: _pika,
+}
+
+
 def build_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
-    enabled = settings.providers
+    """An adapter for each provider ``VIDEOGEN_PROVIDERS`` enables, by name, in ``Provider``'s order."""
     policy = retry_policy(settings)
 
     def http(name: str, base_url: str, headers: dict[str, str]) -> ProviderHTTP:
@@ -47,34 +94,7 @@ def build_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter
             timeout_seconds=settings.provider_timeout_seconds,
         )
 
-    providers: dict[str, ProviderAdapter] = {}
-    if Provider.MOCK in enabled:
-        providers[Provider.MOCK.value] = MockProvider(
-            latency_ms=settings.mock_latency_ms,
-            failure_rate=settings.mock_failure_rate,
-            cache_entries=settings.mock_render_cache_entries,
-        )
-    if Provider.RUNWAY in enabled:
-        key = _secret(settings, "runway_api_key")
-        providers[Provider.RUNWAY.value] = RunwayAdapter(
-            http("runway", settings.runway_base_url, RunwayAdapter.headers(key, settings.runway_api_version)),
-            model=settings.runway_model,
-        )
-    if Provider.LUMA in enabled:
-        key = _secret(settings, "luma_api_key")
-        providers[Provider.LUMA.value] = LumaAdapter(
-            http("luma", settings.luma_base_url, LumaAdapter.headers(key)),
-            model=settings.luma_model,
-            resolution=settings.luma_resolution,
-        )
-    if Provider.PIKA in enabled:
-        key = _secret(settings, "fal_api_key")
-        providers[Provider.PIKA.value] = PikaAdapter(
-            http("pika", settings.fal_base_url, PikaAdapter.headers(key)),
-            model=settings.pika_model,
-            resolution=settings.pika_resolution,
-        )
-    return providers
+    return {p.value: BUILDERS[p](settings, http) for p in Provider if p in settings.providers}
 
 
 async def close_providers(providers: Mapping[str, ProviderAdapter]) -> None:
