@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from videogen_common.deliveries import PENDING, delivery_body, delivery_id, pending_delivery
 from videogen_common.records.delivery import Delivery
-from videogen_common.repositories.generations import UsageGroup
+from videogen_common.repositories.usage import UsageGroup
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 

@@ -32,6 +32,7 @@ from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
 from videogen_common.repositories.batched_inserts import InsertBatcher
+from videogen_common.repositories.generation_reads import GenerationReads
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import connect
 from videogen_common.topics import Topics
@@ -88,6 +89,7 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     app[state.STORE] = store
     app[state.KEYS] = KeyCache(store, settings.api_key_cache_seconds)
     app[state.GENERATIONS] = generations = GenerationRepository(store)
+    app[state.GENERATION_READS] = GenerationReads(store)
     app[state.INSERTS] = InsertBatcher(generations)
     try:
         yield
@@ -158,7 +160,7 @@ async def _status_feed(app: web.Application) -> AsyncIterator[None]:
     feed = StatusFeed(
         settings.kafka_bootstrap,
         Topics(settings.topic_prefix).status,
-        app[state.GENERATIONS].get_many,
+        app[state.GENERATION_READS].get_many,
         recheck_seconds=settings.status_recheck_seconds,
     )
     app[state.FEED] = feed

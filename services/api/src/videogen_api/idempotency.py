@@ -32,7 +32,8 @@ from pydantic import BaseModel
 
 from videogen_api.problems import idempotency_key_reused, invalid
 from videogen_common.records.generation import idempotency_fields as stored_fields
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.idempotency import IdempotencyKeys
+from videogen_common.store import Store
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -74,15 +75,12 @@ def idempotency_fields(account_id: str, key: str, digest: str, response: Doc) ->
     return stored_fields(scoped(account_id, key), digest, response)
 
 
-async def saved_response(
-    generations: GenerationRepository, account_id: str, key: str, digest: str
-) -> Doc | None:
+async def saved_response(store: Store, account_id: str, key: str, digest: str) -> Doc | None:
     """After a duplicate-key error: the response saved under the key, if the same request made it; a 422 if
     a different request did; None if no generation holds the key (the duplicate was something else)."""
-    existing = await generations.idempotent_reply(scoped(account_id, key))
-    if existing is None:
+    saved = await IdempotencyKeys(store).saved_reply(scoped(account_id, key))
+    if saved is None:
         return None
-    saved_digest, response = existing
-    if saved_digest != digest:
+    if saved.request_hash != digest:
         raise idempotency_key_reused()
-    return response
+    return dict(saved.response)

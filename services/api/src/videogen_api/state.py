@@ -13,14 +13,16 @@ from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
 from videogen_common.repositories.batched_inserts import InsertBatcher
+from videogen_common.repositories.generation_reads import GenerationReads
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 SETTINGS = web.AppKey("settings", ApiSettings)
 CLOCK = web.AppKey("clock", Clock)
 STORE = web.AppKey("store", Store)
-# Every query on generations.
+# The writes on generations (creation's grouped inserts, a cancel), and what the api reads of them.
 GENERATIONS = web.AppKey("generations", GenerationRepository)
+GENERATION_READS = web.AppKey("generation_reads", GenerationReads)
 PUBLISHER = web.AppKey("publisher", EventPublisher)
 MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)

@@ -1,4 +1,7 @@
-"""The ``generations`` collection: every query, index and compare-and-set on a generation.
+"""The ``generations`` collection's writes and the orchestrator's queries: creation, compare-and-set
+transitions (a terminal one with its event: ``repositories.events``), leases, the account slot queue and the
+reconciler's scans. What the api reads is ``repositories.generation_reads``, the Idempotency-Key's saved reply
+``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
 
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
 and the difference stays here:
@@ -13,12 +16,12 @@ and the difference stays here:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import TERMINAL, Status, can_transition
@@ -26,7 +29,6 @@ from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.events import record_with_change
-from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Engine, Session, Store
 
 Doc = dict[str, Any]
@@ -37,48 +39,10 @@ FINISHED = [s.value for s in TERMINAL]
 _SEP = "\n"
 
 
-@dataclass(frozen=True, slots=True)
-class UsageGroup:
-    """One group of ``GenerationRepository.usage_groups``: the generations of one UTC day (``YYYY-MM-DD``),
-    provider, status and API key (None for those made without one), how many, and their seconds summed."""
-
-    day: str
-    provider: str
-    status: str
-    key: str | None
-    generations: int
-    seconds: int
-
-    @classmethod
-    def from_group(cls, group: Doc) -> UsageGroup:
-        """From the aggregation's ``{_id: {day, provider, status, key}, generations, seconds}`` (``key`` is
-        left out of ``_id`` for generations without one)."""
-        by = group["_id"]
-        return cls(
-            day=by["day"],
-            provider=by["provider"],
-            status=by["status"],
-            key=by.get("key"),
-            generations=int(group["generations"]),
-            seconds=int(group["seconds"]),
-        )
-
-
+# The collection's other indexes are beside the queries they serve: generation_reads (listing), idempotency.
 INDEXES: list[IndexModel] = [
-    # One account's generations newest first; _id breaks ties so the cursor is stable.
-    IndexModel(
-        [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
-    ),
     # The reconciler: unfinished generations whose lease expired (or was never taken).
     IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
-    # Idempotency-Key: "{account_id}\n{key}", set only when the client sent a key. Unique, so creating a
-    # generation under a key is one atomic insert; sparse, so generations without a key are not indexed.
-    IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
-    # Listing filtered by status (GET /v1/generations?status=…), newest first.
-    IndexModel(
-        [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
-        name="by_account_status",
-    ),
     # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
     # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
     IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
@@ -100,27 +64,6 @@ def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     return max(0.0, (now - since).total_seconds())
 
 
-@dataclass(frozen=True)
-class GenerationFilter:
-    """What a listing of an account's generations keeps: each given condition must hold (statuses and
-    providers: any of those listed; created strictly between the bounds; every metadata pair present)."""
-
-    statuses: Sequence[Status] = ()
-    providers: Sequence[str] = ()
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
-
-    def clause(self) -> Doc:
-        """As a store query; empty without conditions."""
-        clause: Doc = {f"metadata.{key}": value for key, value in self.metadata.items()}
-        if self.statuses:
-            clause["status"] = {"$in": [status.value for status in self.statuses]}
-        if self.providers:
-            clause["provider"] = {"$in": list(self.providers)}
-        return {**clause, **created_between(self.created_after, self.created_before)}
-
-
 class GenerationRepository:
     """Reads answer ``GenerationRecord``s, and the writes a service makes take and return them.
     ``transition`` itself works on a generation's document (what the record-level writes build on, and what
@@ -137,27 +80,7 @@ class GenerationRepository:
         Idempotency-Key fails only its own document; ``BulkWriteError`` reports which)."""
         await self._generations.insert_many(docs, ordered=False)
 
-    async def idempotent_reply(self, idem: str) -> tuple[str, Doc] | None:
-        """The request hash and the response saved under an Idempotency-Key (its stored ``idem`` value), or
-        None if no generation holds the key."""
-        found = await self._generations.find_one(
-            {"idem": idem}, projection={"idem_hash": 1, "idem_response": 1}
-        )
-        if found is None:
-            return None
-        return found["idem_hash"], found["idem_response"]
-
-    # -- reads --------------------------------------------------------------------------------------------
-
-    async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
-        """The generation if it is the account's (a foreign id reads like an unknown one)."""
-        doc = await self._generations.find_one({"_id": generation_id, "account_id": account_id})
-        return None if doc is None else GenerationRecord.from_doc(doc)
-
-    async def get_many(self, generation_ids: list[str]) -> AsyncIterator[GenerationRecord]:
-        """The generations of these ids that exist."""
-        async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
-            yield GenerationRecord.from_doc(doc)
+    # -- what the orchestrator reads ----------------------------------------------------------------------
 
     async def status_of(self, generation_id: str) -> str | None:
         """The generation's status, None if there is no such generation."""
@@ -170,44 +93,6 @@ class GenerationRepository:
         if doc is None or doc["status"] != Status.FAILED.value:
             return False
         return bool((doc.get("error") or {}).get("code") == ErrorCode.CANCELED)
-
-    async def newest_first(
-        self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
-    ) -> list[GenerationRecord]:
-        """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
-        (the last item of the previous page) if given."""
-        query = {"account_id": account_id, **kept.clause()}
-        return [
-            GenerationRecord.from_doc(doc)
-            for doc in await newest_first(self._generations, query, position, limit)
-        ]
-
-    async def usage_groups(
-        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
-    ) -> list[UsageGroup]:
-        """The account's generations created in [start, end) (of one key, if given), counted and their
-        seconds summed per (day, provider, status, key): one aggregation over the account's range of
-        ``by_account``."""
-        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
-        if api_key_id is not None:
-            match["api_key_id"] = api_key_id
-        pipeline: list[Doc] = [
-            {"$match": match},
-            {
-                "$group": {
-                    "_id": {
-                        "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
-                        "provider": "$provider",
-                        "status": "$status",
-                        "key": "$api_key_id",
-                    },
-                    "generations": {"$sum": 1},
-                    "seconds": {"$sum": "$duration"},
-                }
-            },
-        ]
-        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        return [UsageGroup.from_group(group) for group in groups]
 
     # -- state transitions --------------------------------------------------------------------------------
 

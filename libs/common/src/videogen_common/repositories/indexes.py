@@ -9,7 +9,9 @@ from videogen_common.repositories import (
     audit,
     deliveries,
     events,
+    generation_reads,
     generations,
+    idempotency,
     keys,
     rate_limits,
     uploads,
@@ -18,7 +20,7 @@ from videogen_common.repositories import (
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
-    "generations": generations.INDEXES,
+    "generations": [*generations.INDEXES, *generation_reads.INDEXES, *idempotency.INDEXES],
     "webhooks": webhooks.INDEXES,
     "deliveries": deliveries.INDEXES,
     "events": events.INDEXES,

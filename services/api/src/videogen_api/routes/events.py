@@ -125,7 +125,7 @@ _EVENTS = {
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)
-    generations, feed = app[state.GENERATIONS], app[state.FEED]
+    generations, feed = app[state.GENERATION_READS], app[state.FEED]
 
     async def read() -> GenerationRecord | None:
         return await generations.get_for_account(generation_id, account)

@@ -112,7 +112,7 @@ async def _waited(
     the preference was applied); without, ``view`` (or the generation as stored). A 404 if it is not the
     caller's."""
     account = account_of(request)
-    generations = request.app[state.GENERATIONS]
+    generations = request.app[state.GENERATION_READS]
 
     async def read() -> GenerationRecord | None:
         return await generations.get_for_account(generation_id, account)
@@ -199,7 +199,7 @@ async def create_generation(request: web.Request) -> web.Response:
     except Problem:
         # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
         if key is not None:
-            saved = await saved_response(app[state.GENERATIONS], account, key, request_hash(body))
+            saved = await saved_response(app[state.STORE], account, key, request_hash(body))
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
         raise
@@ -238,8 +238,7 @@ async def create_generation(request: web.Request) -> web.Response:
     try:
         await app[state.INSERTS].insert(doc)
     except DuplicateKeyError:
-        generations = app[state.GENERATIONS]
-        saved = await saved_response(generations, account, key, digest) if key is not None else None
+        saved = await saved_response(app[state.STORE], account, key, digest) if key is not None else None
         if saved is None:
             raise
         return await _accepted(request, saved, replayed=True)
@@ -304,7 +303,7 @@ def _position(record: GenerationRecord) -> tuple[datetime, str]:
 async def list_generations(request: web.Request) -> web.Response:
     listing = parse_query(GenerationFilters, request.query)
     account, kept = account_of(request), listing.to_filter()
-    generations = request.app[state.GENERATIONS]
+    generations = request.app[state.GENERATION_READS]
     return json_response(
         await page_from(
             lambda position, limit: generations.newest_first(account, kept, position, limit),
@@ -345,9 +344,9 @@ async def cancel_generation(request: web.Request) -> web.Response:
     it (best effort); any result it still produces is discarded."""
     app = request.app
     generation_id = request.match_info["id"]
-    generations = app[state.GENERATIONS]
+    generations, reads = app[state.GENERATIONS], app[state.GENERATION_READS]
     for _ in range(CANCEL_ATTEMPTS):
-        record = await generations.get_for_account(generation_id, account_of(request))
+        record = await reads.get_for_account(generation_id, account_of(request))
         if record is None:
             raise not_found(f"no generation {generation_id!r}")
         if record.status.terminal:

@@ -22,7 +22,7 @@ from videogen_api.schemas import Usage, parse_timestamp
 from videogen_api.serialize import json_response
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
-from videogen_common.repositories.generations import UsageGroup
+from videogen_common.repositories.usage import UsageGroup, UsageRepository
 
 routes = web.RouteTableDef()
 
@@ -162,5 +162,5 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
 async def get_usage(request: web.Request) -> web.Response:
     app = request.app
     start, end, api_key_id = parse_range(request.query, app[state.CLOCK].now())
-    groups = await app[state.GENERATIONS].usage_groups(account_of(request), start, end, api_key_id)
+    groups = await UsageRepository(app[state.STORE]).groups(account_of(request), start, end, api_key_id)
     return json_response(usage_view(groups, start, end, api_key_id))

@@ -1,0 +1,80 @@
+"""What the api reads of the ``generations`` collection: one generation of an account, several by id (the
+status feed's recheck), and an account's listing newest first, filtered (``GenerationFilter``); records out.
+The writes, leases and the account slot queue are ``repositories.generations``'."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo.asynchronous.collection import AsyncCollection
+
+from videogen_common.domain import Status
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.paging import Position, created_between, newest_first
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+INDEXES: list[IndexModel] = [
+    # One account's generations newest first; _id breaks ties so the cursor is stable. Also the usage
+    # aggregation's range (repositories.usage).
+    IndexModel(
+        [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
+    ),
+    # Listing filtered by status (GET /v1/generations?status=…), newest first.
+    IndexModel(
+        [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
+        name="by_account_status",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class GenerationFilter:
+    """What a listing of an account's generations keeps: each given condition must hold (statuses and
+    providers: any of those listed; created strictly between the bounds; every metadata pair present)."""
+
+    statuses: Sequence[Status] = ()
+    providers: Sequence[str] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def clause(self) -> Doc:
+        """As a store query; empty without conditions."""
+        clause: Doc = {f"metadata.{key}": value for key, value in self.metadata.items()}
+        if self.statuses:
+            clause["status"] = {"$in": [status.value for status in self.statuses]}
+        if self.providers:
+            clause["provider"] = {"$in": list(self.providers)}
+        return {**clause, **created_between(self.created_after, self.created_before)}
+
+
+class GenerationReads:
+    def __init__(self, store: Store) -> None:
+        self._generations: AsyncCollection[Doc] = store.generations
+
+    async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
+        """The generation if it is the account's (a foreign id reads like an unknown one)."""
+        doc = await self._generations.find_one({"_id": generation_id, "account_id": account_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
+
+    async def get_many(self, generation_ids: list[str]) -> AsyncIterator[GenerationRecord]:
+        """The generations of these ids that exist."""
+        async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
+            yield GenerationRecord.from_doc(doc)
+
+    async def newest_first(
+        self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
+    ) -> list[GenerationRecord]:
+        """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
+        (the last item of the previous page) if given."""
+        query = {"account_id": account_id, **kept.clause()}
+        return [
+            GenerationRecord.from_doc(doc)
+            for doc in await newest_first(self._generations, query, position, limit)
+        ]

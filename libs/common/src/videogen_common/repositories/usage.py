@@ -1,0 +1,73 @@
+"""An account's usage (GET /v1/usage): its generations counted and their seconds summed per UTC day,
+provider, status and API key, by one aggregation over the account's range of the ``generations`` collection's
+``by_account`` index (``repositories.generation_reads``); records out (``UsageGroup``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pymongo.asynchronous.collection import AsyncCollection
+
+from videogen_common.store import Store
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageGroup:
+    """One group of ``UsageRepository.groups``: the generations of one UTC day (``YYYY-MM-DD``), provider,
+    status and API key (None for those made without one), how many, and their seconds summed."""
+
+    day: str
+    provider: str
+    status: str
+    key: str | None
+    generations: int
+    seconds: int
+
+    @classmethod
+    def from_group(cls, group: Doc) -> UsageGroup:
+        """From the aggregation's ``{_id: {day, provider, status, key}, generations, seconds}`` (``key`` is
+        left out of ``_id`` for generations without one)."""
+        by = group["_id"]
+        return cls(
+            day=by["day"],
+            provider=by["provider"],
+            status=by["status"],
+            key=by.get("key"),
+            generations=int(group["generations"]),
+            seconds=int(group["seconds"]),
+        )
+
+
+class UsageRepository:
+    def __init__(self, store: Store) -> None:
+        self._generations: AsyncCollection[Doc] = store.generations
+
+    async def groups(
+        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
+    ) -> list[UsageGroup]:
+        """The account's generations created in [start, end) (of one key, if given), counted and their
+        seconds summed per (day, provider, status, key)."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {
+                        "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
+                        "provider": "$provider",
+                        "status": "$status",
+                        "key": "$api_key_id",
+                    },
+                    "generations": {"$sum": 1},
+                    "seconds": {"$sum": "$duration"},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return [UsageGroup.from_group(group) for group in groups]
