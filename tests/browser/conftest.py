@@ -17,6 +17,7 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from tests.support.engines import Engines
 from tests.support.env import isolated_env, settings_for
 from tests.support.stack import Stack, running_stack
+from tests.support.system_packages import require
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
 from videogen_common.store import connect
@@ -70,8 +71,7 @@ async def console_stack(engines: Engines, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make install` installs Debian's chromium package")
+    require(CHROMIUM.exists(), "chromium", "the console's browser tests")
     async with async_playwright() as playwright:
         chromium = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS

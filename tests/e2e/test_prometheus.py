@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.receivers import HANG, Reply, always, receiving
 from tests.support.stack import Stack, running_stack
+from tests.support.system_packages import require
 from videogen.engines import free_port, wait_for_http
 from videogen_client import AsyncClient
 from videogen_common.settings import CommonSettings
@@ -50,7 +51,8 @@ async def stack(
 async def prometheus(stack: Stack, tmp_path: Path) -> AsyncIterator[str]:
     """Prometheus on 127.0.0.1 scraping the three services every second and evaluating the alert rules."""
     binary = shutil.which("prometheus")
-    assert binary, "prometheus is missing: `make install` installs Debian's prometheus package (as root)"
+    require(binary, "prometheus", "the scrape and alert test")
+    assert binary is not None
     jobs = {"videogen-api": "api", "videogen-orchestrator": "orchestrator", "videogen-notifier": "notifier"}
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.kustomize import load_yaml_documents
+from tests.support.system_packages import require
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "deploy" / "k8s" / "monitoring"
@@ -206,7 +207,8 @@ CASES = [
 
 def promtool() -> str:
     found = shutil.which("promtool")
-    assert found, "promtool is missing: `make install` installs Debian's prometheus package (as root)"
+    require(found, "prometheus", "promtool, which proves the alert rules,")
+    assert found is not None
     return found
 
 
