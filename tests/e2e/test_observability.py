@@ -69,9 +69,9 @@ async def test_one_generation_is_followed_by_its_request_id_across_the_services(
     headers, body = await asyncio.wait_for(receiver.expect(generation_id), 90)
     verify(hook["secret"], headers, body)
 
-    # The request id in the Kafka headers of the request and of the status event it led to.
+    # The request id in the Kafka headers of the request, and of the status message and the event it led to.
     topics = Topics(common_settings.topic_prefix)
-    for topic in (topics.requested, topics.status):
+    for topic in (topics.requested, topics.status, topics.events):
         found = await headers_of(common_settings.kafka_bootstrap, topic, generation_id.encode())
         assert found and all(h.get(TRACE_HEADER) == request_id.encode() for h in found), (topic, found)
 
@@ -103,7 +103,7 @@ async def test_one_generation_is_followed_by_its_request_id_across_the_services(
     )
     _, notifier = await get(stack.url("notifier", "/metrics"))
     assert sample(notifier, "videogen_delivery_attempts_total", outcome="2xx") == 1
-    for name, topic in (("orchestrator", topics.requested), ("notifier", topics.status)):
+    for name, topic in (("orchestrator", topics.requested), ("notifier", topics.events)):
         lags = await lag_samples(stack.url(name, "/metrics"), topic)
         assert lags and all(value == 0 for value in lags.values()), (name, lags)
 

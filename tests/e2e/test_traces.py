@@ -30,7 +30,7 @@ EXPECTED = {
     ("videogen-orchestrator", "provider.submit"),
     ("videogen-orchestrator", "provider.poll"),
     ("videogen-orchestrator", "media.store"),
-    ("videogen-notifier", "status.intake"),
+    ("videogen-notifier", "event.intake"),
     ("videogen-notifier", "webhook.attempt"),
 }
 
