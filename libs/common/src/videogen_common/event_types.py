@@ -146,7 +146,8 @@ class EventTypes:
 EVENT_TYPES = EventTypes()
 
 
-def _generation(record: GenerationRecord) -> Data:
+def generation_data_of(record: GenerationRecord) -> Data:
+    """The data of a generation's events: every public field of the generation but its timeline."""
     return generation_data(record.public_view())
 
 
@@ -170,7 +171,7 @@ VIDEO_COMPLETED = EVENT_TYPES.define(
         owed=True,
         subject=SubjectType.GENERATION,
         description="A generation completed: its video and thumbnail links are in the data.",
-        data=_generation,
+        data=generation_data_of,
     )
 )
 VIDEO_FAILED = EVENT_TYPES.define(
@@ -179,7 +180,7 @@ VIDEO_FAILED = EVENT_TYPES.define(
         owed=True,
         subject=SubjectType.GENERATION,
         description="A generation failed (a canceled one too): why is its error.",
-        data=_generation,
+        data=generation_data_of,
     )
 )
 VIDEO_PROCESSING = EVENT_TYPES.define(
@@ -188,7 +189,7 @@ VIDEO_PROCESSING = EVENT_TYPES.define(
         owed=False,
         subject=SubjectType.GENERATION,
         description="The provider took a generation's task (best effort).",
-        data=_generation,
+        data=generation_data_of,
     )
 )
 VIDEO_PROGRESS = EVENT_TYPES.define(
@@ -197,7 +198,7 @@ VIDEO_PROGRESS = EVENT_TYPES.define(
         owed=False,
         subject=SubjectType.GENERATION,
         description="How far a generation is, at most every few seconds (best effort).",
-        data=_generation,
+        data=generation_data_of,
     )
 )
 WEBHOOK_DISABLED = EVENT_TYPES.define(

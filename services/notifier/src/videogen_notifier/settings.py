@@ -24,8 +24,9 @@ class NotifierSettings(CommonSettings):
     webhook_retry_schedule: str = DEFAULT_SCHEDULE
     retry_jitter: float = Field(default=0.2, ge=0, lt=1)
     endpoint_concurrency: int = Field(default=4, ge=1)
-    # Status events the agent takes from Kafka at once (all that are waiting, up to this many, or what came
-    # within status_batch_seconds): one endpoint read per account and one insert for all their deliveries.
+    # Events the agent takes from Kafka at once (all that are waiting, up to this many, or what came within
+    # status_batch_seconds; the names are kept from when it read status events): one endpoint read per
+    # account and one insert for all their deliveries.
     status_batch_size: int = Field(default=100, ge=1)
     status_batch_seconds: float = Field(default=0.01, gt=0, le=1)
     # Deliveries held in memory per endpoint (queued or in flight), and in all (each with its body, ~2 KB);
