@@ -96,8 +96,8 @@ def _operations(schema: schemathesis.BaseSchema) -> list[Operation]:
 
 
 def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, store: Store, path: str) -> str:
-    """A fresh resource of the kind the operation's path names: a generation, a webhook endpoint, or a
-    failed delivery (so that retrying it can succeed)."""
+    """A fresh resource of the kind the operation's path names: a generation, a webhook endpoint, a failed
+    delivery (so that retrying it can succeed), or an event (a test event's)."""
     headers = bearer(key)
     if path.startswith("/v1/generations/"):
         response = session.post(
@@ -122,6 +122,8 @@ def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, st
         return webhook_id
     delivery = session.post(f"{base_url}/v1/webhooks/{webhook_id}/test", headers=headers)
     assert delivery.status_code == 202, delivery.text
+    if path.startswith("/v1/events/"):
+        return str(delivery.json()["event_id"])
     delivery_id = str(delivery.json()["id"])
     run(
         store.deliveries.update_one(
@@ -168,7 +170,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 21
+    assert len(operations) == 23
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).
