@@ -204,6 +204,7 @@ def test_an_event_message_is_keyed_by_subject_and_carries_the_data_as_delivered(
         ("subject", {"type": "generation"}),
         ("data", ["not", "an", "object"]),
         ("created_at", "yesterday"),
+        ("created_at", "2026-11-21T08:47:00"),  # no time zone
         ("owed", "yes"),
         ("traceparent", 5),
     ],

@@ -59,24 +59,14 @@ class Envelope:
 
     @classmethod
     def from_json(cls, raw: bytes) -> Envelope:
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise EnvelopeError(f"not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise EnvelopeError("not an object")
-        strings = {name: data.get(name) for name in ("event_id", "type", "occurred_at", "account_id")}
-        bad = [name for name, value in strings.items() if not isinstance(value, str) or not value]
+        data = _json_object(raw)
+        bad = _missing_strings(data, ("event_id", "type", "occurred_at", "account_id"))
         generation = data.get("generation")
         if not isinstance(generation, dict) or not isinstance(generation.get("id"), str):
             bad.append("generation")
             generation = {}
+        bad += _not_strings(data, ("trace_id", "traceparent"))
         trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
-        bad += [
-            name
-            for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
-            if value is not None and not isinstance(value, str)
-        ]
         version = data.get("version")
         if version is not None and (type(version) is not int or version < 1):
             bad.append("version")
@@ -97,6 +87,26 @@ class Envelope:
 def status_event_id(generation_id: str, status: str, version: int) -> str:
     """Deterministic, so a republished status event is recognisably the same event downstream."""
     return f"evt_{generation_id}_{status}_{version}"
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise EnvelopeError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise EnvelopeError("not an object")
+    return data
+
+
+def _missing_strings(data: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` are not a string that is not empty."""
+    return [name for name in names if not isinstance(data.get(name), str) or not data[name]]
+
+
+def _not_strings(data: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` are there (not null) but not a string."""
+    return [name for name in names if data.get(name) is not None and not isinstance(data[name], str)]
 
 
 def trace_headers(trace_id: str | None, traceparent: str | None) -> list[tuple[str, bytes]]:
@@ -126,39 +136,24 @@ def event_message(event: Event) -> bytes:
 
 def read_event_message(raw: bytes) -> Event:
     """The event of a message of the events topic; ``EnvelopeError`` if it is not one."""
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise EnvelopeError(f"not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise EnvelopeError("not an object")
+    data = _json_object(raw)
     subject = data.get("subject")
     if not isinstance(subject, dict):
         subject = {}
-    strings = {
-        "id": data.get("id"),
-        "type": data.get("type"),
-        "account_id": data.get("account_id"),
-        "subject.type": subject.get("type"),
-        "subject.id": subject.get("id"),
-        "created_at": data.get("created_at"),
-    }
-    bad = [name for name, value in strings.items() if not isinstance(value, str) or not value]
+    bad = _missing_strings(data, ("id", "type", "account_id", "created_at"))
+    bad += [f"subject.{name}" for name in _missing_strings(subject, ("type", "id"))]
     if not isinstance(data.get("data"), dict):
         bad.append("data")
     if not isinstance(data.get("owed"), bool):
         bad.append("owed")
-    trace_id, traceparent = data.get("trace_id"), data.get("traceparent")
-    bad += [
-        name
-        for name, value in (("trace_id", trace_id), ("traceparent", traceparent))
-        if value is not None and not isinstance(value, str)
-    ]
+    bad += _not_strings(data, ("trace_id", "traceparent"))
     created_at = None
     if "created_at" not in bad:
         try:
             created_at = datetime.fromisoformat(data["created_at"])
         except ValueError:
+            created_at = None
+        if created_at is None or created_at.tzinfo is None:
             bad.append("created_at")
     if bad or created_at is None:
         raise EnvelopeError(f"not an event: bad or missing {', '.join(bad)}")
@@ -170,7 +165,7 @@ def read_event_message(raw: bytes) -> Event:
         subject_id=subject["id"],
         data=data["data"],
         created_at=created_at,
-        trace_id=trace_id,
-        traceparent=traceparent,
+        trace_id=data.get("trace_id"),
+        traceparent=data.get("traceparent"),
         owed=data["owed"],
     )
