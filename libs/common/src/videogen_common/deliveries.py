@@ -2,7 +2,7 @@
 (which shows them, re-queues them, and creates ``webhook.test`` deliveries).
 
 A delivery is one (event, endpoint) pair, unique in the store: its id is derived from the pair
-(``delivery_id``), so the store's own ``_id`` index makes creating it idempotent — a status event seen twice,
+(``delivery_id``), so the store's own ``_id`` index makes creating it idempotent — an event seen twice,
 by one notifier or two, creates nothing the second time — with no second unique index to keep up on every
 write. It keeps the exact body bytes it will send, so every attempt carries the same body and the same
 ``webhook-id`` (the delivery id). While it waits for a retry (after a failed attempt, or re-queued through the

@@ -85,7 +85,7 @@ class Envelope:
 
 
 def status_event_id(generation_id: str, status: str, version: int) -> str:
-    """Deterministic, so a republished status event is recognisably the same event downstream."""
+    """Deterministic, so a republished status message (or event: they share it) is recognisably the same."""
     return f"evt_{generation_id}_{status}_{version}"
 
 

@@ -127,8 +127,8 @@ class Durability(StrEnum):
     """How durable a write must be before the store acknowledges it (``VIDEOGEN_MONGO_WRITE_CONCERN``).
 
     Every write goes through the client ``connect`` makes, so this one choice covers creation (before the
-    ``202``), state transitions (before their status event is published), delivery records and attempts
-    (before an event's offset is committed), webhooks, keys, leases and account slots."""
+    ``202``), state transitions and the events stored with them (before they are published), delivery records
+    and attempts (before an event's offset is committed), webhooks, keys, leases and account slots."""
 
     # On a majority of the replica set *and* in its journal: survives the crash of any process, the store's
     # included. The default, and the only choice under which docs/guarantees.md holds.

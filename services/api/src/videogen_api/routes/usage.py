@@ -2,7 +2,7 @@
 and status over a time range, in total and per API key.
 
 Counted from the generations themselves (one document each, whatever happened to its events), by when each
-was made: a status event delivered twice, a request redelivered, a retried webhook count nothing twice. One
+was made: an event delivered twice, a request redelivered, a retried webhook count nothing twice. One
 aggregation over the account's range of the ``by_account`` index; the range is at most a year."""
 
 from __future__ import annotations
