@@ -290,19 +290,15 @@ async def test_the_event_stream_answers_as_documented(answers: Answers, store: S
 
 
 async def test_the_event_log_answers_as_documented(answers: Answers) -> None:
-    created = await answers.call(
-        "POST", "/v1/generate", 202, json={"prompt": "a kite", "provider": "mock", "duration": 4}
+    hook = await answers.call(
+        "POST", "/v1/webhooks", 201, json={"url": "https://example.test/h", "events": ["video.failed"]}
     )
-    path = f"/v1/generations/{created['id']}/cancel"
-    await answers.call("POST", "/v1/generations/{id}/cancel", 200, path)  # stores its video.failed event
+    path = f"/v1/webhooks/{hook['id']}/test"
+    await answers.call("POST", "/v1/webhooks/{id}/test", 202, path)  # records its webhook.test event
     page = await answers.call("GET", "/v1/events", 200)
     [event] = page["data"]
-    assert (event["type"], event["subject"]["id"], page["next_cursor"]) == (
-        "video.failed",
-        created["id"],
-        None,
-    )
-    query = f"/v1/events?type=video.failed,video.completed&subject_id={created['id']}&limit=1"
+    assert (event["type"], event["subject"]["id"], page["next_cursor"]) == ("webhook.test", hook["id"], None)
+    query = f"/v1/events?type=webhook.test,video.completed&subject_id={hook['id']}&limit=1"
     assert (await answers.call("GET", "/v1/events", 200, query))["data"] == [event]
     await answers.call("GET", "/v1/events", 422, "/v1/events?type=Not-A-Type")
     await answers.call("GET", "/v1/events", 401, auth=False)

@@ -1,13 +1,14 @@
-"""Events are records: a change and the event it reports are stored by one transaction (both or neither),
-an owed event is due to be put on the events topic until the notifier settles it, and the migration adopts
-what an earlier version left owed on generations and webhooks."""
+"""Events are records: an owed event rides in the very write that makes its change (the changed document's
+``outbox``), is due to be put on the events topic a grace after each publish until the notifier settles it,
+is recorded once however often it is taken in, and the migration moves into outboxes what an earlier version
+left owed on generations and webhooks."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
-
-import pytest
+import random
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation, stored_generation
@@ -15,18 +16,26 @@ from tests.support.webhooks import insert_webhook
 from videogen_common.clock import to_millis
 from videogen_common.domain import Status
 from videogen_common.earlier_outboxes import adopt_owed_events
-from videogen_common.event_types import Account
 from videogen_common.events import status_event_id
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.generations import terminal_event
 from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
-from videogen_common.repositories.events import EventRepository, record_with_change
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
-from videogen_common.store import DuplicateKeyError, Session, Store
+from videogen_common.repositories.outbox import OutboxRepository
+from videogen_common.store import Store
 
 
-async def test_a_terminal_transition_stores_its_event_owed_and_a_lost_compare_and_set_stores_none(
+def _media() -> StoredVideo:
+    return StoredVideo("http://127.0.0.1:9/v.mp4", "k/video.mp4")
+
+
+def outbox_of(doc: dict[str, object]) -> list[Event]:
+    return [Event.from_doc(owed, source="generations") for owed in doc.get("outbox") or ()]  # type: ignore[attr-defined]
+
+
+async def test_a_terminal_transition_carries_its_event_in_its_own_write_and_a_lost_one_carries_none(
     store: Store,
 ) -> None:
     clock = ManualClock()
@@ -35,58 +44,27 @@ async def test_a_terminal_transition_stores_its_event_owed_and_a_lost_compare_an
     final = await generations.transition(doc, Status.COMPLETED, now=clock.now())
     assert final is not None
 
-    [stored] = [Event.from_doc(d) async for d in store.events.find({})]
-    assert stored == terminal_event(GenerationRecord.from_doc(final))
-    assert stored.id == status_event_id(doc["_id"], "completed", final["version"])
-    assert (stored.type, stored.subject_type, stored.subject_id) == (
-        "video.completed",
-        "generation",
-        doc["_id"],
-    )
-    assert stored.data["status"] == "completed" and "timeline" not in stored.data
-    assert stored.outbox_at == clock.now()  # owed
+    stored = await stored_generation(store, doc["_id"])
+    [owed] = outbox_of(stored)
+    assert owed == terminal_event(GenerationRecord.from_doc(final))
+    assert owed.id == status_event_id(doc["_id"], "completed", final["version"])
+    assert (owed.type, owed.subject_type, owed.subject_id) == ("video.completed", "generation", doc["_id"])
+    assert owed.data["status"] == "completed" and "timeline" not in owed.data
+    assert stored["outbox_at"] == clock.now()  # owed since the change
+    assert await store.events.count_documents({}) == 0  # recorded by the notifier, when it takes it in
 
-    # The same change again, from the same (now stale) document: the compare-and-set loses, nothing is stored.
+    # The same change again, from the same (now stale) document: the compare-and-set loses, nothing is owed.
     assert await generations.transition(doc, Status.FAILED, now=clock.now()) is None
-    assert await store.events.count_documents({}) == 1
+    assert len(outbox_of(await stored_generation(store, doc["_id"]))) == 1
     # A transition that is not terminal owes nothing.
     other = await insert_generation(store, clock.now())
     assert await generations.transition(other, Status.QUEUED, now=clock.now()) is not None
-    assert await store.events.count_documents({}) == 1
+    assert "outbox" not in await stored_generation(store, other["_id"])
 
 
-async def test_an_event_that_cannot_be_stored_undoes_the_change_it_reports(store: Store) -> None:
-    """One transaction: the terminal state is never stored without its event."""
-    clock = ManualClock()
-    doc = await insert_generation(store, clock.now(), lease_owner="a")
-    record = GenerationRecord.from_doc(doc)
-    would_be = GenerationRecord.from_doc({**doc, "status": "completed", "version": doc["version"] + 1})
-    # An event already stored under the id the completion's event will have makes its insert fail.
-    await EventRepository(store).insert(terminal_event(would_be))
-
-    with pytest.raises(DuplicateKeyError):
-        await GenerationRepository(store).complete(record, _media(), now=clock.now(), owner="a")
-    with pytest.raises(DuplicateKeyError):
-        await GenerationRepository(store).transition(doc, Status.COMPLETED, now=clock.now())
-    assert await stored_generation(store, doc["_id"]) == doc
-
-
-async def test_a_change_that_answers_none_writes_nothing_and_its_event_is_not_made(store: Store) -> None:
-    async def lost(session: Session) -> Account | None:
-        await store.generations.insert_one({"_id": "written-then-undone"}, session=session)
-        return None
-
-    def event(account: Account) -> Event:
-        raise AssertionError("no event for a change that did not happen")
-
-    assert await record_with_change(store, lost, event) is None
-    assert await store.generations.find_one({"_id": "written-then-undone"}) is None
-    assert await store.events.count_documents({}) == 0
-
-
-async def test_a_cancel_racing_a_completion_leaves_one_terminal_state_and_its_one_event(store: Store) -> None:
-    """Both are transactions on one document: the server's write conflict makes one run again, and its
-    compare-and-set then finds the generation moved."""
+async def test_a_cancel_racing_a_completion_leaves_one_terminal_state_owing_its_one_event(
+    store: Store,
+) -> None:
     clock = ManualClock()
     generations = GenerationRepository(store)
     for _ in range(5):
@@ -98,36 +76,105 @@ async def test_a_cancel_racing_a_completion_leaves_one_terminal_state_and_its_on
         )
         winner = completed or canceled
         assert winner is not None and (completed is None) != (canceled is None)
-        assert GenerationRecord.from_doc(await stored_generation(store, doc["_id"])).status is winner.status
-        [event] = [Event.from_doc(d) async for d in store.events.find({"subject_id": doc["_id"]})]
-        assert event.id == terminal_event(winner).id
+        stored = await stored_generation(store, doc["_id"])
+        assert GenerationRecord.from_doc(stored).status is winner.status
+        assert [e.id for e in outbox_of(stored)] == [terminal_event(winner).id]
+
+
+async def test_terminal_transitions_keep_going_beside_lease_renewals_and_progress_writes(
+    store: Store,
+) -> None:
+    """The orchestrator's own writes to the same generations (its reconciler renewing every lease it holds,
+    its actors writing progress) never hold a terminal transition up: each is one single-document write."""
+    clock = ManualClock()
+    generations = GenerationRepository(store)
+    docs = [await insert_generation(store, clock.now(), lease_owner="a") for _ in range(60)]
+    ids = [d["_id"] for d in docs]
+    stop = asyncio.Event()
+
+    async def renewing() -> None:
+        while not stop.is_set():
+            await generations.renew_leases(ids, "a", clock.now() + timedelta(seconds=30))
+
+    async def progressing() -> None:
+        while not stop.is_set():
+            await generations.write_progress(GenerationRecord.from_doc(random.choice(docs)), "a", 50)
+
+    background = [asyncio.create_task(renewing()), *(asyncio.create_task(progressing()) for _ in range(3))]
+    try:
+        finals = await asyncio.wait_for(
+            asyncio.gather(
+                *(generations.transition(d, Status.COMPLETED, now=clock.now(), owner="a") for d in docs)
+            ),
+            60,
+        )
+    finally:
+        stop.set()
+        await asyncio.gather(*background)
+    assert all(final is not None for final in finals)
+    assert await OutboxRepository(store).count_owed() == len(docs)
 
 
 async def test_an_owed_event_is_due_a_grace_after_each_publish_until_the_notifier_settles_it(
     store: Store,
 ) -> None:
     clock = ManualClock()
-    events = EventRepository(store)
+    outbox = OutboxRepository(store)
     doc = await insert_generation(store, clock.now())
     final = await GenerationRepository(store).transition(doc, Status.FAILED, now=clock.now())
     assert final is not None
-    event_id = terminal_event(GenerationRecord.from_doc(final)).id
-    assert await events.count_owed() == 1
+    event = terminal_event(GenerationRecord.from_doc(final))
+    assert await outbox.count_owed() == 1
 
-    assert [e.id async for e in events.outbox_due(clock.now(), limit=10)] == []  # put there just now
+    assert [e async for e in outbox.due(clock.now(), limit=10)] == []  # put there just now
     later = clock.advance(timedelta(seconds=10))
-    assert [e.id async for e in events.outbox_due(later, limit=10)] == [event_id]
-    await events.republished(event_id, later)
-    assert [e.id async for e in events.outbox_due(later, limit=10)] == []
+    assert [e async for e in outbox.due(later, limit=10)] == [event]
+    await outbox.republished(event, later)
+    assert [e async for e in outbox.due(later, limit=10)] == []
 
-    await events.settle([event_id])
-    assert await events.count_owed() == 0
-    assert [e.id async for e in events.outbox_due(clock.advance(timedelta(hours=1)), limit=10)] == []
-    stored = await store.events.find_one({"_id": event_id})
-    assert stored is not None and "outbox_at" not in stored  # settled, and still there to be listed
+    # The notifier records it (twice, say: it was republished meanwhile), then settles it.
+    events = EventRepository(store)
+    await events.record([event])
+    await events.record([event])
+    await outbox.settle([event])
+    assert await outbox.count_owed() == 0
+    assert [e async for e in outbox.due(clock.advance(timedelta(hours=1)), limit=10)] == []
+    settled = await stored_generation(store, doc["_id"])
+    assert "outbox" not in settled and "outbox_at" not in settled
+    recorded = replace(event, source=None)  # a record, no longer carried by its document
+    assert [Event.from_doc(d) async for d in store.events.find({})] == [recorded]
+    assert await events.owned(event.id, "acme") == recorded
 
 
-async def test_the_migration_adopts_the_events_an_earlier_version_left_owed_once(store: Store) -> None:
+async def test_settling_one_event_leaves_a_later_one_of_the_same_document_owed(store: Store) -> None:
+    clock = ManualClock()
+    outbox = OutboxRepository(store)
+    doc = await insert_generation(store, clock.now())
+    final = await GenerationRepository(store).transition(doc, Status.COMPLETED, now=clock.now())
+    assert final is not None
+    first = terminal_event(GenerationRecord.from_doc(final))
+    # A second owed event on the same document before the first is settled (as a deletion would make).
+    second = Event(
+        id=f"evt_{doc['_id']}_deleted",
+        type="video.deleted",
+        account_id="acme",
+        subject_type="generation",
+        subject_id=doc["_id"],
+        data={"id": doc["_id"]},
+        created_at=clock.advance(timedelta(seconds=1)),
+        source="generations",
+    )
+    await store.generations.update_one(
+        {"_id": doc["_id"]}, {"$push": {"outbox": second.to_doc()}, "$set": {"outbox_at": second.created_at}}
+    )
+
+    await outbox.settle([first])
+    assert outbox_of(await stored_generation(store, doc["_id"])) == [second]
+    await outbox.settle([second])
+    assert "outbox_at" not in await stored_generation(store, doc["_id"])
+
+
+async def test_the_migration_moves_into_outboxes_what_an_earlier_version_left_owed_once(store: Store) -> None:
     clock = ManualClock()
     now = clock.now()
     # Left by the earlier version: a completed generation still owing its status event, one settled, and an
@@ -153,18 +200,16 @@ async def test_the_migration_adopts_the_events_an_earlier_version_left_owed_once
     assert await adopt_owed_events(store, later) == 2
     assert await adopt_owed_events(store, later) == 0  # idempotent
 
-    owed = {e.id: e async for e in EventRepository(store).outbox_due(clock.advance(timedelta(1)), limit=10)}
+    due = {
+        e.id: e async for e in OutboxRepository(store).due(datetime.now(UTC) + timedelta(days=1), limit=10)
+    }
     completed_id = status_event_id(owing["_id"], "completed", 2)  # the id it was delivered under before
     disabled_id = f"evt_{webhook_id}_disabled_{to_millis(disabled_at)}"
-    assert set(owed) == {completed_id, disabled_id}
-    assert owed[completed_id].type == "video.completed" and owed[completed_id].outbox_at == later
-    assert owed[disabled_id].data["reason"] == "failing" and owed[disabled_id].created_at == disabled_at
+    assert set(due) == {completed_id, disabled_id}
+    assert due[completed_id].type == "video.completed" and due[completed_id].source == "generations"
+    assert due[disabled_id].data["reason"] == "failing" and due[disabled_id].created_at == disabled_at
     assert "outbox_pending" not in await stored_generation(store, owing["_id"])
     assert await stored_generation(store, settled["_id"]) == settled
     webhook = await store.webhooks.find_one({"_id": webhook_id})
     assert webhook is not None and "notice_pending" not in webhook
     assert await store.audit_events.count_documents({"target.id": webhook_id}) == 1
-
-
-def _media() -> StoredVideo:
-    return StoredVideo("http://127.0.0.1:9/v.mp4", "k/video.mp4")

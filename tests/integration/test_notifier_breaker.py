@@ -27,7 +27,7 @@ from videogen_common.destinations.guarded_http import guarded_session
 from videogen_common.disabling import disable_endpoint
 from videogen_common.records.event import Event
 from videogen_common.records.webhook import WebhookEndpoint
-from videogen_common.repositories.events import EventRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.settings import load_settings
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
@@ -304,8 +304,9 @@ async def test_an_endpoint_failing_for_longer_than_disable_after_is_disabled_wit
     assert doc["failure_reason"] == f"endpoint disabled: {endpoint['disabled_reason']}"
 
     event_id = disabled_event_id(dying, clock.now())
-    # The event, stored with the disable and settled once the notifier took it in (it made its deliveries).
-    assert [Event.from_doc(d) async for d in store.events.find({})] == [
+    # The event, carried by the disable's write, recorded once the notifier took it in (it made its
+    # deliveries), and owed no more.
+    assert [Event.from_doc(d) async for d in store.events.find({"type": WEBHOOK_DISABLED})] == [
         Event(
             id=event_id,
             type=WEBHOOK_DISABLED,
@@ -376,7 +377,7 @@ async def test_410_gone_also_records_a_webhook_disabled_event(h: Harness, store:
     await h.publish(dispatcher)
     await dispatcher.wait_idle()
 
-    [event] = [Event.from_doc(d) async for d in store.events.find({})]
+    [event] = [Event.from_doc(d) async for d in store.events.find({"type": WEBHOOK_DISABLED})]
     assert event.subject_id == gone and event.data["reason"] == "endpoint answered 410 Gone"
     request = await receiver.request(1, path="/watcher")
     assert orjson.loads(request.body)["data"]["reason"] == "endpoint answered 410 Gone"
@@ -385,8 +386,9 @@ async def test_410_gone_also_records_a_webhook_disabled_event(h: Harness, store:
 async def test_a_disable_whose_event_was_not_taken_in_is_delivered_once_when_it_is_republished(
     h: Harness, store: Store, clock: ManualClock
 ) -> None:
-    """A notifier that died right after its disable's transaction leaves the event owed; the orchestrator's
-    reconciler puts it on the events topic again, maybe more than once, and it is delivered once."""
+    """A notifier that died right after its disable leaves the event owed, in the endpoint's outbox; the
+    orchestrator's reconciler puts it on the events topic again, maybe more than once, and it is delivered
+    once."""
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     dead, _ = await h.webhook(receiver.url("/dead"))
@@ -398,10 +400,10 @@ async def test_a_disable_whose_event_was_not_taken_in_is_delivered_once_when_it_
     assert event is not None and event.id == disabled_event_id(dead, disabled_at)
     assert await disable_endpoint(store, endpoint, "again", disabled_at) is None  # disabled once
     assert (await h.endpoint(dead))["active"] is False
-    assert await store.audit_events.count_documents({"target.id": dead}) == 1  # in the same transaction
-    events = EventRepository(store)
-    [owed] = [e async for e in events.outbox_due(clock.now() + seconds(10), limit=10)]
-    assert owed.id == event.id
+    assert await store.audit_events.count_documents({"target.id": dead}) == 1  # right after the disable
+    outbox = OutboxRepository(store)
+    [owed] = [e async for e in outbox.due(clock.now() + seconds(10), limit=10)]
+    assert owed == event and owed.source == "webhooks"
 
     # Republished twice (the broker took the first, the reconciler had not yet seen it settled).
     await dispatcher.take_in([owed])
@@ -411,7 +413,8 @@ async def test_a_disable_whose_event_was_not_taken_in_is_delivered_once_when_it_
     [delivery] = await store.deliveries.find({"event_id": event.id}).to_list(None)
     assert delivery["webhook_id"] == watcher and delivery["status"] == "succeeded"
     assert receiver.count("/watcher") == 1
-    assert [e async for e in events.outbox_due(clock.now() + seconds(10), limit=10)] == []
+    assert [e async for e in outbox.due(clock.now() + seconds(10), limit=10)] == []
+    assert await store.events.count_documents({"_id": event.id}) == 1
 
 
 def test_breaker_and_disable_settings_default_to_five_failures_thirty_seconds_and_five_days(

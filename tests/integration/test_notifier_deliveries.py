@@ -101,7 +101,7 @@ def video_event(
         created_at=now,
         trace_id=f"req_{gen['id']}",
         owed=owed,
-        outbox_at=now if owed else None,
+        source="generations" if owed else None,
     )
 
 

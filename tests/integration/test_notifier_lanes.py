@@ -28,13 +28,14 @@ from tests.integration.test_notifier_deliveries import video_event
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
+from tests.support.generations import insert_generation, stored_generation
 from tests.support.notifier import NotifierHarness
 from tests.support.receivers import HANG, OK, Received, Reply, always, replies
 from tests.support.webhooks import insert_webhook
 from videogen_api.settings import ApiSettings
 from videogen_common.events import event_message
 from videogen_common.records.delivery import Delivery
-from videogen_common.repositories.events import EventRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.signing import service_signature
 from videogen_common.store import Store
 from videogen_notifier.deliveries import insert_new, new_deliveries, new_deliveries_for
@@ -185,29 +186,33 @@ async def test_the_agents_batch_skips_a_malformed_message_and_sends_the_others_d
     assert len(created) == 2
 
 
-async def test_taking_in_a_batch_settles_its_owed_events_and_no_other(
+async def test_taking_in_a_batch_records_and_settles_its_owed_events_and_no_other(
     h: Lanes, store: Store, clock: ManualClock
 ) -> None:
-    """An owed event is owed until the notifier has recorded its deliveries: then, and only for the events of
-    the batch, its outbox goes (a best-effort event is never stored, and owes nothing)."""
+    """An owed event is owed, in its generation's outbox, until the notifier has recorded it and its
+    deliveries: then, and only for the events of the batch, it leaves the outbox (a best-effort event is never
+    recorded, and owes nothing)."""
     receiver = await h.receiver(always(OK))
     dispatcher = await h.dispatcher()
     await h.webhook(receiver.url(), events=[COMPLETED])
     completed, processing, other = (
         video_event(s, clock.now()) for s in ("completed", "processing", "failed")
     )
-    events = EventRepository(store)
-    for event in (completed, other):
-        await events.insert(event)
+    for event, status in ((completed, "completed"), (processing, "processing"), (other, "failed")):
+        owes: dict[str, Any] = {"outbox": [event.to_doc()], "outbox_at": clock.now()} if event.owed else {}
+        await insert_generation(
+            store, clock.now(), account_id=ACCOUNT, generation_id=event.subject_id, status=status, **owes
+        )
 
     created = await take_in(dispatcher, [completed, processing])
     await dispatcher.wait_idle()
 
     assert [w for _, w in created] and await store.deliveries.count_documents({}) == 1
-    assert [e.id async for e in events.outbox_due(clock.now() + timedelta(hours=1), limit=10)] == [other.id]
-    settled = await store.events.find_one({"_id": completed.id})
-    assert settled is not None and "outbox_at" not in settled
-    assert await store.events.find_one({"_id": processing.id}) is None
+    later = clock.now() + timedelta(hours=1)
+    assert [e.id async for e in OutboxRepository(store).due(later, limit=10)] == [other.id]
+    settled = await stored_generation(store, completed.subject_id)
+    assert "outbox" not in settled and "outbox_at" not in settled
+    assert [d["_id"] async for d in store.events.find({})] == [completed.id]  # recorded; not the notice
 
 
 # --- created claimed ----------------------------------------------------------------------------------------
@@ -469,7 +474,8 @@ async def test_a_410_disables_the_endpoint_for_the_deliveries_queued_behind_it_a
     receiver = await h.receiver(always(Reply(410)))
     dispatcher = await h.dispatcher(endpoint_concurrency=1)
     await h.webhook(receiver.url())
-    ids = [d for _ in range(3) for d in await h.publish(dispatcher)]
+    batch = [video_event("completed", clock.now()) for _ in range(3)]  # queued together, one after another
+    ids = [delivery_id for delivery_id, _ in await dispatcher.take_in(batch)]
     await dispatcher.wait_idle()
 
     assert receiver.count() == 1  # the copy of the endpoint says disabled as soon as it is

@@ -29,8 +29,8 @@ from videogen_common.ids import new_id
 from videogen_common.media import verify_media_link
 from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.mock import MockProvider
@@ -82,9 +82,9 @@ def expected_event(doc: Doc) -> Event:
 
 
 async def owed(orch: Orchestrator, doc: Doc) -> bool:
-    """Whether the generation's terminal event is stored and still owed to the notifier."""
-    stored = await orch.store.events.find_one({"_id": expected_event(doc).id})
-    return stored is not None and stored.get("outbox_at") is not None
+    """Whether the generation still owes the notifier its terminal event (carried in its outbox)."""
+    stored = await orch.get(doc["_id"])
+    return [owed["_id"] for owed in stored.get("outbox") or ()] == [expected_event(doc).id]
 
 
 def split_media_link(url: str, base_url: str) -> tuple[str, int, str]:
@@ -383,10 +383,11 @@ async def test_the_outbox_republishes_an_event_the_notifier_has_not_taken_in_onc
     assert [e.id for e in orch.sink.events] == [expected_event(doc).id] * 2
     assert orch.sink.events[1].data == expected_event(doc).data
 
-    # What the notifier does once it has recorded the event's deliveries.
-    await EventRepository(orch.store).settle([expected_event(doc).id])
+    # What the notifier does once it has recorded the event and its deliveries.
+    await OutboxRepository(orch.store).settle([expected_event(doc)])
     assert not await owed(orch, doc)
-    assert await orch.get(gid) == doc  # the generation itself holds no outbox
+    after = await orch.get(gid)
+    assert after == {k: v for k, v in doc.items() if k not in ("outbox", "outbox_at")}
     orch.clock.advance(GRACE + TICK)
     assert await reconciler.run_once() == (0, 0)
     assert len(orch.sink.events) == 2
@@ -416,7 +417,7 @@ async def test_transition_out_of_a_terminal_state_raises_and_changes_nothing(orc
     assert completed is not None
     assert completed["status"] == "completed"
     assert completed["version"] == inserted["version"] + 1
-    assert await owed(orch, completed)  # its event, stored by the same transaction
+    assert await owed(orch, completed)  # its event, carried by the same write
 
     with pytest.raises(TransitionError):
         await GenerationRepository(orch.store).transition(
@@ -435,7 +436,8 @@ async def test_a_terminal_generation_is_never_claimed_or_submitted_again(
     assert await runner.start(gid)
     await runner.wait_idle()
     finished = await orch.get(gid)
-    await EventRepository(orch.store).settle([expected_event(finished).id])  # the notifier took it in
+    await OutboxRepository(orch.store).settle([expected_event(finished)])  # the notifier took it in
+    finished = await orch.get(gid)
     assert finished["status"] == final
     submitted, envelopes, events = (
         list(orch.mock.submitted),
@@ -562,6 +564,6 @@ async def test_progress_is_offered_as_a_video_progress_notice_at_most_once_per_n
     assert [e.id for e in orch.sink.notices[1:]] == [
         e.event_id for e in orch.sink.progress if e.generation["progress"] in (10, 60)
     ]
-    assert await orch.store.events.count_documents({}) == 0
+    assert "outbox" not in await orch.get(doc["_id"])  # best effort: never owed
     assert (await orch.get(doc["_id"]))["progress"] == 70
     await reporter.close()

@@ -120,10 +120,12 @@ async def test_every_write_acknowledged_before_the_store_is_killed_is_there_afte
     try:
         found_created = {d["_id"] async for d in store.generations.find({"_id": {"$in": list(created)}})}
         done = store.generations.find({"_id": {"$in": list(transitioned)}, "status": Status.COMPLETED.value})
-        found_transitioned = {d["_id"] async for d in done}
-        # Each terminal transition's event, stored by the same transaction.
-        owed = store.events.find({"subject_id": {"$in": list(transitioned)}, "type": "video.completed"})
-        found_events = {d["subject_id"] async for d in owed}
+        done_docs = [d async for d in done]
+        found_transitioned = {d["_id"] for d in done_docs}
+        # Each terminal transition's event, carried by the same write.
+        found_events = {
+            d["_id"] for d in done_docs if [e["type"] for e in d.get("outbox") or ()] == ["video.completed"]
+        }
         found_recorded = {d["_id"] async for d in store.deliveries.find({"_id": {"$in": list(recorded)}})}
     finally:
         await client.close()

@@ -61,12 +61,12 @@ def test_an_event_has_the_id_of_its_subject_and_change_and_an_owed_one_is_owed_f
         "acc_1",
         {"id": "acc_1", "n": 1},
     )
-    assert (event.created_at, event.outbox_at, event.owed, event.trace_id) == (NOW, NOW, True, "req_1")
+    assert (event.created_at, event.owed, event.trace_id, event.source) == (NOW, True, "req_1", None)
     generation = new_record(
         generation_id="gen_1", account_id="acc_1", prompt="p", provider=Provider.MOCK, duration=3, now=NOW
     )
     best_effort = VIDEO_PROGRESS.event(generation, change="processing_1_progress_5", at=NOW)
-    assert (best_effort.owed, best_effort.outbox_at, best_effort.subject_type) == (False, None, "generation")
+    assert (best_effort.owed, best_effort.source, best_effort.subject_type) == (False, None, "generation")
 
 
 def test_a_type_is_defined_once_and_one_defined_for_a_while_goes_after() -> None:

@@ -46,7 +46,7 @@ async def test_notices_are_best_effort_events_with_their_status_messages_ids() -
     sink = RecordingSink()
     await publish_status(sink, record(Status.PROCESSING), NOW, notice=True)
     await publish_status(sink, record(Status.PROCESSING, progress=40), NOW, progress=True, notice=True)
-    assert [(e.type, e.owed, e.outbox_at) for e in sink.notices] == [
+    assert [(e.type, e.owed, e.source) for e in sink.notices] == [
         ("video.processing", False, None),
         ("video.progress", False, None),
     ]

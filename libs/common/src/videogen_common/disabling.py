@@ -1,22 +1,21 @@
-"""Disabling an endpoint that failed for too long, as the notifier does: the endpoint, its
-``webhook.disabled`` event (for the account's other endpoints subscribed to it) and the account's audit record
-are written by one transaction, so a disable is never left without its event or its record."""
+"""Disabling an endpoint that failed for too long, as the notifier does: the disable's own write carries its
+``webhook.disabled`` event (for the account's other endpoints subscribed to it: ``videogen_common.outbox``),
+and the account's audit record follows it, under an id derived from the event's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
-from videogen_common.audit import AuditActorType, AuditEventType, audit_event
+from videogen_common.audit import AuditActorType, AuditEventType, audit_event, record
 from videogen_common.clock import to_millis
 from videogen_common.event_types import WEBHOOK_DISABLED
 from videogen_common.ids import derived_id
 from videogen_common.records.audit_event import AuditEvent
 from videogen_common.records.event import Event
 from videogen_common.records.webhook import WebhookEndpoint
-from videogen_common.repositories.audit import AuditRepository
-from videogen_common.repositories.events import record_with_change
 from videogen_common.repositories.webhooks import WebhookRepository
-from videogen_common.store import Session, Store
+from videogen_common.store import Store
 
 
 def disabled_event(endpoint: WebhookEndpoint) -> Event:
@@ -43,15 +42,13 @@ def disabled_audit(event: Event) -> AuditEvent:
 async def disable_endpoint(
     store: Store, endpoint: WebhookEndpoint, reason: str, now: datetime
 ) -> Event | None:
-    """Disable an active endpoint with its event and audit record (one transaction); the event, owed to the
-    notifier, or None if the endpoint was not active (disabled already, by another instance or its owner)."""
-    webhooks, audit = WebhookRepository(store), AuditRepository(store)
-
-    async def disabling(session: Session) -> WebhookEndpoint | None:
-        disabled = await webhooks.disable(endpoint, reason, now, session)
-        if disabled is not None:
-            await audit.insert(disabled_audit(disabled_event(disabled)), session)
-        return disabled
-
-    recorded = await record_with_change(store, disabling, disabled_event)
-    return None if recorded is None else recorded[1]
+    """Disable an active endpoint, its event in the same write, then its audit record; the event (owed to
+    the notifier: publish or take it in), or None if the endpoint was not active (disabled already, by
+    another instance or its owner). A crash between the two writes leaves the disable without its audit
+    record, as an api change and its audit record are left (docs/api.md); never without its event."""
+    disabled = replace(endpoint, active=False, disabled_reason=reason, disabled_at=now, updated_at=now)
+    event = disabled_event(disabled)
+    if not await WebhookRepository(store).disable(endpoint.id, reason, now, owes=event):
+        return None
+    await record(store, disabled_audit(event))
+    return event

@@ -2,16 +2,17 @@
 whether it is owed or best effort, what it is about (its subject), and how its data is made from that subject.
 docs/architecture.md shows these definitions as a table, and a test holds the table to them.
 
-**Owed** events are stored (collection ``events``, by the same transaction as the change they report) and
-reach every active endpoint of the account subscribed to them at least once: the notifier records their
-deliveries, then settles them; until then the orchestrator's reconciler puts them on the events topic again.
-**Best-effort** events are put on the topic and never stored: one lost on the way is not sent.
-``webhook.test`` is the one type an endpoint cannot subscribe to: it goes, stored with its one delivery, to
-the endpoint it was asked for.
+**Owed** events are carried by the write that makes the change they report (in the changed document's
+``outbox``: ``videogen_common.outbox``), and reach every active endpoint of the account subscribed to them at
+least once: the notifier records each (collection ``events``) and its deliveries, then settles it; until then
+the orchestrator's reconciler puts it on the events topic again. **Best-effort** events are put on the topic
+and never recorded: one lost on the way is not sent. ``webhook.test`` is the one type an endpoint cannot
+subscribe to: the api records it with its one delivery, to the endpoint it was asked for.
 
-Adding a type is its definition here and a call to ``videogen_common.outbox.emit`` where the change it reports
-is made. The api (subscriptions, ``GET /v1/events``, the OpenAPI document) reads this catalog; the notifier
-sends every type alike, knowing none."""
+Adding a type is its definition here (with the collection its changes are written to, ``source``) and, where
+the change is made, the change's update made with ``videogen_common.outbox.owing`` and the event published.
+The api (subscriptions, ``GET /v1/events``, the OpenAPI document) reads this catalog; the notifier sends every
+type alike, knowing none."""
 
 from __future__ import annotations
 
@@ -68,15 +69,17 @@ T = TypeVar("T", bound=Subject)
 
 @dataclass(frozen=True)
 class EventType(Generic[S_contra]):
-    """One kind of event. ``owed``: stored, and delivered at least once (see the module's docstring);
-    ``subscribable``: endpoints may list it in their ``events``; ``data``: the ``data`` of its deliveries,
-    made from its subject as the change left it."""
+    """One kind of event. ``owed``: recorded, and delivered at least once (see the module's docstring);
+    ``source``: the collection whose documents' writes carry it while it is owed (None: recorded by its maker
+    directly, or best effort); ``subscribable``: endpoints may list it in their ``events``; ``data``: the
+    ``data`` of its deliveries, made from its subject as the change left it."""
 
     name: str
     owed: bool
     subject: SubjectType
     description: str
     data: Callable[[S_contra], Data]
+    source: str | None = None
     subscribable: bool = True
 
     def event(
@@ -103,7 +106,7 @@ class EventType(Generic[S_contra]):
             trace_id=trace_id,
             traceparent=traceparent,
             owed=self.owed,
-            outbox_at=at if self.owed else None,
+            source=self.source,
         )
 
 
@@ -142,6 +145,10 @@ class EventTypes:
         """The names an endpoint may list in its ``events``."""
         return [name for name, event_type in self._types.items() if event_type.subscribable]
 
+    def sources(self) -> list[str]:
+        """The collections whose documents may carry owed events (the reconciler looks in each)."""
+        return list(dict.fromkeys(t.source for t in self._types.values() if t.owed and t.source))
+
 
 EVENT_TYPES = EventTypes()
 
@@ -170,6 +177,7 @@ VIDEO_COMPLETED = EVENT_TYPES.define(
         "video.completed",
         owed=True,
         subject=SubjectType.GENERATION,
+        source="generations",
         description="A generation completed: its video and thumbnail links are in the data.",
         data=generation_data_of,
     )
@@ -179,6 +187,7 @@ VIDEO_FAILED = EVENT_TYPES.define(
         "video.failed",
         owed=True,
         subject=SubjectType.GENERATION,
+        source="generations",
         description="A generation failed (a canceled one too): why is its error.",
         data=generation_data_of,
     )
@@ -206,6 +215,7 @@ WEBHOOK_DISABLED = EVENT_TYPES.define(
         "webhook.disabled",
         owed=True,
         subject=SubjectType.WEBHOOK,
+        source="webhooks",
         description="One of the account's other endpoints was disabled after failing for too long.",
         data=_disabled,
     )

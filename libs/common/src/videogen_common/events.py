@@ -128,6 +128,7 @@ def event_message(event: Event) -> bytes:
             "data": event.data,
             "created_at": isoformat(event.created_at),
             "owed": event.owed,
+            "source": event.source,
             "trace_id": event.trace_id,
             "traceparent": event.traceparent,
         }
@@ -146,7 +147,7 @@ def read_event_message(raw: bytes) -> Event:
         bad.append("data")
     if not isinstance(data.get("owed"), bool):
         bad.append("owed")
-    bad += _not_strings(data, ("trace_id", "traceparent"))
+    bad += _not_strings(data, ("trace_id", "traceparent", "source"))
     created_at = None
     if "created_at" not in bad:
         try:
@@ -168,4 +169,5 @@ def read_event_message(raw: bytes) -> Event:
         trace_id=data.get("trace_id"),
         traceparent=data.get("traceparent"),
         owed=data["owed"],
+        source=data.get("source"),
     )

@@ -1,40 +1,60 @@
-"""How an event is emitted: stored with the change it reports, then put on the events topic for the notifier.
+"""How an owed event is emitted: carried by the very write that makes the change it reports, then put on the
+events topic for the notifier. Nothing else is written on the way: no transaction, no second write.
 
-To emit an owed event of a type defined in ``videogen_common.event_types``, make the change with a repository
-method that takes a ``session`` and call ``emit``::
+An owed event's type names the collection whose documents its changes are written to (``EventType.source``:
+``generations`` for a generation's end, ``webhooks`` for a disable). The change's compare-and-set update also
+pushes the event onto the document's ``outbox`` list and sets its ``outbox_at`` (``owing``), so the change and
+its event are one single-document write: acknowledged together, or not at all. Then:
 
-    async def disabling(session: Session) -> WebhookEndpoint | None:
-        return await webhooks.disable(endpoint, reason, now, session=session)
+1. the writer publishes the event (``publish``; a failure is logged, nothing more);
+2. the notifier takes it in: it records the event in the ``events`` collection (under its id, derived from the
+   subject and the change, so once however often it comes), makes its deliveries, then removes the event from
+   the document's ``outbox`` (``repositories.outbox.OutboxRepository.settle``);
+3. until then, each orchestrator's reconciler puts every event still in an ``outbox`` on the topic again a
+   grace after it was last put there (``OutboxRepository.due``), whatever its type.
 
-    emitted = await emit(
-        store, sink, disabling, lambda disabled: WEBHOOK_DISABLED.event(disabled, change=..., at=now)
-    )
+To emit a new owed type (defined in ``videogen_common.event_types`` with its ``source``): build the event from
+the subject as the change will leave it, make the change with ``owing(update, event)`` as its update (the
+source collection's indexes include ``OUTBOX_INDEX``), and once the write is acknowledged, ``publish`` it::
 
-What ``emit`` guarantees, once it returns an answer: the change and its event were stored by one transaction
-(both or neither: a crash at any point loses neither once the change is acknowledged); the event was then
-offered to the events topic, and whether or not the broker took it, it reaches the notifier at least once
-(the orchestrator's reconciler republishes every event still owed ``VIDEOGEN_DISPATCH_GRACE_SECONDS`` after it
-was last put there, until the notifier has recorded its deliveries). Its deliveries go to every active
-endpoint of the account subscribed to its type, each once per (event, endpoint), with a ``webhook-id`` of its
-own. It answers None (and writes nothing) when the change did (its compare-and-set found the subject moved).
-A store error is raised, with nothing written (``in_transaction``).
+    event = VIDEO_DELETED.event(deleted, change="deleted", at=now)
+    if await generations.delete(record, now=now, owes=event):   # its update: owing({...}, event)
+        await publish(sink, event)
 
-A best-effort event (``owed`` False) is never stored: ``publish`` it after the change, and it is sent if the
-broker takes it."""
+Once the write is acknowledged, the event reaches every active endpoint of the account subscribed to its type
+at least once, each under one ``webhook-id``, and is listed at ``GET /v1/events`` once the notifier has taken
+it in. A best-effort event (``owed`` False) is only published: one lost on the way is not sent."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol
+
+from pymongo import ASCENDING, IndexModel
 
 from videogen_common.records.event import Event
-from videogen_common.repositories.events import record_with_change
-from videogen_common.store import Session, Store
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
+Doc = dict[str, Any]
+
+OUTBOX = "outbox"
+OUTBOX_AT = "outbox_at"
+# Documents owing events, by when those were last put on the events topic: each source collection has it (the
+# reconciler's range). Sparse: a settled document leaves it.
+OUTBOX_INDEX = IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=True)
+
+
+def owing(update: Doc, event: Event) -> Doc:
+    """``update`` (a MongoDB update document) that also marks the document it changes as owing ``event``: the
+    event pushed onto its ``outbox``, ``outbox_at`` set to when the event happened."""
+    if not event.owed or event.source is None:
+        raise ValueError(f"{event.type} is not an owed event carried by its change")
+    return {
+        **update,
+        "$set": {**update.get("$set", {}), OUTBOX_AT: event.created_at},
+        "$push": {**update.get("$push", {}), OUTBOX: event.to_doc()},
+    }
 
 
 class EventSink(Protocol):
@@ -56,18 +76,3 @@ async def publish(sink: EventSink, event: Event) -> bool:
         )
         return False
     return True
-
-
-async def emit(
-    store: Store,
-    sink: EventSink,
-    change: Callable[[Session], Awaitable[T | None]],
-    event: Callable[[T], Event],
-) -> tuple[T, Event] | None:
-    """Make ``change`` and store its ``event`` in one transaction, then publish the event (see the module's
-    docstring for the guarantees). Answers what ``change`` answered and the event, or None if the change
-    did (nothing written)."""
-    recorded = await record_with_change(store, change, event)
-    if recorded is not None:
-        await publish(sink, recorded[1])
-    return recorded

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from pymongo import AsyncMongoClient, WriteConcern
-from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
@@ -31,26 +28,15 @@ __all__ = [
     "Engine",
     "PyMongoError",
     "ServerSelectionTimeoutError",
-    "Session",
     "Store",
     "WriteConcernError",
     "connect",
-    "in_transaction",
 ]
 
 Doc = dict[str, Any]
 
 # The server's code for a write refused by a unique index (an error of a bulk write carries it).
 DUPLICATE_KEY = 11000
-
-# A client session: the writes of one transaction (``in_transaction``) are made with it.
-Session = AsyncClientSession
-T = TypeVar("T")
-# How many times a transaction is run when the server says it may work if run again (a write conflict with a
-# concurrent write to one of its documents, a failover), and how many times its commit is tried when the
-# server's answer was lost.
-TRANSACTION_ATTEMPTS = 5
-COMMIT_ATTEMPTS = 3
 
 
 class Engine(StrEnum):
@@ -95,7 +81,7 @@ class Store:
 
     @property
     def events(self) -> AsyncCollection[Doc]:
-        """Each account's events, as its webhooks deliver them (see videogen_common.event_types)."""
+        """Each account's owed events as the notifier took them in (see videogen_common.event_types)."""
         return self.db["events"]
 
     @property
@@ -127,8 +113,8 @@ class Durability(StrEnum):
     """How durable a write must be before the store acknowledges it (``VIDEOGEN_MONGO_WRITE_CONCERN``).
 
     Every write goes through the client ``connect`` makes, so this one choice covers creation (before the
-    ``202``), state transitions and the events stored with them (before they are published), delivery records
-    and attempts (before an event's offset is committed), webhooks, keys, leases and account slots."""
+    ``202``), state transitions and the events they carry (before they are published), delivery records and
+    attempts (before an event's offset is committed), webhooks, keys, leases and account slots."""
 
     # On a majority of the replica set *and* in its journal: survives the crash of any process, the store's
     # included. The default, and the only choice under which docs/guarantees.md holds.
@@ -169,44 +155,3 @@ def connect(
         url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
     )
     return client, Store(client[database])
-
-
-async def in_transaction(store: Store, work: Callable[[Session], Awaitable[T | None]]) -> T | None:
-    """Run ``work`` in one multi-document transaction: every write it makes with the session it is given is
-    stored, or none is. ``work`` answers what it did, or None to abort (a compare-and-set that found its
-    document moved): then nothing is written and this answers None. The transaction commits with the client's
-    write concern, so what it wrote is as durable as any single write.
-
-    A transaction the server says may work if run again (a write conflict with a concurrent write to one of
-    its documents) is run again, ``work`` and all, up to ``TRANSACTION_ATTEMPTS`` times; a commit whose answer
-    was lost is tried again (committing twice is harmless). Any other error is raised: nothing was written,
-    unless the commit's answer never came, when all or nothing was (as with a single write)."""
-    for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
-        async with store.db.client.start_session() as session:
-            await session.start_transaction()
-            try:
-                done = await work(session)
-                if done is None:
-                    await session.abort_transaction()
-                    return None
-                await _commit(session)
-                return done
-            except PyMongoError as exc:
-                if session.in_transaction:
-                    with contextlib.suppress(PyMongoError):
-                        await session.abort_transaction()
-                if attempt < TRANSACTION_ATTEMPTS and exc.has_error_label("TransientTransactionError"):
-                    continue
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def _commit(session: Session) -> None:
-    for attempt in range(1, COMMIT_ATTEMPTS + 1):
-        try:
-            await session.commit_transaction()
-            return
-        except PyMongoError as exc:
-            if attempt < COMMIT_ATTEMPTS and exc.has_error_label("UnknownTransactionCommitResult"):
-                continue
-            raise

@@ -52,6 +52,7 @@ from videogen_common.records.event import Event
 from videogen_common.records.webhook import Health, WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryClaims
 from videogen_common.repositories.events import EventRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import ConnectionFailure, PyMongoError, Store, WriteConcernError
 from videogen_common.tracing import annotate, span_in
@@ -109,6 +110,7 @@ class Dispatcher:
         self._deliveries = DeliveryClaims(store, secrets.token_hex(8))
         self._webhooks = WebhookRepository(store)
         self._events = EventRepository(store)
+        self._outbox = OutboxRepository(store)
         # Deliveries of a ``create`` that failed, which the store may have written all the same.
         self._unsure: set[str] = set()
 
@@ -163,12 +165,15 @@ class Dispatcher:
         return True
 
     async def take_in(self, events: Sequence[Event]) -> list[tuple[str, str]]:
-        """The one intake for every type of event: create the deliveries these events call for (one per
-        endpoint of the account subscribed to the type), queue them on their lanes, then settle the owed
-        events (after their records are written, never before); returns (delivery id, webhook id) of the
-        deliveries created. A repeated event creates nothing."""
+        """The one intake for every type of event: record the owed events (``GET /v1/events`` lists them),
+        create the deliveries these events call for (one per endpoint of the account subscribed to the type)
+        and queue them on their lanes, then settle the owed events (after their records are written, never
+        before); returns (delivery id, webhook id) of the deliveries created. A repeated event creates
+        nothing."""
+        owed = [event for event in events if event.owed]
+        await self._events.record(owed)
         created = await self.create(await new_deliveries_for(self._store, events, self._clock.now()))
-        await self._events.settle([event.id for event in events if event.owed])
+        await self._outbox.settle(owed)
         return created
 
     async def create(self, deliveries: list[Delivery]) -> list[tuple[str, str]]:
@@ -407,8 +412,8 @@ class Dispatcher:
         log.warning(GIVE_UP_LOGS[outcome.why], extra=extra)
 
     async def _disable(self, lane: Lane, endpoint: WebhookEndpoint, reason: str, now: datetime) -> None:
-        """Disable the endpoint with its ``webhook.disabled`` event, and take the event in here at once (if
-        this instance stops first, the reconciler republishes it: it is owed)."""
+        """Disable the endpoint, its ``webhook.disabled`` event in the same write, and take the event in here
+        at once (if this instance stops first, the reconciler republishes it: it is owed)."""
         event = await disable_endpoint(self._store, endpoint, reason, now)
         lane.remember_disabled()
         if event is not None:

@@ -13,8 +13,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from videogen_common.domain import TERMINAL, Provider, Status
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
@@ -94,8 +94,8 @@ class OrchestratorMetrics:
         )
         self.outbox_pending = Gauge(
             "videogen_generations_outbox_pending",
-            "Owed events (a generation finished, an endpoint disabled, ...) the notifier has not taken in "
-            "yet, in the whole store.",
+            "Documents (a finished generation, a disabled endpoint, ...) owing events the notifier has not "
+            "taken in yet, in the whole store.",
             registry=registry,
         )
 
@@ -122,7 +122,7 @@ class OrchestratorMetrics:
         generations = GenerationRepository(store)
         for status in UNFINISHED:
             self.unfinished.labels(status.value).set(await generations.count_in_status(status))
-        self.outbox_pending.set(await EventRepository(store).count_owed())
+        self.outbox_pending.set(await OutboxRepository(store).count_owed())
 
 
 class MeasuredProvider:

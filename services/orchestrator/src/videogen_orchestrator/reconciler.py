@@ -4,8 +4,8 @@
   leased (its request message was lost) is claimed and driven on.
 - An account slot still held by a finished generation (its instance died before giving it back) is reclaimed,
   and an account with a free slot and generations waiting for one gets them started, oldest first.
-- An event the notifier has not taken in within the grace (any owed event: see videogen_common.outbox) is put
-  on the events topic again (and waits another grace before the next republish)."""
+- An event the notifier has not taken in within the grace (any owed event, in any document's outbox: see
+  videogen_common.outbox) is put on the events topic again (and waits another grace before the next)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from datetime import timedelta
 
 from videogen_common.clock import Clock
 from videogen_common.outbox import publish
-from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.status_events import EventSink
@@ -35,7 +35,7 @@ class Reconciler:
         batch: int = 100,
     ) -> None:
         self._generations = GenerationRepository(store)
-        self._events = EventRepository(store)
+        self._outbox = OutboxRepository(store)
         self._runner = runner
         self._sink = sink
         self._clock = clock
@@ -79,10 +79,10 @@ class Reconciler:
     async def _flush_outbox(self) -> int:
         now = self._clock.now()
         published = 0
-        async for event in self._events.outbox_due(now - self._grace, self._batch):
+        async for event in self._outbox.due(now - self._grace, self._batch):
             if await publish(self._sink, event):
                 published += 1
-                await self._events.republished(event.id, now)
+                await self._outbox.republished(event, now)
         if published:
             log.info("republished events", extra={"count": published})
         return published

@@ -1,6 +1,6 @@
 """An event (``Event``): something that happened on an account, as the webhooks deliver it. See
-``videogen_common.event_types`` for every kind of event and ``videogen_common.outbox`` for how one is stored
-with the change it reports and reaches the notifier."""
+``videogen_common.event_types`` for every kind of event and ``videogen_common.outbox`` for how one is carried
+by the write that makes the change it reports and reaches the notifier."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ Doc = dict[str, Any]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
-    """An event as stored (document ``events``, ``_id`` its id) and as put on the events topic. Only owed
-    events are stored; a best-effort one (``owed`` False) lives only on the topic."""
+    """An event as recorded (document ``events``, ``_id`` its id), as carried in the ``outbox`` of the
+    document whose change made it, and as put on the events topic. Only owed events are recorded; a
+    best-effort one (``owed`` False) lives only on the topic."""
 
     id: str
     type: str  # an event type's name (``event_types``)
@@ -32,13 +33,13 @@ class Event:
     trace_id: str | None = None
     traceparent: str | None = None
     owed: bool = True
-    # The outbox: set while the event is owed to the notifier (its deliveries not yet recorded), to when it
-    # was last put on the events topic (its creation, then each republish); gone once the notifier recorded
-    # its deliveries.
-    outbox_at: datetime | None = None
+    # The collection whose document carries the event in its ``outbox`` until the notifier has taken it in
+    # (``videogen_common.outbox``); None for an event recorded by its maker directly, or never recorded.
+    source: str | None = None
 
     @classmethod
-    def from_doc(cls, doc: Doc) -> Event:
+    def from_doc(cls, doc: Doc, *, source: str | None = None) -> Event:
+        """From a recorded event, or from an ``outbox`` entry of a document of ``source``."""
         return cls(
             id=doc["_id"],
             type=doc["type"],
@@ -49,11 +50,11 @@ class Event:
             created_at=doc["created_at"],
             trace_id=doc.get("trace_id"),
             traceparent=doc.get("traceparent"),
-            outbox_at=doc.get("outbox_at"),
+            source=source,
         )
 
     def to_doc(self) -> Doc:
-        doc: Doc = {
+        return {
             "_id": self.id,
             "type": self.type,
             "account_id": self.account_id,
@@ -64,9 +65,6 @@ class Event:
             "trace_id": self.trace_id,
             "traceparent": self.traceparent,
         }
-        if self.outbox_at is not None:
-            doc["outbox_at"] = self.outbox_at
-        return doc
 
     @property
     def timestamp(self) -> str:

@@ -14,7 +14,7 @@ from pymongo.errors import DuplicateKeyError
 
 from videogen_common.records.audit_event import AuditEvent
 from videogen_common.repositories.paging import Position, created_between, newest_first
-from videogen_common.store import Session, Store
+from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
@@ -54,10 +54,6 @@ class AuditRepository:
     def _events(self) -> AsyncCollection[Doc]:
         # Looked up at each use, so a store whose collections change (tests wrap them) is followed.
         return self._store.audit_events
-
-    async def insert(self, event: AuditEvent, session: Session | None = None) -> None:
-        """Store a new event (in the transaction of ``session``, the change it records)."""
-        await self._events.insert_one(event.to_doc(), session=session)
 
     async def record(self, event: AuditEvent) -> None:
         """Store ``event``; one already stored under its id (a repeated repair) is left as it is."""

@@ -28,7 +28,7 @@ from pymongo.errors import BulkWriteError
 from videogen_common.deliveries import FAILED, PENDING, RETRY_AT
 from videogen_common.records.delivery import Attempt, Delivery
 from videogen_common.repositories.paging import Position, ceil_ms, created_between, newest_first
-from videogen_common.store import DUPLICATE_KEY, Engine, Session, Store
+from videogen_common.store import DUPLICATE_KEY, Engine, Store
 
 Doc = dict[str, Any]
 
@@ -122,10 +122,9 @@ class DeliveryRepository:
             return [d for index, d in enumerate(deliveries) if index not in duplicates]
         return deliveries
 
-    async def insert(self, delivery: Delivery, session: Session | None = None) -> None:
-        """Store one new delivery (in the transaction of ``session``, if given); a repeat of its (event,
-        endpoint) pair raises ``DuplicateKeyError``."""
-        await self._deliveries.insert_one(delivery.to_doc(), session=session)
+    async def insert(self, delivery: Delivery) -> None:
+        """Store one new delivery; a repeat of its (event, endpoint) pair raises ``DuplicateKeyError``."""
+        await self._deliveries.insert_one(delivery.to_doc())
 
     # An account's deliveries (the api).
 

@@ -1,7 +1,7 @@
 """The ``generations`` collection's writes and the orchestrator's queries: creation, compare-and-set
-transitions (a terminal one with its event: ``repositories.events``), leases, the account slot queue and the
-reconciler's scans. What the api reads is ``repositories.generation_reads``, the Idempotency-Key's saved reply
-``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
+transitions (a terminal one carrying its event: ``videogen_common.outbox``), leases, the account slot queue
+and the reconciler's scans. What the api reads is ``repositories.generation_reads``, the Idempotency-Key's
+saved reply ``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
 
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
 and the difference stays here:
@@ -27,9 +27,9 @@ from pymongo.asynchronous.collection import AsyncCollection
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
+from videogen_common.outbox import OUTBOX, OUTBOX_AT, OUTBOX_INDEX, owing
 from videogen_common.records.generation import GenerationRecord, StoredVideo
-from videogen_common.repositories.events import record_with_change
-from videogen_common.store import Engine, Session, Store
+from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
 
@@ -43,6 +43,8 @@ _SEP = "\n"
 INDEXES: list[IndexModel] = [
     # The reconciler: unfinished generations whose lease expired (or was never taken).
     IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
+    # Terminal generations owing their event to the notifier (videogen_common.outbox).
+    OUTBOX_INDEX,
     # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
     # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
     IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
@@ -113,8 +115,8 @@ class GenerationRepository:
         The new document is computed rather than read back: the compare-and-set guarantees the stored one was
         ``doc`` just before this write (writes that do not bump the version touch only lease
         fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
-        with a collection scan. A terminal transition also stores the event it owes the webhooks, in the same
-        transaction (``_finish``).
+        with a collection scan. A terminal transition's write also carries the event it owes the webhooks
+        (``video.completed`` or ``video.failed``) in the generation's ``outbox``.
 
         Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
         ``status_since``, or since creation), so a finished generation says how long it queued and
@@ -150,22 +152,14 @@ class GenerationRepository:
             totals[current.value] = totals.get(current.value, 0) + spent
             moved["state_seconds"] = totals
         if target.terminal:
-            return await self._finish(query, write, moved)
+            # The event it owes the webhooks rides in this same write (videogen_common.outbox): an
+            # acknowledged terminal state never lacks it, whatever is lost on the way to the notifier.
+            event = terminal_event(GenerationRecord.from_doc(moved))
+            write = owing(write, event)
+            moved[OUTBOX] = [*(doc.get(OUTBOX) or []), event.to_doc()]
+            moved[OUTBOX_AT] = event.created_at
         result = await self._generations.update_one(query, write)
         return moved if result.modified_count == 1 else None
-
-    async def _finish(self, query: Doc, write: Doc, moved: Doc) -> Doc | None:
-        """A terminal transition, and the event it owes the account's webhooks (``video.completed`` or
-        ``video.failed``), stored by one transaction: an acknowledged terminal state never lacks its event."""
-
-        async def change(session: Session) -> Doc | None:
-            result = await self._generations.update_one(query, write, session=session)
-            return moved if result.modified_count == 1 else None
-
-        recorded = await record_with_change(
-            self._store, change, lambda done: terminal_event(GenerationRecord.from_doc(done))
-        )
-        return None if recorded is None else recorded[0]
 
     async def fail(
         self, record: GenerationRecord, error: GenerationError, *, now: datetime, owner: str | None = None

@@ -36,11 +36,11 @@ RETIRED_INDEXES: dict[str, list[str]] = {
     # Replaced by deliveries' derived ids. Deliveries made before keep their random ids: a status event
     # redelivered across the upgrade may be delivered once more (at-least-once allows it).
     "deliveries": ["one_per_event_endpoint"],
-    # by_outbox was replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement,
-    # began settling the outbox; by_outbox_at by the events' own when events became records (the migration
-    # adopts what the generations still owed: videogen_common.earlier_outboxes).
-    "generations": ["by_outbox", "by_outbox_at"],
-    # The webhook.disabled notices owed are events now, adopted the same way.
+    # Replaced by by_outbox_at when the notifier, rather than the broker's acknowledgement, began settling
+    # the outbox.
+    "generations": ["by_outbox"],
+    # The webhook.disabled notices owed are events in the webhook's outbox now (by_outbox_at; the migration
+    # moves what was owed: videogen_common.earlier_outboxes).
     "webhooks": ["by_notice_pending"],
 }
 

@@ -12,20 +12,23 @@ and, on the embedded store, which serves findAndModify with a scan, with an upda
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.outbox import OUTBOX_INDEX, owing
+from videogen_common.records.event import Event
 from videogen_common.records.webhook import Health, Secret, WebhookEndpoint
-from videogen_common.store import Engine, Session, Store
+from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
 
 INDEXES: list[IndexModel] = [
     IndexModel([("account_id", ASCENDING), ("created_at", ASCENDING)], name="by_account"),
+    # Endpoints owing their webhook.disabled event (videogen_common.outbox).
+    OUTBOX_INDEX,
 ]
 
 # What the notifier reads of an account's endpoints to route an event.
@@ -179,20 +182,13 @@ class WebhookRepository:
         doc = await self._webhooks.find_one({"_id": webhook_id}, projection={"health": 1})
         return Health.of(doc or {})
 
-    async def disable(
-        self, endpoint: WebhookEndpoint, reason: str, now: datetime, session: Session | None = None
-    ) -> WebhookEndpoint | None:
-        """Disable an endpoint that is still active (in the transaction of ``session``: the notifier stores
-        the ``webhook.disabled`` event with it); the endpoint so disabled, or None if it was not active
-        (disabled already, by another instance or its owner)."""
-        result = await self._webhooks.update_one(
-            {"_id": endpoint.id, "active": True},
-            {"$set": {"active": False, "disabled_reason": reason, "disabled_at": now, "updated_at": now}},
-            session=session,
-        )
-        if result.modified_count != 1:
-            return None
-        return replace(endpoint, active=False, disabled_reason=reason, disabled_at=now, updated_at=now)
+    async def disable(self, webhook_id: str, reason: str, now: datetime, owes: Event) -> bool:
+        """Disable an endpoint that is still active, owing ``owes`` (its ``webhook.disabled`` event) by the
+        same write (``videogen_common.outbox``); whether this call disabled it (one already disabled, by
+        another instance or its owner, is left alone)."""
+        update = {"$set": {"active": False, "disabled_reason": reason, "disabled_at": now, "updated_at": now}}
+        result = await self._webhooks.update_one({"_id": webhook_id, "active": True}, owing(update, owes))
+        return result.modified_count == 1
 
     # The notifier's gauges, store-wide.
 

@@ -8,7 +8,6 @@ and its attempt history, and the notifier's schedule continues from the attempts
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -35,9 +34,8 @@ from videogen_common.ids import new_id
 from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryFilter, DeliveryRepository
-from videogen_common.repositories.events import record_with_change
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.webhooks import WebhookRepository
-from videogen_common.store import Session
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
@@ -300,23 +298,20 @@ async def recover_deliveries(request: web.Request) -> web.Response:
     errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},
 )
 async def send_test_event(request: web.Request) -> web.Response:
-    """Create a ``webhook.test`` event and its one delivery, to the endpoint (whatever events it subscribes
-    to), in one transaction; the notifier sends it, signed like any other, within about a second."""
+    """Record a ``webhook.test`` event and create its one delivery, to the endpoint (whatever events it
+    subscribes to); the notifier sends it, signed like any other, within about a second."""
     app = request.app
     webhook = await owned_webhook(request, request.match_info["id"])
     _require_active(webhook)
     now = app[state.CLOCK].now()
     store = app[state.STORE]
-    # Sent to this endpoint alone: its one delivery is written with it, so it is owed nothing more.
-    event = replace(
-        WEBHOOK_TEST.event(
-            webhook,
-            change=new_id("test", now),
-            at=now,
-            trace_id=request[REQUEST_ID_KEY],
-            traceparent=current_traceparent(),
-        ),
-        outbox_at=None,
+    # Sent to this endpoint alone: recorded here, with its one delivery, never taken in by the notifier.
+    event = WEBHOOK_TEST.event(
+        webhook,
+        change=new_id("test", now),
+        at=now,
+        trace_id=request[REQUEST_ID_KEY],
+        traceparent=current_traceparent(),
     )
     delivery = pending_delivery(
         event_id=event.id,
@@ -328,12 +323,8 @@ async def send_test_event(request: web.Request) -> web.Response:
         trace_id=event.trace_id,
         traceparent=event.traceparent,
     )
-
-    async def queue(session: Session) -> Delivery:
-        await DeliveryRepository(store).insert(delivery, session)
-        return delivery
-
-    await record_with_change(store, queue, lambda _: event)
+    await EventRepository(store).record([event])
+    await DeliveryRepository(store).insert(delivery)
     return json_response(
         delivery_view(delivery), status=202, headers={"Location": f"/v1/deliveries/{delivery.id}"}
     )
