@@ -1,17 +1,19 @@
-"""What storing an event with its change costs: terminal transitions per second on the real store, at the
-durable write concern, three ways measured in the same run.
+"""What carrying an event costs a change: terminal transitions per second on the real store, at the durable
+write concern, four ways measured in the same run.
 
-- ``before``: the compare-and-set alone, marking the generation owed (``outbox_pending``/``outbox_at``), as
-  the terminal transition was written before events were records: the baseline;
-- ``transaction``: ``GenerationRepository.transition`` as it is, the compare-and-set and the event's insert in
-  one transaction (``repositories.events.record_with_change``);
-- ``mark, then complete``: the alternative weighed against it (docs/architecture.md): the compare-and-set with
-  the event embedded as a mark in the generation, then the event's insert and the mark's removal, as a
-  reconciler step would complete it, each a journaled write of its own.
+- ``before``: the compare-and-set alone, marking the generation owed with a flag (``outbox_pending``/
+  ``outbox_at``), as the terminal transition was written before events were records: the baseline;
+- ``event in its write``: ``GenerationRepository.transition`` as it is, the compare-and-set carrying the event
+  in the generation's ``outbox`` (``videogen_common.outbox.owing``);
+- ``transaction``: the compare-and-set and the event's insert in one multi-document transaction, the way
+  built first and dropped (docs/architecture.md: beside concurrent writes to the same documents the embedded
+  store livelocks; alone, as here, it is merely slower);
+- ``record and clear``: the change with its event, then the event's insert and the mark's removal, each a
+  journaled write of its own, as a writer that recorded the event itself would.
 
     .venv/bin/python -m bench.event_outbox [--transitions N] [--concurrency C] [--rounds R]
 
-Each round runs the three one after the other on fresh generations, in an order that turns each round, and
+Each round runs the four one after the other on fresh generations, in an order that turns each round, and
 states each one's rate as a ratio to ``before`` in the same round; the figure is the median over rounds.
 """
 
@@ -30,12 +32,14 @@ from bench.common import closed_loop, engines, migrated_store
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_generation, terminal_event
 from videogen_common.ids import new_id
+from videogen_common.outbox import owing
+from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
-BEFORE, TRANSACTION, MARK = "before", "transaction", "mark, then complete"
+BEFORE, NOW, TRANSACTION, RECORD = "before", "event in its write", "transaction", "record and clear"
 
 
 async def prepared(store: Store, count: int) -> list[Doc]:
@@ -72,30 +76,48 @@ def _cas(doc: Doc, now: datetime, extra: Doc) -> tuple[Doc, Doc]:
 def way(name: str, store: Store, docs: list[Doc]) -> Callable[[], Awaitable[None]]:
     waiting = iter(docs)
     generations = GenerationRepository(store)
+    client = store.db.client
+
+    def event_of(doc: Doc, now: datetime) -> Event:
+        moved = {**doc, "status": Status.COMPLETED.value, "updated_at": now, "version": doc["version"] + 1}
+        return terminal_event(GenerationRecord.from_doc(moved))
 
     async def before() -> None:
         now = datetime.now(UTC)
         query, update = _cas(next(waiting), now, {"outbox_pending": True, "outbox_at": now})
         assert (await store.generations.update_one(query, update)).modified_count == 1
 
-    async def transaction() -> None:
+    async def event_in_its_write() -> None:
         doc = next(waiting)
         assert await generations.transition(doc, Status.COMPLETED, now=datetime.now(UTC), owner="bench")
 
-    async def mark_then_complete() -> None:
+    async def transaction() -> None:
         doc, now = next(waiting), datetime.now(UTC)
-        moved = {**doc, "status": Status.COMPLETED.value, "updated_at": now, "version": doc["version"] + 1}
-        event = terminal_event(GenerationRecord.from_doc(moved))
-        query, update = _cas(doc, now, {"outbox": event.to_doc()})
-        assert (await store.generations.update_one(query, update)).modified_count == 1
-        await store.events.insert_one(event.to_doc())
-        await store.generations.update_one({"_id": doc["_id"]}, {"$unset": {"outbox": ""}})
+        query, update = _cas(doc, now, {})
+        async with client.start_session() as session:
+            await session.start_transaction()
+            assert (await store.generations.update_one(query, update, session=session)).modified_count == 1
+            await store.events.insert_one(event_of(doc, now).to_doc(), session=session)
+            await session.commit_transaction()
 
-    return {BEFORE: before, TRANSACTION: transaction, MARK: mark_then_complete}[name]
+    async def record_and_clear() -> None:
+        doc, now = next(waiting), datetime.now(UTC)
+        event = event_of(doc, now)
+        query, update = _cas(doc, now, {})
+        assert (await store.generations.update_one(query, owing(update, event))).modified_count == 1
+        await store.events.insert_one(event.to_doc())
+        await store.generations.update_one({"_id": doc["_id"]}, {"$unset": {"outbox": "", "outbox_at": ""}})
+
+    return {
+        BEFORE: before,
+        NOW: event_in_its_write,
+        TRANSACTION: transaction,
+        RECORD: record_and_clear,
+    }[name]
 
 
 async def run(transitions: int, concurrency: int, rounds: int) -> dict[str, list[float]]:
-    rates: dict[str, list[float]] = {BEFORE: [], TRANSACTION: [], MARK: []}
+    rates: dict[str, list[float]] = {BEFORE: [], NOW: [], TRANSACTION: [], RECORD: []}
     names = list(rates)
     with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
         async with engines(Path(tmp)) as urls:

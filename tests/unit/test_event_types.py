@@ -39,6 +39,8 @@ def test_the_catalog_is_the_table() -> None:
     found = {t.name: (t.owed, t.subject.value, t.subscribable) for t in EVENT_TYPES}
     assert found == TABLE
     assert EVENT_TYPES.subscribable() == [name for name, row in TABLE.items() if row[2]]
+    # Owed types are carried by their changes' documents, but the test event the api records itself.
+    assert EVENT_TYPES.sources() == ["generations", "webhooks"]
 
 
 def test_every_terminal_state_owes_its_event() -> None:
@@ -83,8 +85,8 @@ def test_a_type_is_defined_once_and_one_defined_for_a_while_goes_after() -> None
 
 
 def test_the_table_in_the_architecture_notes_is_the_catalog() -> None:
-    """docs/architecture.md's table of event types: one row per type, owed or best effort and subject as
-    defined."""
+    """docs/architecture.md's table of event types: one row per type, owed or best effort, subject,
+    subscribable and the collection that carries it as defined."""
     text = ARCHITECTURE.read_text()
     section = text.split("### Every event type", 1)[1].split("\n\n", 2)[1]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
@@ -93,5 +95,6 @@ def test_the_table_in_the_architecture_notes_is_the_catalog() -> None:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         name = re.fullmatch(r"`([a-z._]+)`", cells[0])
         assert name is not None, row
-        documented[name.group(1)] = (cells[1] == "owed", cells[2], cells[3] == "yes")
-    assert documented == {t.name: (t.owed, t.subject.value, t.subscribable) for t in EVENT_TYPES}
+        carried_in = None if cells[4] == "—" else cells[4].strip("`")
+        documented[name.group(1)] = (cells[1] == "owed", cells[2], cells[3] == "yes", carried_in)
+    assert documented == {t.name: (t.owed, t.subject.value, t.subscribable, t.source) for t in EVENT_TYPES}

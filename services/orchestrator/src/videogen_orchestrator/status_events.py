@@ -2,10 +2,11 @@
 ``generation.status`` (for the api's waiting and streaming requests) and, for a change the webhooks report,
 its event on the events topic (for the notifier).
 
-A terminal transition stores its owed event (``video.completed``, ``video.failed``) in the same transaction
-(``GenerationRepository.transition``); the notifier settles it once it has recorded its deliveries, so an
-event lost anywhere on the way (never sent, or lost by the broker after it was acknowledged) is republished by
-the reconciler. Event ids are deterministic, so a republished event is recognisably the same one downstream.
+A terminal transition's own write carries its owed event (``video.completed``, ``video.failed``) in the
+generation's outbox (``GenerationRepository.transition``); the notifier settles it once it has recorded it
+and its deliveries, so an event lost anywhere on the way (never sent, or lost by the broker after it was
+acknowledged) is republished by the reconciler. Event ids are deterministic, so a republished event is
+recognisably the same one downstream.
 Status messages, and the notices of a state that is not terminal (``video.processing``, ``video.progress``),
 are best effort: nothing is owed if one is lost."""
 

@@ -1,7 +1,7 @@
 """The account's event log: ``GET /v1/events`` (newest first, paged, filterable by type and subject) and
-``GET /v1/events/{id}``. An event is stored for every owed type (see ``videogen_common.event_types``), by the
-transaction that made the change it reports; it is what the webhooks deliver, and its deliveries carry its id
-as their ``event_id``.
+``GET /v1/events/{id}``. An event of every owed type (see ``videogen_common.event_types``) is recorded when
+the notifier takes it in (a test event, by the api itself); it is what the webhooks deliver, and its
+deliveries carry its id as their ``event_id``.
 
 Not to be confused with ``routes.events``: ``GET /v1/generations/{id}/events`` streams one generation's
 changes as Server-Sent Events."""
