@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo import UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.event_types import EVENT_TYPES
@@ -54,23 +53,22 @@ class OutboxRepository:
             )
 
     async def settle(self, events: Sequence[Event]) -> None:
-        """The notifier recorded these events and their deliveries: each leaves the outbox of its document
-        (one bulk write per source collection), and a document owing nothing more leaves the index."""
-        by_source: defaultdict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        """The notifier recorded these events and their deliveries: each leaves the outbox of its document,
+        and a document owing nothing more leaves the index. Two commands per source collection, however many
+        events (an event's id is its own, so pulling all of them from each of their documents pulls each from
+        its own)."""
+        by_source: defaultdict[str, tuple[set[str], list[str]]] = defaultdict(lambda: (set(), []))
         for event in events:
             if event.owed and event.source is not None:
-                by_source[event.source][event.subject_id].append(event.id)
-        for source, owed in by_source.items():
+                documents, ids = by_source[event.source]
+                documents.add(event.subject_id)
+                ids.append(event.id)
+        for source, (documents, ids) in by_source.items():
             collection = self._source(source)
-            await collection.bulk_write(
-                [
-                    UpdateOne({"_id": doc_id}, {"$pull": {OUTBOX: {"_id": {"$in": ids}}}})
-                    for doc_id, ids in owed.items()
-                ],
-                ordered=False,
-            )
+            owing = {"_id": {"$in": list(documents)}}
+            await collection.update_many(owing, {"$pull": {OUTBOX: {"_id": {"$in": ids}}}})
             await collection.update_many(
-                {"_id": {"$in": list(owed)}, OUTBOX: {"$size": 0}}, {"$unset": {OUTBOX: "", OUTBOX_AT: ""}}
+                {**owing, OUTBOX: {"$size": 0}}, {"$unset": {OUTBOX: "", OUTBOX_AT: ""}}
             )
 
     async def count_owed(self) -> int:
