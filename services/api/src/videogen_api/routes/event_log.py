@@ -36,6 +36,10 @@ _TYPE = r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+"
 _ONE_TYPE = re.compile(_TYPE)
 _TYPES = rf"^[ \t]*{_TYPE}[ \t]*(?:,[ \t]*{_TYPE}[ \t]*)*$"
 MAX_TYPE_CHARS = 64
+# At most this many types in one listing, and this long a subject id: a query string stays well within what
+# servers and proxies take (8 KB).
+MAX_TYPES = 10
+MAX_SUBJECT_ID_CHARS = 64
 
 
 def _types(values: Any) -> tuple[str, ...]:
@@ -48,7 +52,16 @@ def _types(values: Any) -> tuple[str, ...]:
                 such_as = ", ".join(EVENT_TYPES.names())
                 raise refused("event_type", f"{value!r} is not an event type such as {such_as}")
             chosen[value] = None
+    if len(chosen) > MAX_TYPES:
+        raise refused("too_many", f"at most {MAX_TYPES} event types")
     return tuple(chosen)
+
+
+def _subject_id(values: Any) -> str:
+    subject_id = once(values)
+    if len(subject_id) > MAX_SUBJECT_ID_CHARS:
+        raise refused("too_long", f"must be at most {MAX_SUBJECT_ID_CHARS} characters")
+    return subject_id
 
 
 class EventListing(BaseModel):
@@ -62,13 +75,19 @@ class EventListing(BaseModel):
         BeforeValidator(_types),
         Param(
             "EventTypes",
-            {"type": "array", "items": {"type": "string", "maxLength": MAX_TYPE_CHARS, "pattern": _TYPES}},
+            {
+                "type": "array",
+                "maxItems": MAX_TYPES,
+                "items": {"type": "string", "maxLength": MAX_TYPE_CHARS, "pattern": _TYPES},
+            },
             style="form",
         ),
     ] = Field((), alias="type", description=choices_description("Only events of these types"))
-    subject_id: Annotated[str | None, BeforeValidator(once), Param("SubjectId", {"type": "string"})] = Field(
-        None, description="Only events about this generation, webhook endpoint or account (its id)."
-    )
+    subject_id: Annotated[
+        str | None,
+        BeforeValidator(_subject_id),
+        Param("SubjectId", {"type": "string", "maxLength": MAX_SUBJECT_ID_CHARS}),
+    ] = Field(None, description="Only events about this generation, webhook endpoint or account (its id).")
     created_after: CreatedAfter = None
     created_before: CreatedBefore = None
     limit: Limit = DEFAULT_LIMIT
