@@ -121,7 +121,7 @@ async def test_every_change_to_keys_and_webhooks_is_recorded_with_who_when_and_w
     since = isoformat(clock.now() - timedelta(hours=1))
     recovered = await call(client, "POST", f"/v1/webhooks/{hook}/recover", key, {"since": since})
     tick()
-    # The notifier disables the endpoint (a 410): its audit record is written by the disable's transaction,
+    # The notifier disables the endpoint (a 410): its audit record is written right after the disable,
     # and a second disable (another instance, at once) adds nothing.
     endpoint_doc = await store.webhooks.find_one({"_id": hook})
     assert endpoint_doc is not None
