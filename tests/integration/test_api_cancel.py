@@ -150,7 +150,8 @@ async def test_cancel_publishes_the_status_event_the_orchestrator_would(
     [event_record] = [r for records in batch.values() for r in records]
     event = read_event_message(event_record.value or b"")
     [owed] = doc["outbox"]
-    assert event == Event.from_doc(owed, source="generations") and event.id == envelope.event_id
+    assert event == Event.from_doc(owed, source="generations", carrier_id=created["id"])
+    assert event.id == envelope.event_id
     assert (event.type, event.subject_id) == ("video.failed", created["id"])
     assert event.trace_id == doc["trace_id"]  # the generation's, as the carried event and a republish have
     assert event.data == {k: v for k, v in body.items() if k != "timeline"}

@@ -32,7 +32,8 @@ def _media() -> StoredVideo:
 
 
 def outbox_of(doc: dict[str, object]) -> list[Event]:
-    return [Event.from_doc(owed, source="generations") for owed in doc.get("outbox") or ()]  # type: ignore[attr-defined]
+    owed = doc.get("outbox") or ()
+    return [Event.from_doc(e, source="generations", carrier_id=str(doc["_id"])) for e in owed]  # type: ignore[attr-defined]
 
 
 async def test_a_terminal_transition_carries_its_event_in_its_own_write_and_a_lost_one_carries_none(
@@ -141,7 +142,7 @@ async def test_an_owed_event_is_due_a_grace_after_each_publish_until_the_notifie
     assert [e async for e in outbox.due(clock.advance(timedelta(hours=1)), limit=10)] == []
     settled = await stored_generation(store, doc["_id"])
     assert "outbox" not in settled and "outbox_at" not in settled
-    recorded = replace(event, source=None)  # a record, no longer carried by its document
+    recorded = replace(event, source=None, carrier_id=None)  # a record, no longer carried by its document
     assert [Event.from_doc(d) async for d in store.events.find({})] == [recorded]
     assert await events.owned(event.id, "acme") == recorded
 
@@ -163,6 +164,7 @@ async def test_settling_one_event_leaves_a_later_one_of_the_same_document_owed(s
         data={"id": doc["_id"]},
         created_at=clock.advance(timedelta(seconds=1)),
         source="generations",
+        carrier_id=doc["_id"],
     )
     await store.generations.update_one(
         {"_id": doc["_id"]}, {"$push": {"outbox": second.to_doc()}, "$set": {"outbox_at": second.created_at}}

@@ -102,6 +102,7 @@ def video_event(
         trace_id=f"req_{gen['id']}",
         owed=owed,
         source="generations" if owed else None,
+        carrier_id=gen["id"] if owed else None,
     )
 
 

@@ -64,6 +64,17 @@ def test_an_event_has_the_id_of_its_subject_and_change_and_an_owed_one_is_owed_f
         {"id": "acc_1", "n": 1},
     )
     assert (event.created_at, event.owed, event.trace_id, event.source) == (NOW, True, "req_1", None)
+    # Carried by another document than the subject's own (an account's budget counter, say), it says which.
+    carried: EventType[Account] = EventType(
+        "account.carried",
+        owed=True,
+        subject=SubjectType.ACCOUNT,
+        description="",
+        data=lambda a: {},
+        source="c",
+    )
+    assert carried.event(Account("acc_1"), change="x", at=NOW).carrier_id == "acc_1"
+    assert carried.event(Account("acc_1"), change="x", at=NOW, carried_by="c_7").carrier_id == "c_7"
     generation = new_record(
         generation_id="gen_1", account_id="acc_1", prompt="p", provider=Provider.MOCK, duration=3, now=NOW
     )

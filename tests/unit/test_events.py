@@ -184,9 +184,11 @@ EVENT = Event(
 )
 
 
-@pytest.mark.parametrize(("owed", "source"), [(True, "generations"), (False, None)])
-def test_an_event_message_round_trips(owed: bool, source: str | None) -> None:
-    event = replace(EVENT, owed=owed, source=source)
+@pytest.mark.parametrize(
+    ("owed", "source", "carrier_id"), [(True, "generations", "gen_01"), (False, None, None)]
+)
+def test_an_event_message_round_trips(owed: bool, source: str | None, carrier_id: str | None) -> None:
+    event = replace(EVENT, owed=owed, source=source, carrier_id=carrier_id)
     assert read_event_message(event_message(event)) == event
 
 
@@ -208,6 +210,7 @@ def test_an_event_message_is_keyed_by_subject_and_carries_the_data_as_delivered(
         ("owed", "yes"),
         ("traceparent", 5),
         ("source", ["generations"]),
+        ("carrier_id", 7),
     ],
 )
 def test_a_malformed_event_message_is_refused(field: str, value: object) -> None:

@@ -90,11 +90,13 @@ class EventType(Generic[S_contra]):
         at: datetime,
         trace_id: str | None = None,
         traceparent: str | None = None,
+        carried_by: str | None = None,
     ) -> Event:
         """The event of this type that ``change`` of ``subject`` made, at ``at``. Its id is derived from the
         subject and the change (``evt_{subject id}_{change}``), so whoever makes it, and however often, makes
         the same event: ``change`` must name the change uniquely among the subject's, e.g. the status and
-        version a generation reached."""
+        version a generation reached. ``carried_by``: the id of the document of ``source`` whose write
+        carries it, when that is not the subject's own (an account's budget counter, say)."""
         return Event(
             id=f"evt_{subject.id}_{change}",
             type=self.name,
@@ -107,6 +109,7 @@ class EventType(Generic[S_contra]):
             traceparent=traceparent,
             owed=self.owed,
             source=self.source,
+            carrier_id=(carried_by or subject.id) if self.source is not None else None,
         )
 
 

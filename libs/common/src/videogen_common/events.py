@@ -129,6 +129,7 @@ def event_message(event: Event) -> bytes:
             "created_at": isoformat(event.created_at),
             "owed": event.owed,
             "source": event.source,
+            "carrier_id": event.carrier_id,
             "trace_id": event.trace_id,
             "traceparent": event.traceparent,
         }
@@ -147,7 +148,7 @@ def read_event_message(raw: bytes) -> Event:
         bad.append("data")
     if not isinstance(data.get("owed"), bool):
         bad.append("owed")
-    bad += _not_strings(data, ("trace_id", "traceparent", "source"))
+    bad += _not_strings(data, ("trace_id", "traceparent", "source", "carrier_id"))
     created_at = None
     if "created_at" not in bad:
         try:
@@ -170,4 +171,5 @@ def read_event_message(raw: bytes) -> Event:
         traceparent=data.get("traceparent"),
         owed=data["owed"],
         source=data.get("source"),
+        carrier_id=data.get("carrier_id"),
     )

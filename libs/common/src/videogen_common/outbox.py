@@ -14,8 +14,9 @@ its event are one single-document write: acknowledged together, or not at all. T
    grace after it was last put there (``OutboxRepository.due``), whatever its type.
 
 To emit a new owed type (defined in ``videogen_common.event_types`` with its ``source``): build the event from
-the subject as the change will leave it, make the change with ``owing(update, event)`` as its update (the
-source collection's indexes include ``OUTBOX_INDEX``), and once the write is acknowledged, ``publish`` it::
+the subject as the change will leave it (``carried_by=`` the id of the document the change writes, when that
+is not the subject's own), make the change with ``owing(update, event)`` as its update (the source
+collection's indexes include ``OUTBOX_INDEX``), and once the write is acknowledged, ``publish`` it::
 
     event = VIDEO_DELETED.event(deleted, change="deleted", at=now)
     if await generations.delete(record, now=now, owes=event):   # its update: owing({...}, event)
@@ -48,7 +49,7 @@ OUTBOX_INDEX = IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=
 def owing(update: Doc, event: Event) -> Doc:
     """``update`` (a MongoDB update document) that also marks the document it changes as owing ``event``: the
     event pushed onto its ``outbox``, ``outbox_at`` set to when the event happened."""
-    if not event.owed or event.source is None:
+    if not event.owed or event.source is None or event.carrier_id is None:
         raise ValueError(f"{event.type} is not an owed event carried by its change")
     return {
         **update,

@@ -34,12 +34,14 @@ class Event:
     traceparent: str | None = None
     owed: bool = True
     # The collection whose document carries the event in its ``outbox`` until the notifier has taken it in
-    # (``videogen_common.outbox``); None for an event recorded by its maker directly, or never recorded.
+    # (``videogen_common.outbox``), and that document's id (the subject's own document, unless said);
+    # None for an event recorded by its maker directly, or never recorded.
     source: str | None = None
+    carrier_id: str | None = None
 
     @classmethod
-    def from_doc(cls, doc: Doc, *, source: str | None = None) -> Event:
-        """From a recorded event, or from an ``outbox`` entry of a document of ``source``."""
+    def from_doc(cls, doc: Doc, *, source: str | None = None, carrier_id: str | None = None) -> Event:
+        """From a recorded event, or from an ``outbox`` entry of the document ``carrier_id`` of ``source``."""
         return cls(
             id=doc["_id"],
             type=doc["type"],
@@ -51,6 +53,7 @@ class Event:
             trace_id=doc.get("trace_id"),
             traceparent=doc.get("traceparent"),
             source=source,
+            carrier_id=carrier_id,
         )
 
     def to_doc(self) -> Doc:

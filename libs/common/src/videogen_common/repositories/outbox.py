@@ -43,13 +43,13 @@ class OutboxRepository:
             )
             async for doc in found:
                 for owed in doc.get(OUTBOX) or ():
-                    yield Event.from_doc(owed, source=source)
+                    yield Event.from_doc(owed, source=source, carrier_id=doc["_id"])
 
     async def republished(self, event: Event, now: datetime) -> None:
         """The event was put on the topic again at ``now``: its document's next republish waits a grace."""
-        if event.source is not None:
+        if event.source is not None and event.carrier_id is not None:
             await self._source(event.source).update_one(
-                {"_id": event.subject_id, f"{OUTBOX}._id": event.id}, {"$set": {OUTBOX_AT: now}}
+                {"_id": event.carrier_id, f"{OUTBOX}._id": event.id}, {"$set": {OUTBOX_AT: now}}
             )
 
     async def settle(self, events: Sequence[Event]) -> None:
@@ -59,9 +59,9 @@ class OutboxRepository:
         its own)."""
         by_source: defaultdict[str, tuple[set[str], list[str]]] = defaultdict(lambda: (set(), []))
         for event in events:
-            if event.owed and event.source is not None:
+            if event.owed and event.source is not None and event.carrier_id is not None:
                 documents, ids = by_source[event.source]
-                documents.add(event.subject_id)
+                documents.add(event.carrier_id)
                 ids.append(event.id)
         for source, (documents, ids) in by_source.items():
             collection = self._source(source)
