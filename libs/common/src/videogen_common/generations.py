@@ -22,6 +22,7 @@ class QueueReason:
     """Why a ``queued`` generation waits, when we know."""
 
     ACCOUNT_CONCURRENCY = "account_concurrency"  # the account's cap on generations in flight
+    PROVIDER_CAPACITY = "provider_capacity"  # our share of the provider's concurrency is all in use
     PROVIDER = "provider"  # the provider's own queue or throttling
 
 

@@ -59,6 +59,12 @@ _OPTIONAL = (
     "outbox_pending",
     "outbox_at",
     "slot_wait",
+    "queue_place",
+    "wait_deadline",
+    "priority",
+    "provider_pool",
+    "admitted_at",
+    "task_started_at",
     "lease_token",
     "provider_request",
     "submit_started_at",
@@ -183,7 +189,19 @@ class GenerationRecord:
     # The status event owed to the notifier (terminal generations), and since when.
     outbox_pending: bool | None = None
     outbox_at: datetime | None = None
+    # Waiting to be admitted to the provider: its key in its lane, its place there (kept when the provider
+    # refuses it, so it waits at the front again), and the client's deadline while it waits
+    # (``repositories.waiting``).
     slot_wait: str | None = None
+    queue_place: int | None = None
+    wait_deadline: datetime | None = None
+    # ``high`` or ``low`` orders it among its account's waiting work (None: ``normal``).
+    priority: str | None = None
+    # The provider key (pool) its task runs on, once admitted, and when it last left our queue.
+    provider_pool: str | None = None
+    admitted_at: datetime | None = None
+    # When the provider accepted its task (polls slow down as the task ages).
+    task_started_at: datetime | None = None
     lease_token: str | None = None
     # What was sent to the provider, and when sending began (a submit that may have made a task).
     provider_request: Mapping[str, Any] | None = None
