@@ -28,6 +28,8 @@ PUBLIC_FIELDS = (
     "error",
     "progress",
     "queue_reason",
+    "queue_position",
+    "priority",
     "timeline",
     "aspect_ratio",
     "resolution",
@@ -267,6 +269,11 @@ class GenerationRecord:
                 doc[name] = value
         return doc
 
+    @property
+    def waiting_in_line(self) -> bool:
+        """Whether it waits in line to be admitted to its provider (``repositories.waiting``)."""
+        return self.status is Status.QUEUED and self.slot_wait is not None
+
     def public_view(self) -> Doc:
         """What clients see (``PUBLIC_FIELDS``): spec 2.1, timestamps as ISO 8601 UTC. Internal fields never
         leave."""
@@ -289,6 +296,9 @@ class GenerationRecord:
             "error": self.error.to_doc() if self.error is not None else None,
             "progress": self.progress,
             "queue_reason": self.queue_reason if status is Status.QUEUED else None,
+            # Known only where it is read (GET /v1/generations/{id} counts the line): see ``with_position``.
+            "queue_position": None,
+            "priority": self.priority or "normal",
             "timeline": [
                 {"status": step.status, "at": created_at if step.at == created else isoformat(step.at)}
                 for step in timeline

@@ -142,12 +142,21 @@ class WaitingRepository:
                 return None
             current = fresh
 
-    async def ahead_of(self, lane: WaitingLane, key: str, cap: int) -> int:
-        """How many of the lane's generations wait before the one whose key is ``key`` (counted up to
-        ``cap``)."""
-        return await self._generations.count_documents(
-            {"slot_wait": {"$gte": place_bound(lane.id, lane.head), "$lt": key}}, limit=cap
+    async def position(self, key: str, cap: int = 10_000) -> int | None:
+        """The place in its account's line at its provider of the generation waiting at ``key``: 1 when it is
+        the account's next there (its higher-priority lanes counted first). Counted up to ``cap`` ahead in
+        its own lane; None if its lane is not known."""
+        lane_key = lane_of(key)
+        provider, account_id, rank = lane_key.split(SEP)
+        lanes = {lane.id: lane for lane in await self.pending_of(account_id) if lane.provider == provider}
+        own = lanes.get(lane_key)
+        if own is None:
+            return None
+        higher = sum(lane.waiting for lane in lanes.values() if lane.rank < int(rank))
+        ahead = await self._generations.count_documents(
+            {"slot_wait": {"$gte": place_bound(own.id, own.head), "$lt": key}}, limit=cap
         )
+        return 1 + higher + ahead
 
     async def waiting_by_provider(self) -> dict[str, int]:
         """How many generations wait at each provider (the lanes' counts)."""
