@@ -195,6 +195,7 @@ class ProviderRun:
         base_env: dict[str, str],
         media_root: Path,
         fake: FakeProviderAPI,
+        clock: ManualClock | None = None,
         **overrides: Any,
     ) -> None:
         defaults: dict[str, Any] = {
@@ -206,7 +207,7 @@ class ProviderRun:
         }
         self.fake = fake
         settings = {**defaults, **provider_env(fake), **overrides}
-        self.wiring = Orchestration(store, base_env, media_root, providers={}, settings=settings)
+        self.wiring = Orchestration(store, base_env, media_root, providers={}, settings=settings, clock=clock)
         self.settings = self.wiring.settings()
         self.providers: dict[str, ProviderAdapter] = build_providers(self.settings)
         self.wiring.providers = self.providers
@@ -268,9 +269,14 @@ class ProviderRun:
 
 @asynccontextmanager
 async def provider_run(
-    store: Store, base_env: dict[str, str], media_root: Path, fake: FakeProviderAPI, **overrides: Any
+    store: Store,
+    base_env: dict[str, str],
+    media_root: Path,
+    fake: FakeProviderAPI,
+    clock: ManualClock | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[ProviderRun]:
-    run = ProviderRun(store, base_env, media_root, fake, **overrides)
+    run = ProviderRun(store, base_env, media_root, fake, clock, **overrides)
     try:
         yield run
     finally:

@@ -100,6 +100,17 @@ def _interrupted_submit(provider: str) -> GenerationError:
     )
 
 
+def poll_pause(settings: OrchestratorSettings, record: GenerationRecord, now: datetime) -> float:
+    """Seconds until the next poll of the generation's task: a fraction of the task's age, at least the base
+    interval and at most the maximum, so a long video costs few polls and a short one is seen at once."""
+    base = settings.poll_interval_seconds
+    started = record.task_started_at or record.submit_started_at
+    if started is None:
+        return base
+    age = max(0.0, (now - started).total_seconds())
+    return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
+
+
 class LeaseLost(Exception):
     """Another instance owns this generation now; this actor must stop touching it."""
 
@@ -245,7 +256,7 @@ class GenerationActor:
                     return await self._finish(record, step)
                 record = step.record
                 if step.pause:
-                    pause = self._poll_pause(record)
+                    pause = poll_pause(self._settings, record, self._clock.now())
                     await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
         except LeaseLost:
             log.info(
@@ -254,17 +265,6 @@ class GenerationActor:
             )
             await self._cancel_if_canceled(record.id, adapter, record.provider_task_id)
             return Lost()
-
-    def _poll_pause(self, record: GenerationRecord) -> float:
-        """Seconds until the next poll: the interval grows with the task's age (a fraction of it), from the
-        base interval up to the maximum, so a long video costs few polls and a short one is seen at once."""
-        settings = self._settings
-        base = settings.poll_interval_seconds
-        started = record.task_started_at or record.submit_started_at
-        if started is None:
-            return base
-        age = max(0.0, (self._clock.now() - started).total_seconds())
-        return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
 
     async def _submitted(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, progress: ProgressReporter

@@ -37,7 +37,9 @@ class SlotRepository:
                 return True
             doc = await self._slots.find_one({"_id": account_id})
             if doc is not None:
-                return generation_id in doc["holders"]
+                if generation_id in doc["holders"] or len(doc["holders"]) >= cap:
+                    return generation_id in doc["holders"]
+                continue  # another instance made the document after the update looked: take it now
             try:
                 await self._slots.insert_one({"_id": account_id, "holders": [generation_id]})
                 return True
