@@ -109,3 +109,101 @@ export function clientOf(api, options = {}) {
   });
   return { client, waits };
 }
+
+/** What a stack test is given by the pytest module that starts the stack: a folder for what it writes, the
+ * first frame to upload. The key and base URL come as VIDEOGEN_API_KEY and VIDEOGEN_BASE_URL. */
+export const STACK = {
+  output: process.env.SDK_TEST_OUTPUT,
+  frame: process.env.SDK_TEST_FRAME,
+};
+
+/** A mark of one test run, for metadata filters that find only this run's generations. */
+export function runTag() {
+  return Math.random().toString(36).slice(2, 10);
+}
+
+/** A webhook receiver on 127.0.0.1: `next(match)` resolves to the first delivery (headers and exact body
+ * bytes) that `match`es, arrived or to come. */
+export async function receiver() {
+  const arrived = [];
+  const waiting = [];
+  const server = createServer(async (request, response) => {
+    const chunks = [];
+    for await (const chunk of request) chunks.push(chunk);
+    const delivery = { headers: request.headers, body: Buffer.concat(chunks) };
+    arrived.push(delivery);
+    response.writeHead(204).end();
+    for (const waiter of [...waiting]) {
+      if (waiter.match(delivery)) {
+        waiting.splice(waiting.indexOf(waiter), 1);
+        waiter.resolve(delivery);
+      }
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hook`,
+    arrived,
+    next(match, timeoutMs = 60_000) {
+      const found = arrived.find(match);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const waiter = { match, resolve };
+        waiting.push(waiter);
+        setTimeout(() => reject(new Error(`no matching delivery in ${timeoutMs} ms`)), timeoutMs).unref();
+      });
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** A TCP proxy on 127.0.0.1 to `target` (host:port) that can cut every connection through it at once;
+ * `heads` holds the start of each request sent through it. */
+export async function cuttingProxy(target) {
+  const { connect, createServer: createTcpServer } = await import("node:net");
+  const [host, port] = target.split(":");
+  const open = new Set();
+  const heads = [];
+  const server = createTcpServer((client) => {
+    const upstream = connect(Number(port), host);
+    open.add(client);
+    open.add(upstream);
+    client.once("data", (chunk) => heads.push(chunk.toString("latin1")));
+    client.pipe(upstream).on("error", () => undefined);
+    upstream.pipe(client).on("error", () => undefined);
+    for (const socket of [client, upstream]) {
+      socket.on("error", () => undefined);
+      socket.on("close", () => {
+        open.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    base: `http://127.0.0.1:${server.address().port}/v1`,
+    heads,
+    cut() {
+      for (const socket of open) socket.destroy();
+    },
+    close: () => {
+      for (const socket of open) socket.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The duration in seconds an MP4 file declares (its movie header, mvhd). */
+export function mp4Seconds(bytes) {
+  const at = Buffer.from(bytes).indexOf("mvhd");
+  assertFound(at);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at + 4);
+  const version = view.getUint8(0);
+  if (version === 1) return Number(view.getBigUint64(24)) / view.getUint32(20);
+  return view.getUint32(16) / view.getUint32(12);
+}
+
+function assertFound(at) {
+  if (at < 0) throw new Error("no movie header (mvhd): not an MP4 file");
+}
