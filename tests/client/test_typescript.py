@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
-import io
 import json
 import os
 import shutil
@@ -17,18 +16,14 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import av
 import pytest
 
 import videogen_client
 from tests.support.engines import Engines
-from tests.support.env import isolated_env, settings_for
-from tests.support.images import close_to, opening_colour, solid_image
-from tests.support.stack import Stack, running_stack
+from tests.support.env import isolated_env
+from tests.support.images import close_to, opening_colour, solid_image, video_seconds
+from tests.support.stack import Stack, own_stack
 from videogen_client import AsyncClient
-from videogen_common.repositories.indexes import ensure_indexes
-from videogen_common.settings import CommonSettings
-from videogen_common.store import connect
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +33,9 @@ FRAME_COLOUR = (200, 40, 160)
 NODE_TIMEOUT_S = 240
 
 
-async def run(*argv: str | Path, cwd: Path = PACKAGE, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run a command; its exit code and output (stdout and stderr). Killed if it overruns."""
+async def succeed(*argv: str | Path, cwd: Path = PACKAGE, env: dict[str, str] | None = None) -> str:
+    """Run a command to success; its output (stdout and stderr), shown in full if it fails. Killed if it
+    overruns."""
     process = await asyncio.create_subprocess_exec(
         *map(str, argv),
         cwd=cwd,
@@ -53,14 +49,9 @@ async def run(*argv: str | Path, cwd: Path = PACKAGE, env: dict[str, str] | None
         process.kill()
         await process.wait()
         raise
-    assert process.returncode is not None
-    return process.returncode, out.decode(errors="replace")
-
-
-async def succeed(*argv: str | Path, cwd: Path = PACKAGE, env: dict[str, str] | None = None) -> str:
-    code, out = await run(*argv, cwd=cwd, env=env)
-    assert code == 0, f"{' '.join(map(str, argv))} exited {code}:\n{out}"
-    return out
+    text = out.decode(errors="replace")
+    assert process.returncode == 0, f"{' '.join(map(str, argv))} exited {process.returncode}:\n{text}"
+    return text
 
 
 @pytest.fixture(scope="module")
@@ -88,15 +79,8 @@ async def ts_stack(engines: Engines, tmp_path_factory: pytest.TempPathFactory) -
         "VIDEOGEN_PROGRESS_WRITE_SECONDS": "0.1",
         "VIDEOGEN_ENDPOINT_CACHE_SECONDS": "0",
     }
-    common = settings_for(CommonSettings, env)
-    client, store = connect(common.mongo_url, common.mongo_db, app_name="tests")
-    await ensure_indexes(store)
-    try:
-        async with running_stack(env, common, store, workdir / "logs") as stack:
-            yield stack
-    finally:
-        await client.drop_database(common.mongo_db)
-        await client.close()
+    async with own_stack(env, workdir / "logs") as stack:
+        yield stack
 
 
 def sdk_env(stack: Stack) -> dict[str, str]:
@@ -120,19 +104,10 @@ async def test_the_stack_suites_pass_and_their_videos_decode(
     await succeed("node", "--test", "--test-concurrency=3", "test/stack/", env=env)
 
     fox = await asyncio.to_thread((tmp_path / "fox.mp4").read_bytes)
-    assert await asyncio.to_thread(decoded_seconds, fox) == pytest.approx(4.0)
+    assert await asyncio.to_thread(video_seconds, fox) == pytest.approx(4.0)
     first = await asyncio.to_thread((tmp_path / "frame.mp4").read_bytes)
     colour = await asyncio.to_thread(opening_colour, first)
     assert close_to(colour, FRAME_COLOUR), colour
-
-
-def decoded_seconds(data: bytes) -> float:
-    with av.open(io.BytesIO(data)) as container:
-        assert isinstance(container, av.container.InputContainer)
-        assert container.streams.video[0].codec_context.name == "h264"
-        assert next(container.decode(video=0)) is not None  # a frame decodes
-        assert container.duration is not None
-        return container.duration / 1_000_000
 
 
 # Each public method of the Python SDK's resources, and its TypeScript twin.
@@ -266,7 +241,7 @@ async def test_the_packed_tarball_alone_makes_a_video_from_a_plain_script(
     assert status == "completed"
     data = await asyncio.to_thread((app / "fox.mp4").read_bytes)
     assert int(written) == len(data) > 0
-    assert await asyncio.to_thread(decoded_seconds, data) == pytest.approx(3.0)
+    assert await asyncio.to_thread(video_seconds, data) == pytest.approx(3.0)
 
     # The same script, as it is, type-checks under tsc --strict against the installed package's types (its
     # declarations checked too), with no @types/node: the SDK's types need nothing of Node.
