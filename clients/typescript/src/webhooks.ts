@@ -66,7 +66,9 @@ export async function verify(
   const service = header(headers, "x-service-signature");
 
   if (!/^\d+$/.test(rawTimestamp)) {
-    throw new WebhookVerificationError(`webhook-timestamp is not Unix seconds: ${JSON.stringify(rawTimestamp)}`);
+    throw new WebhookVerificationError(
+      `webhook-timestamp is not Unix seconds: ${JSON.stringify(rawTimestamp)}`,
+    );
   }
   const timestamp = Number(rawTimestamp);
   const now = (options.now ?? new Date()).getTime() / 1000;
@@ -116,11 +118,23 @@ export async function unwrap(
   options: VerifyOptions = {},
 ): Promise<WebhookEvent> {
   const { event, timestamp, data } = await verify(payload, headers, secret, options);
-  if (typeof event !== "string" || typeof timestamp !== "string" || typeof data !== "object" || data === null) {
-    throw new WebhookVerificationError("the payload is not a videogen event: it needs event, timestamp and data");
+  if (
+    typeof event !== "string" ||
+    typeof timestamp !== "string" ||
+    typeof data !== "object" ||
+    data === null
+  ) {
+    throw new WebhookVerificationError(
+      "the payload is not a videogen event: it needs event, timestamp and data",
+    );
   }
   const fields = data as Record<string, unknown>;
-  return { event, timestamp, data: fields, generation: event.startsWith("video.") ? (fields as Generation) : null };
+  return {
+    event,
+    timestamp,
+    data: fields,
+    generation: event.startsWith("video.") ? (fields as Generation) : null,
+  };
 }
 
 function header(headers: HeadersLike, name: string): string {
@@ -176,9 +190,15 @@ function hmacKey(raw: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
 
 /** Whether any candidate is the HMAC of `data`: each is checked by Web Crypto (in constant time), so how
  * long it takes says nothing about which one matched. */
-async function anyMatches(key: CryptoKey, data: Uint8Array<ArrayBuffer>, candidates: (Uint8Array<ArrayBuffer> | null)[]): Promise<boolean> {
+async function anyMatches(
+  key: CryptoKey,
+  data: Uint8Array<ArrayBuffer>,
+  candidates: (Uint8Array<ArrayBuffer> | null)[],
+): Promise<boolean> {
   const results = await Promise.all(
-    candidates.map((candidate) => (candidate === null ? false : crypto.subtle.verify("HMAC", key, candidate, data))),
+    candidates.map((candidate) =>
+      candidate === null ? false : crypto.subtle.verify("HMAC", key, candidate, data),
+    ),
   );
   return results.includes(true);
 }

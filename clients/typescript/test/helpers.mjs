@@ -78,7 +78,12 @@ export async function scriptedServer(answers = []) {
   const server = createServer(async (request, response) => {
     const chunks = [];
     for await (const chunk of request) chunks.push(chunk);
-    api.requests.push({ method: request.method, url: request.url, headers: request.headers, body: Buffer.concat(chunks) });
+    api.requests.push({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body: Buffer.concat(chunks),
+    });
     const answer = api.answers[Math.min(api.requests.length, api.answers.length) - 1];
     answer(request, response);
   });

@@ -8,7 +8,10 @@ export class Page<T> implements AsyncIterable<T> {
   readonly next_cursor: string | null;
   readonly #fetch: (cursor: string) => Promise<Page<T>>;
 
-  constructor(answer: { data: T[]; next_cursor?: string | null }, fetch: (cursor: string) => Promise<Page<T>>) {
+  constructor(
+    answer: { data: T[]; next_cursor?: string | null },
+    fetch: (cursor: string) => Promise<Page<T>>,
+  ) {
     this.data = answer.data;
     this.next_cursor = answer.next_cursor ?? null;
     this.#fetch = fetch;

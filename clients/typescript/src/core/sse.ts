@@ -86,7 +86,11 @@ export class EventParser {
       this.#event = "";
       return undefined;
     }
-    const event: ServerSentEvent = { event: this.#event || "message", data: this.#data.join("\n"), id: this.#id };
+    const event: ServerSentEvent = {
+      event: this.#event || "message",
+      data: this.#data.join("\n"),
+      id: this.#id,
+    };
     if (this.#retry !== undefined) event.retry = this.#retry;
     this.#data = [];
     this.#event = "";

@@ -134,7 +134,11 @@ export class Deadline {
 
 /** Whether `error` (thrown by fetch) says no connection was ever made. */
 function neverConnected(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error || isObject(cause); cause = (cause as { cause?: unknown }).cause) {
+  for (
+    let cause = error;
+    cause instanceof Error || isObject(cause);
+    cause = (cause as { cause?: unknown }).cause
+  ) {
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && NOT_CONNECTED.has(code)) return true;
     const errors = (cause as { errors?: unknown }).errors; // AggregateError: one per address tried
@@ -260,7 +264,8 @@ export class Transport {
       const status = response.status;
       if (status < 400) return (text ? parseJSON(text, `${method} ${path}`) : undefined) as T;
       // 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream.
-      const retriable = status === 429 || status === 503 || ((status === 502 || status === 504) && repeatable);
+      const retriable =
+        status === 429 || status === 503 || ((status === 502 || status === 504) && repeatable);
       if (retriable && retry < maxRetries) {
         const after = retryAfterSeconds(response.headers);
         await this.pause(retryDelayMs(retry, after, this.#random()), call.signal);
@@ -271,11 +276,16 @@ export class Transport {
   }
 
   /** A listing at `path`: `await` it for the page at `query.cursor`, iterate it for every item from there. */
-  list<T>(path: string, query: Record<string, QueryValue> & { cursor?: string }, options?: RequestOptions): PagePromise<T> {
+  list<T>(
+    path: string,
+    query: Record<string, QueryValue> & { cursor?: string },
+    options?: RequestOptions,
+  ): PagePromise<T> {
     const page = (cursor: string | undefined): Promise<Page<T>> =>
-      this.request<{ data: T[]; next_cursor: string | null }>("GET", path, { ...options, query: { ...query, cursor } }).then(
-        (answer) => new Page(answer, page),
-      );
+      this.request<{ data: T[]; next_cursor: string | null }>("GET", path, {
+        ...options,
+        query: { ...query, cursor },
+      }).then((answer) => new Page(answer, page));
     return new PagePromise(() => page(query.cursor));
   }
 
@@ -286,7 +296,10 @@ export class Transport {
     const absolute = this.url(url);
     let response: Response;
     try {
-      response = await this.#fetch(absolute, { headers: this.headers(absolute, headers), signal: deadline.signal });
+      response = await this.#fetch(absolute, {
+        headers: this.headers(absolute, headers),
+        signal: deadline.signal,
+      });
     } catch (error) {
       throw this.#failure(error, deadline, `GET ${url}`);
     }
@@ -310,8 +323,10 @@ export class Transport {
 
   #failure(error: unknown, deadline: Deadline, what: string): unknown {
     if (error instanceof VideogenError) return error;
-    if (deadline.timedOut) return new APITimeoutError(`${what}: nothing came in ${deadline.ms} ms`, { cause: error });
-    if (deadline.signal.aborted && !(deadline.signal.reason instanceof APITimeoutError)) return deadline.signal.reason;
+    if (deadline.timedOut)
+      return new APITimeoutError(`${what}: nothing came in ${deadline.ms} ms`, { cause: error });
+    if (deadline.signal.aborted && !(deadline.signal.reason instanceof APITimeoutError))
+      return deadline.signal.reason;
     return new APIConnectionError(`${what}: ${describe(error)}`, { cause: error });
   }
 

@@ -1,5 +1,11 @@
 /** `client.generations`: create, read, list, cancel, follow, wait for and download generations. */
-import { GenerationFailedError, RateLimitError, VideogenError, WaitTimeoutError, APIConnectionError } from "../core/errors.js";
+import {
+  GenerationFailedError,
+  RateLimitError,
+  VideogenError,
+  WaitTimeoutError,
+  APIConnectionError,
+} from "../core/errors.js";
 import type { PagePromise } from "../core/pagination.js";
 import {
   Deadline,
@@ -132,7 +138,9 @@ export class Generations {
         }
         // The stream ended before the generation did (an api replica shutting down): resume at once.
         if (!fresh && ++failures > this.#t.maxRetries) {
-          throw new APIConnectionError(`GET generations/${id}/events: the stream keeps ending with nothing new`);
+          throw new APIConnectionError(
+            `GET generations/${id}/events: the stream keeps ending with nothing new`,
+          );
         }
       } catch (error) {
         if (!(error instanceof APIConnectionError) || ++failures > this.#t.maxRetries) throw error;
@@ -202,7 +210,10 @@ export class Generations {
               streaming = false;
               continue;
             }
-            await this.#t.pause(Math.min(error.retryAfter !== null ? error.retryAfter * 1000 : pause, left()), deadline.signal);
+            await this.#t.pause(
+              Math.min(error.retryAfter !== null ? error.retryAfter * 1000 : pause, left()),
+              deadline.signal,
+            );
           } else if (error instanceof APIConnectionError) {
             await this.#t.pause(Math.min(pause, Math.max(0, left())), deadline.signal);
             pause = Math.min(pause * 2, MAX_PAUSE_MS);
@@ -222,12 +233,18 @@ export class Generations {
   /** The generation once it is finished, or as it is after up to `Prefer: wait` seconds: less than what is
    * left of the wait, and than the client's timeout. */
   #getWaiting(id: string, leftMs: number, signal: AbortSignal): Promise<Generation> {
-    const seconds = Math.max(1, Math.floor(Math.min(leftMs / 1000, MAX_PREFER_WAIT_S, this.#t.timeout / 1000 - 5)));
+    const seconds = Math.max(
+      1,
+      Math.floor(Math.min(leftMs / 1000, MAX_PREFER_WAIT_S, this.#t.timeout / 1000 - 5)),
+    );
     return this.get(id, { signal, headers: { Prefer: `wait=${seconds}` } });
   }
 
   /** `create`, then `wait`: the generation, completed. `onProgress` is told of the new generation too. */
-  async createAndWait(params: GenerationCreateParams, options: CreateAndWaitOptions = {}): Promise<Generation> {
+  async createAndWait(
+    params: GenerationCreateParams,
+    options: CreateAndWaitOptions = {},
+  ): Promise<Generation> {
     const { idempotencyKey, ...wait } = options;
     const create: CreateOptions = {};
     if (idempotencyKey !== undefined) create.idempotencyKey = idempotencyKey;
@@ -238,7 +255,10 @@ export class Generations {
   }
 
   /** The completed generation's video, as a stream of bytes (cancel it to stop early). */
-  async download(id: string, options: Omit<DownloadOptions, "onProgress"> = {}): Promise<ReadableStream<Uint8Array>> {
+  async download(
+    id: string,
+    options: Omit<DownloadOptions, "onProgress"> = {},
+  ): Promise<ReadableStream<Uint8Array>> {
     return (await this.#video(id, options.signal)).body;
   }
 
@@ -254,7 +274,7 @@ export class Generations {
       for (;;) {
         const piece = await reader.read();
         if (piece.done) break;
-        for (let offset = 0; offset < piece.value.byteLength; ) {
+        for (let offset = 0; offset < piece.value.byteLength;) {
           offset += (await file.write(piece.value, offset, piece.value.byteLength - offset)).bytesWritten;
         }
         done += piece.value.byteLength;
@@ -270,7 +290,10 @@ export class Generations {
     return done;
   }
 
-  async #video(id: string, signal: AbortSignal | undefined): Promise<{ body: ReadableStream<Uint8Array>; total: number | null }> {
+  async #video(
+    id: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ body: ReadableStream<Uint8Array>; total: number | null }> {
     const generation = await this.get(id, signal ? { signal } : {});
     if (!generation.video_url) {
       throw new VideogenError(`generation ${id} has no video (status ${generation.status})`);

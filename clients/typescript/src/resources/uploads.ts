@@ -4,7 +4,8 @@ import type { ProviderInfo, ProviderList, Upload } from "../models.js";
 
 /** An image: a `Blob` or `File`, its bytes, or a stream of them (a web `ReadableStream`, or any async
  * iterable of bytes, such as a Node stream from `fs.createReadStream`). */
-export type UploadSource = Blob | ArrayBuffer | ArrayBufferView | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+export type UploadSource =
+  Blob | ArrayBuffer | ArrayBufferView | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 export function isUploadSource(value: unknown): value is UploadSource {
   return (
@@ -24,7 +25,8 @@ async function toBlob(source: UploadSource): Promise<Blob> {
   }
   if (source instanceof ReadableStream) return new Response(source).blob();
   const parts: Uint8Array[] = [];
-  for await (const piece of source) parts.push(typeof piece === "string" ? new TextEncoder().encode(piece) : piece);
+  for await (const piece of source)
+    parts.push(typeof piece === "string" ? new TextEncoder().encode(piece) : piece);
   return new Blob(parts.map((part) => part.slice()));
 }
 

@@ -14,7 +14,14 @@ import type {
   WebhookList,
   WebhookUpdate,
 } from "../models.js";
-import { type HeadersLike, type Payload, type VerifyOptions, type WebhookEvent, unwrap, verify } from "../webhooks.js";
+import {
+  type HeadersLike,
+  type Payload,
+  type VerifyOptions,
+  type WebhookEvent,
+  unwrap,
+  verify,
+} from "../webhooks.js";
 
 const path = (id: string, tail = ""): string => `webhooks/${encodeURIComponent(id)}${tail}`;
 
@@ -60,7 +67,10 @@ export class Webhooks {
   /** Queue again the endpoint's failed deliveries created since `since`; resolves to how many. */
   async recover(id: string, params: { since: Moment }, options?: RequestOptions): Promise<number> {
     const since = params.since instanceof Date ? params.since.toISOString() : params.since;
-    const answer = await this.#t.request<Recovered>("POST", path(id, "/recover"), { ...options, json: { since } });
+    const answer = await this.#t.request<Recovered>("POST", path(id, "/recover"), {
+      ...options,
+      json: { since },
+    });
     return answer.requeued;
   }
 
@@ -71,12 +81,22 @@ export class Webhooks {
   }
 
   /** Check a delivery's signatures and timestamp (see `verify` in `@videogen/client/webhooks`). */
-  verify(payload: Payload, headers: HeadersLike, secret: string, options?: VerifyOptions): Promise<Record<string, unknown>> {
+  verify(
+    payload: Payload,
+    headers: HeadersLike,
+    secret: string,
+    options?: VerifyOptions,
+  ): Promise<Record<string, unknown>> {
     return verify(payload, headers, secret, options);
   }
 
   /** `verify`, then the payload as a typed event. */
-  unwrap(payload: Payload, headers: HeadersLike, secret: string, options?: VerifyOptions): Promise<WebhookEvent> {
+  unwrap(
+    payload: Payload,
+    headers: HeadersLike,
+    secret: string,
+    options?: VerifyOptions,
+  ): Promise<WebhookEvent> {
     return unwrap(payload, headers, secret, options);
   }
 }

@@ -3,6 +3,10 @@
 import { Videogen } from "@videogen/client";
 
 const client = new Videogen(); // VIDEOGEN_API_KEY, VIDEOGEN_BASE_URL
-const video = await client.generations.createAndWait({ prompt: "a red fox running through snow", provider: "mock", duration: 3 });
+const video = await client.generations.createAndWait({
+  prompt: "a red fox running through snow",
+  provider: "mock",
+  duration: 3,
+});
 const written = await client.generations.downloadToFile(video.id, "fox.mp4");
 console.log(video.status, written);

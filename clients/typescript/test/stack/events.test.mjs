@@ -25,7 +25,11 @@ test("the event stream is read to the end, and resumed after a forced disconnect
   const proxy = await cuttingProxy(new URL(client.baseURL).host);
   try {
     const viaProxy = new Videogen({ baseURL: proxy.base });
-    const made = await client.generations.create({ prompt: "a fox, followed live", provider: "mock", duration: 3 });
+    const made = await client.generations.create({
+      prompt: "a fox, followed live",
+      provider: "mock",
+      duration: 3,
+    });
     const seen = [];
     for await (const event of viaProxy.generations.events(made.id)) {
       seen.push(event);
@@ -40,8 +44,13 @@ test("the event stream is read to the end, and resumed after a forced disconnect
     const statuses = seen.map((e) => e.generation.status).filter((s, i, all) => s !== all[i - 1]);
     const entered = last.timeline.map((step) => step.status);
     assert.deepEqual(statuses, entered.slice(entered.indexOf(statuses[0])));
-    const progress = seen.filter((e) => e.generation.status === "processing").map((e) => e.generation.progress ?? 0);
-    assert.deepEqual(progress, progress.toSorted((a, b) => a - b));
+    const progress = seen
+      .filter((e) => e.generation.status === "processing")
+      .map((e) => e.generation.progress ?? 0);
+    assert.deepEqual(
+      progress,
+      progress.toSorted((a, b) => a - b),
+    );
     // The SDK reconnected, asking for what came after the last event it had.
     const streams = proxy.heads.filter((head) => head.startsWith(`GET /v1/generations/${made.id}/events`));
     assert.ok(streams.length >= 2, `${streams.length} stream requests`);

@@ -31,14 +31,18 @@ test("create → wait → completed, and the download is the whole video", async
 
   const path = join(STACK.output, "fox.mp4"); // decoded by the pytest module afterwards
   const progress = [];
-  const written = await client.generations.downloadToFile(video.id, path, { onProgress: (done, total) => progress.push([done, total]) });
+  const written = await client.generations.downloadToFile(video.id, path, {
+    onProgress: (done, total) => progress.push([done, total]),
+  });
   const file = await readFile(path);
   assert.equal(written, file.length);
   assert.ok(written > 1000);
   assert.deepEqual(progress.at(-1), [written, written]); // the server said how long, and all of it came
   assert.ok(Math.abs(mp4Seconds(file) - 4) < 0.1, `declares ${mp4Seconds(file)} s`);
 
-  const streamed = new Uint8Array(await new Response(await client.generations.download(video.id)).arrayBuffer());
+  const streamed = new Uint8Array(
+    await new Response(await client.generations.download(video.id)).arrayBuffer(),
+  );
   assert.deepEqual(Buffer.from(streamed), file);
 });
 
@@ -51,7 +55,12 @@ test("a generation that fails, and one cancelled, reject a wait with their error
   assert.equal(failure.generation.status, "failed");
   assert.ok(failure.generation.error.code);
 
-  const made = await client.generations.create({ prompt: "a slow river", provider: "mock", duration: 3, metadata: { run: tag } });
+  const made = await client.generations.create({
+    prompt: "a slow river",
+    provider: "mock",
+    duration: 3,
+    metadata: { run: tag },
+  });
   const cancelled = await client.generations.cancel(made.id);
   assert.equal(cancelled.status, "failed");
   assert.equal(cancelled.error.code, "canceled");
@@ -59,9 +68,13 @@ test("a generation that fails, and one cancelled, reject a wait with their error
   await assert.rejects(client.generations.wait(made.id, WAIT), GenerationFailedError);
 
   const failed = [];
-  for await (const g of client.generations.list({ status: "failed", metadata: { run: tag } })) failed.push(g.id);
+  for await (const g of client.generations.list({ status: "failed", metadata: { run: tag } }))
+    failed.push(g.id);
   assert.deepEqual(failed.sort(), [failure.generation.id, made.id].sort());
-  const completed = await client.generations.list({ status: ["completed", "processing"], metadata: { run: tag } });
+  const completed = await client.generations.list({
+    status: ["completed", "processing"],
+    metadata: { run: tag },
+  });
   assert.deepEqual(completed.data, []);
 });
 
@@ -69,19 +82,34 @@ test("a three-page walk with filters: newest first, none skipped or repeated", a
   const tag = runTag();
   const made = [];
   for (let n = 0; n < 5; n++) {
-    made.push((await client.generations.create({ prompt: `clip ${n}`, provider: "mock", duration: 3, metadata: { run: tag } })).id);
+    made.push(
+      (
+        await client.generations.create({
+          prompt: `clip ${n}`,
+          provider: "mock",
+          duration: 3,
+          metadata: { run: tag },
+        })
+      ).id,
+    );
   }
   const first = await client.generations.list({ metadata: { run: tag }, provider: "mock", limit: 2 });
   const pages = [];
   for await (const page of first.pages()) pages.push(page.data.map((g) => g.id));
-  assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
+  assert.deepEqual(
+    pages.map((p) => p.length),
+    [2, 2, 1],
+  );
   assert.deepEqual(pages.flat(), made.toReversed());
 
   const walked = [];
   for await (const g of client.generations.list({ metadata: { run: tag }, limit: 2 })) walked.push(g.id);
   assert.deepEqual(walked, made.toReversed());
 
-  const later = await client.generations.list({ metadata: { run: tag }, created_after: new Date(Date.now() + 86_400_000) });
+  const later = await client.generations.list({
+    metadata: { run: tag },
+    created_after: new Date(Date.now() + 86_400_000),
+  });
   assert.deepEqual(later.data, []);
   const otherRun = await client.generations.list({ metadata: { run: runTag() } });
   assert.deepEqual(otherRun.data, []);
@@ -98,9 +126,14 @@ test("typed errors: 401, 404 and 422 with its fields", async () => {
   assert.match(missing.type, /not-found$/);
   assert.ok(missing.requestId);
 
-  const invalid = await client.generations.create({ prompt: "too long", provider: "mock", duration: 30 }).catch((e) => e);
+  const invalid = await client.generations
+    .create({ prompt: "too long", provider: "mock", duration: 30 })
+    .catch((e) => e);
   assert.ok(invalid instanceof ValidationError, String(invalid));
-  assert.deepEqual(invalid.errors.map((e) => e.field), ["duration"]);
+  assert.deepEqual(
+    invalid.errors.map((e) => e.field),
+    ["duration"],
+  );
 });
 
 test("providers, usage", async () => {

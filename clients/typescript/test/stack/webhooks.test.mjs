@@ -16,8 +16,13 @@ test("webhook CRUD, a real delivery verified, a tampered one refused, rotation, 
     const updated = await client.webhooks.update(hook.id, { events: ["video.completed", "video.failed"] });
     assert.deepEqual(updated.events, ["video.completed", "video.failed"]);
 
-    const video = await client.generations.createAndWait({ prompt: "a hook's fox", provider: "mock", duration: 3 }, { timeout: 120_000 });
-    const delivery = await hooks.next((d) => d.body.includes(video.id) && d.body.includes('"video.completed"'));
+    const video = await client.generations.createAndWait(
+      { prompt: "a hook's fox", provider: "mock", duration: 3 },
+      { timeout: 120_000 },
+    );
+    const delivery = await hooks.next(
+      (d) => d.body.includes(video.id) && d.body.includes('"video.completed"'),
+    );
     const event = await client.webhooks.unwrap(delivery.body, delivery.headers, hook.secret);
     assert.equal(event.event, "video.completed");
     assert.equal(event.generation.id, video.id);
@@ -25,10 +30,14 @@ test("webhook CRUD, a real delivery verified, a tampered one refused, rotation, 
 
     const tampered = Buffer.from(delivery.body);
     tampered[tampered.indexOf("completed")] ^= 1;
-    await assert.rejects(client.webhooks.verify(tampered, delivery.headers, hook.secret), WebhookVerificationError);
+    await assert.rejects(
+      client.webhooks.verify(tampered, delivery.headers, hook.secret),
+      WebhookVerificationError,
+    );
 
     const logged = [];
-    for await (const d of client.webhooks.deliveries(hook.id, { event_type: "video.completed" })) logged.push(d);
+    for await (const d of client.webhooks.deliveries(hook.id, { event_type: "video.completed" }))
+      logged.push(d);
     const ours = logged.find((d) => d.generation_id === video.id);
     assert.equal(ours.id, delivery.headers["webhook-id"]);
     assert.equal((await client.deliveries.get(ours.id)).webhook_id, hook.id);

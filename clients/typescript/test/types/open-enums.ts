@@ -17,9 +17,21 @@ export const added: Provider = "veo";
 export const status: Status = "upscaling";
 export const event: EventType = "video.upscaled";
 export const audit: AuditEventType = "budget.exceeded";
-export const request: GenerationCreateParams = { prompt: "p", provider: "veo", duration: 3, aspect_ratio: "2.39:1" };
-export const hook: WebhookCreate = { url: "https://example.com/hook", events: ["video.completed", "video.upscaled"] };
-export const filters: GenerationListParams = { status: ["completed", "upscaling"], provider: "veo", created_after: new Date() };
+export const request: GenerationCreateParams = {
+  prompt: "p",
+  provider: "veo",
+  duration: 3,
+  aspect_ratio: "2.39:1",
+};
+export const hook: WebhookCreate = {
+  url: "https://example.com/hook",
+  events: ["video.completed", "video.upscaled"],
+};
+export const filters: GenerationListParams = {
+  status: ["completed", "upscaling"],
+  provider: "veo",
+  created_after: new Date(),
+};
 
 // An unknown status falls through to the default branch rather than being impossible.
 export function describe(generation: Generation): string {

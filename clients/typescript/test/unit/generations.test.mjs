@@ -19,27 +19,39 @@ const EVENTS = "/v1/generations/gen_1/events";
 test("events() yields each change, resumes a dropped stream with Last-Event-ID, and ends when finished", async () => {
   api.answers = [
     stream([frame("2:", generation()), frame("3:40", generation({ progress: 40 }))], "break"),
-    stream([frame("3:80", generation({ progress: 80 })), frame("4:100", generation({ status: "completed", progress: 100 }))]),
+    stream([
+      frame("3:80", generation({ progress: 80 })),
+      frame("4:100", generation({ status: "completed", progress: 100 })),
+    ]),
   ];
   const { client, waits } = clientOf(api);
   const seen = [];
-  for await (const event of client.generations.events("gen_1")) seen.push([event.id, event.generation.status, event.generation.progress]);
+  for await (const event of client.generations.events("gen_1"))
+    seen.push([event.id, event.generation.status, event.generation.progress]);
   assert.deepEqual(seen, [
     ["2:", "processing", null],
     ["3:40", "processing", 40],
     ["3:80", "processing", 80],
     ["4:100", "completed", 100],
   ]);
-  assert.deepEqual(api.requests.map((r) => [r.url, r.headers["last-event-id"]]), [
-    [EVENTS, undefined],
-    [EVENTS, "3:40"],
-  ]);
+  assert.deepEqual(
+    api.requests.map((r) => [r.url, r.headers["last-event-id"]]),
+    [
+      [EVENTS, undefined],
+      [EVENTS, "3:40"],
+    ],
+  );
   assert.deepEqual(waits, [500]); // one pause before reconnecting
   assert.equal(api.requests[0].headers.accept, "text/event-stream");
 });
 
 test("events() resumes from a lastEventId given, and stops reading when the caller breaks out", async () => {
-  api.answers = [stream([frame("5:10", generation({ progress: 10 })), frame("5:20", generation({ progress: 20 }))], "break")];
+  api.answers = [
+    stream(
+      [frame("5:10", generation({ progress: 10 })), frame("5:20", generation({ progress: 20 }))],
+      "break",
+    ),
+  ];
   const { client } = clientOf(api);
   for await (const event of client.generations.events("gen_1", { lastEventId: "5:" })) {
     assert.equal(event.id, "5:10");
@@ -52,9 +64,12 @@ test("events() resumes from a lastEventId given, and stops reading when the call
 test("events() gives up after maxRetries failed reconnections, and an error status is not retried", async () => {
   api.answers = [stream([], "break")];
   const { client, waits } = clientOf(api, { maxRetries: 2 });
-  await assert.rejects(async () => {
-    for await (const _ of client.generations.events("gen_1"));
-  }, (error) => error.name === "APIConnectionError");
+  await assert.rejects(
+    async () => {
+      for await (const _ of client.generations.events("gen_1"));
+    },
+    (error) => error.name === "APIConnectionError",
+  );
   assert.equal(api.requests.length, 3);
   assert.deepEqual(waits, [500, 1000]);
 
@@ -77,9 +92,15 @@ test("wait() follows the stream, tells each change, and resolves to the complete
   ];
   const { client } = clientOf(api);
   const told = [];
-  const done = await client.generations.wait("gen_1", { onProgress: (g) => told.push([g.status, g.progress]) });
+  const done = await client.generations.wait("gen_1", {
+    onProgress: (g) => told.push([g.status, g.progress]),
+  });
   assert.equal(done.status, "completed");
-  assert.deepEqual(told, [["processing", null], ["processing", 50], ["completed", 100]]);
+  assert.deepEqual(told, [
+    ["processing", null],
+    ["processing", 50],
+    ["completed", 100],
+  ]);
 });
 
 test("wait() rejects with GenerationFailedError when the generation fails", async () => {
@@ -93,17 +114,23 @@ test("wait() rejects with GenerationFailedError when the generation fails", asyn
 
 test("wait() asks with Prefer: wait when the API refuses a stream", async () => {
   api.answers = [
-    problem(429, "Too Many Event Streams", { type: "urn:videogen:problem:too-many-streams", headers: { "Retry-After": "5" } }),
+    problem(429, "Too Many Event Streams", {
+      type: "urn:videogen:problem:too-many-streams",
+      headers: { "Retry-After": "5" },
+    }),
     json(generation()),
     json(generation({ status: "completed" })),
   ];
   const { client } = clientOf(api, { maxRetries: 0 });
   assert.equal((await client.generations.wait("gen_1")).status, "completed");
-  assert.deepEqual(api.requests.map((r) => [r.url, r.headers.prefer]), [
-    [EVENTS, undefined],
-    ["/v1/generations/gen_1", "wait=25"], // below the client's 30 s timeout
-    ["/v1/generations/gen_1", "wait=25"],
-  ]);
+  assert.deepEqual(
+    api.requests.map((r) => [r.url, r.headers.prefer]),
+    [
+      [EVENTS, undefined],
+      ["/v1/generations/gen_1", "wait=25"], // below the client's 30 s timeout
+      ["/v1/generations/gen_1", "wait=25"],
+    ],
+  );
 });
 
 test("wait() gives up at its timeout with the last state seen, and stops at the caller's signal", async () => {
@@ -114,8 +141,12 @@ test("wait() gives up at its timeout with the last state seen, and stops at the 
   assert.equal(late.generation.progress, 40);
 
   const controller = new AbortController();
-  api.answers = [holdingStream(frame("2:40", generation({ progress: 40 })), () => controller.abort(new Error("enough")))];
-  await assert.rejects(client.generations.wait("gen_1", { signal: controller.signal }), { message: "enough" });
+  api.answers = [
+    holdingStream(frame("2:40", generation({ progress: 40 })), () => controller.abort(new Error("enough"))),
+  ];
+  await assert.rejects(client.generations.wait("gen_1", { signal: controller.signal }), {
+    message: "enough",
+  });
 });
 
 test("a status, provider or error code this SDK does not know is kept as a string, never an error", async () => {
@@ -129,8 +160,27 @@ test("a status, provider or error code this SDK does not know is kept as a strin
   };
   api.answers = [
     json(generation(newer)),
-    stream([frame("2:", generation(newer)), frame("3:", generation({ ...newer, status: "completed", error: null }))]),
-    json({ data: [{ id: "veo", enabled: true, capabilities: { durations: [4], aspect_ratios: ["2.39:1"], resolutions: ["8k"], default_resolution: "8k", image_input: true, seed: true, negative_prompt: false } }] }),
+    stream([
+      frame("2:", generation(newer)),
+      frame("3:", generation({ ...newer, status: "completed", error: null })),
+    ]),
+    json({
+      data: [
+        {
+          id: "veo",
+          enabled: true,
+          capabilities: {
+            durations: [4],
+            aspect_ratios: ["2.39:1"],
+            resolutions: ["8k"],
+            default_resolution: "8k",
+            image_input: true,
+            seed: true,
+            negative_prompt: false,
+          },
+        },
+      ],
+    }),
   ];
   const { client } = clientOf(api);
   const got = await client.generations.get("gen_1");
@@ -153,11 +203,20 @@ test("list() walks every page with for await, passing the filters on each; await
   const { client } = clientOf(api);
   const after = new Date("2026-11-01T00:00:00Z");
   const walked = [];
-  const filters = { status: ["completed", "failed"], provider: "mock", metadata: { order: "42" }, created_after: after, limit: 2 };
+  const filters = {
+    status: ["completed", "failed"],
+    provider: "mock",
+    metadata: { order: "42" },
+    created_after: after,
+    limit: 2,
+  };
   for await (const g of client.generations.list(filters)) walked.push(g.id);
   assert.deepEqual(walked, ["g5", "g4", "g3", "g2", "g1"]);
   const queries = api.requests.map((r) => new URL(r.url, api.origin).searchParams);
-  assert.deepEqual(queries.map((q) => q.get("cursor")), [null, "c1", "c2"]);
+  assert.deepEqual(
+    queries.map((q) => q.get("cursor")),
+    [null, "c1", "c2"],
+  );
   for (const q of queries) {
     assert.deepEqual(q.getAll("status"), ["completed", "failed"]);
     assert.equal(q.get("provider"), "mock");
@@ -169,9 +228,15 @@ test("list() walks every page with for await, passing the filters on each; await
   api.requests.length = 0;
   api.answers = [page(["g3", "g2"], "c2"), page(["g1"], null)];
   const one = await client.generations.list({ limit: 2, cursor: "c1" });
-  assert.deepEqual([one.data.map((g) => g.id), one.next_cursor, one.hasNextPage()], [["g3", "g2"], "c2", true]);
+  assert.deepEqual(
+    [one.data.map((g) => g.id), one.next_cursor, one.hasNextPage()],
+    [["g3", "g2"], "c2", true],
+  );
   const last = await one.getNextPage();
-  assert.deepEqual([last.data.map((g) => g.id), last.hasNextPage(), await last.getNextPage()], [["g1"], false, null]);
+  assert.deepEqual(
+    [last.data.map((g) => g.id), last.hasNextPage(), await last.getNextPage()],
+    [["g1"], false, null],
+  );
   assert.equal(api.requests.length, 2);
 });
 
@@ -183,7 +248,9 @@ test("the API key goes to the API's origin only, never to a media link on anothe
     },
   ]);
   try {
-    api.answers = [json(generation({ status: "completed", video_url: `${media.origin}/bucket/gen_1.mp4?sig=x` }))];
+    api.answers = [
+      json(generation({ status: "completed", video_url: `${media.origin}/bucket/gen_1.mp4?sig=x` })),
+    ];
     const { client } = clientOf(api);
     const body = await client.generations.download("gen_1");
     assert.equal(await new Response(body).text(), "abcdef");
@@ -202,7 +269,15 @@ test("a download of a generation with no video says so", async () => {
 });
 
 test("uploads take a Blob, bytes or a Node stream, and create() uploads an image given as a file", async () => {
-  const upload = { id: "upl_1", content_type: "image/png", bytes: 4, width: 1, height: 1, created_at: "x", expires_at: "y" };
+  const upload = {
+    id: "upl_1",
+    content_type: "image/png",
+    bytes: 4,
+    width: 1,
+    height: 1,
+    created_at: "x",
+    expires_at: "y",
+  };
   api.answers = [json(upload, 201)];
   const { client } = clientOf(api);
   const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
@@ -211,7 +286,9 @@ test("uploads take a Blob, bytes or a Node stream, and create() uploads an image
   await client.uploads.create(Readable.from([Buffer.from(png.slice(0, 2)), Buffer.from(png.slice(2))]));
   for (const [i, request] of api.requests.entries()) {
     assert.match(request.headers["content-type"], /^multipart\/form-data; boundary=/);
-    const form = await new Response(request.body, { headers: { "Content-Type": request.headers["content-type"] } }).formData();
+    const form = await new Response(request.body, {
+      headers: { "Content-Type": request.headers["content-type"] },
+    }).formData();
     const file = form.get("file");
     assert.deepEqual(new Uint8Array(await file.arrayBuffer()), png, `upload ${i}`);
     assert.equal(file.name, i === 0 ? "frame.png" : "image");
@@ -220,7 +297,10 @@ test("uploads take a Blob, bytes or a Node stream, and create() uploads an image
   api.requests.length = 0;
   api.answers = [json(upload, 201), json(generation(), 202)];
   await client.generations.create({ prompt: "p", provider: "mock", duration: 3, image: new Blob([png]) });
-  assert.deepEqual(api.requests.map((r) => r.url), ["/v1/uploads", "/v1/generate"]);
+  assert.deepEqual(
+    api.requests.map((r) => r.url),
+    ["/v1/uploads", "/v1/generate"],
+  );
   assert.deepEqual(JSON.parse(api.requests[1].body).image, { upload_id: "upl_1" });
 });
 

@@ -29,11 +29,17 @@ afterEach(async () => {
 const CREATE = { prompt: "a fox", provider: "mock", duration: 3 };
 
 test("a 429 is retried after its Retry-After with the same idempotency key", async () => {
-  api.answers = [problem(429, "Too Many Requests", { headers: { "Retry-After": "1" } }), json(GENERATION, 202)];
+  api.answers = [
+    problem(429, "Too Many Requests", { headers: { "Retry-After": "1" } }),
+    json(GENERATION, 202),
+  ];
   const { client, waits } = clientOf(api);
   const made = await client.generations.create(CREATE);
   assert.equal(made.id, "gen_1");
-  assert.deepEqual(api.requests.map((r) => r.method), ["POST", "POST"]);
+  assert.deepEqual(
+    api.requests.map((r) => r.method),
+    ["POST", "POST"],
+  );
   const keys = new Set(api.requests.map((r) => r.headers["idempotency-key"]));
   assert.equal(keys.size, 1); // one key, made by the SDK, on every try
   assert.match([...keys][0], /^sdk_[0-9a-f]{32}$/);
@@ -167,7 +173,10 @@ test("a 422 lists each invalid field and is not retried", async () => {
   const { client } = clientOf(api);
   const error = await client.generations.create({ ...CREATE, duration: 30 }).catch((e) => e);
   assert.ok(error instanceof ValidationError);
-  assert.deepEqual(error.errors.map((e) => [e.field, e.code]), [["duration", "range"]]);
+  assert.deepEqual(
+    error.errors.map((e) => [e.field, e.code]),
+    [["duration", "range"]],
+  );
   assert.equal(api.requests.length, 1);
 });
 

@@ -9,7 +9,7 @@ function parse(pieces, lastEventId) {
 }
 
 test("events end at a blank line; comments and unknown fields are ignored", () => {
-  const events = parse([": keep-alive\n\nid: 1:\nevent: generation\ndata: {\"a\":1}\nfoo: bar\n\n"]);
+  const events = parse([': keep-alive\n\nid: 1:\nevent: generation\ndata: {"a":1}\nfoo: bar\n\n']);
   assert.deepEqual(events, [{ event: "generation", data: '{"a":1}', id: "1:" }]);
 });
 
@@ -31,5 +31,7 @@ test("an event with no data is not dispatched; an unfinished one at the end is d
 });
 
 test("retry is read; the last event id given at the start is kept until the stream sets one", () => {
-  assert.deepEqual(parse(["retry: 2500\ndata: x\n\n"], "3:"), [{ event: "message", data: "x", id: "3:", retry: 2500 }]);
+  assert.deepEqual(parse(["retry: 2500\ndata: x\n\n"], "3:"), [
+    { event: "message", data: "x", id: "3:", retry: 2500 },
+  ]);
 });

@@ -23,12 +23,19 @@ function sign(body, { secrets = [SECRET], id = "evt_1", timestamp = Math.floor(D
   };
 }
 
-const BODY = JSON.stringify({ event: "video.completed", timestamp: "2026-11-24T10:00:00.000Z", data: generation({ status: "completed" }) });
+const BODY = JSON.stringify({
+  event: "video.completed",
+  timestamp: "2026-11-24T10:00:00.000Z",
+  data: generation({ status: "completed" }),
+});
 
 test("a genuine delivery verifies: as text, as bytes, with plain or fetch headers", async () => {
   const headers = sign(BODY);
   assert.equal((await verify(BODY, headers, SECRET)).event, "video.completed");
-  assert.equal((await verify(new TextEncoder().encode(BODY), new Headers(headers), SECRET)).event, "video.completed");
+  assert.equal(
+    (await verify(new TextEncoder().encode(BODY), new Headers(headers), SECRET)).event,
+    "video.completed",
+  );
   const upper = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toUpperCase(), v]));
   assert.equal((await verify(Buffer.from(BODY), upper, SECRET)).event, "video.completed");
 });
@@ -38,10 +45,18 @@ test("unwrap gives a typed event: the generation of a video event, none for anot
   assert.equal(event.event, "video.completed");
   assert.equal(event.generation.id, "gen_1");
   assert.equal(event.generation.status, "completed");
-  const test = JSON.stringify({ event: "webhook.test", timestamp: "2026-11-24T10:00:00.000Z", data: { webhook_id: "wh_1" } });
+  const test = JSON.stringify({
+    event: "webhook.test",
+    timestamp: "2026-11-24T10:00:00.000Z",
+    data: { webhook_id: "wh_1" },
+  });
   assert.equal((await unwrap(test, sign(test), SECRET)).generation, null);
   // an event type this SDK does not know stays a string
-  const newer = JSON.stringify({ event: "video.upscaled", timestamp: "2026-11-24T10:00:00.000Z", data: generation() });
+  const newer = JSON.stringify({
+    event: "video.upscaled",
+    timestamp: "2026-11-24T10:00:00.000Z",
+    data: generation(),
+  });
   assert.equal((await unwrap(newer, sign(newer), SECRET)).event, "video.upscaled");
 });
 
@@ -50,7 +65,10 @@ test("a tampered body, another secret, or a changed id is refused", async () => 
   const tampered = BODY.replace("gen_1", "gen_2");
   await assert.rejects(verify(tampered, headers, SECRET), /no webhook-signature matches/);
   await assert.rejects(verify(BODY, headers, OTHER), WebhookVerificationError);
-  await assert.rejects(verify(BODY, { ...headers, "webhook-id": "evt_2" }, SECRET), /no webhook-signature matches/);
+  await assert.rejects(
+    verify(BODY, { ...headers, "webhook-id": "evt_2" }, SECRET),
+    /no webhook-signature matches/,
+  );
 });
 
 test("both signatures must match: a good Standard Webhooks one with a bad service one is refused", async () => {
