@@ -13,17 +13,18 @@ TS_STAMP := $(TS)/node_modules/.installed
 dev: $(STAMP)
 	$(BIN)/videogen dev
 
-test: lint $(TS_STAMP)
+test: lint
 	$(BIN)/pytest
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-lint: $(STAMP)
+lint: $(STAMP) $(TS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy libs/common/src clients/python/src services/api/src services/orchestrator/src services/notifier/src src tests bench
 	$(BIN)/lint-imports
+	cd $(TS) && npm run --silent lint
 
 install: $(STAMP) $(TS_STAMP)
 
