@@ -1,10 +1,10 @@
 /** `client.generations`: create, read, list, cancel, follow, wait for and download generations. */
 import {
+  APIConnectionError,
   GenerationFailedError,
   RateLimitError,
   VideogenError,
   WaitTimeoutError,
-  APIConnectionError,
 } from "../core/errors.js";
 import type { PagePromise } from "../core/pagination.js";
 import {
@@ -126,8 +126,9 @@ export class Generations {
     let pause = FIRST_PAUSE_MS;
     let failures = 0;
     for (;;) {
-      let fresh = false;
+      let failure: APIConnectionError;
       try {
+        let fresh = false;
         for await (const event of this.#stream(id, lastEventId, options.signal)) {
           fresh = true;
           failures = 0;
@@ -137,16 +138,15 @@ export class Generations {
           if (isTerminal(event.generation)) return;
         }
         // The stream ended before the generation did (an api replica shutting down): resume at once.
-        if (!fresh && ++failures > this.#t.maxRetries) {
-          throw new APIConnectionError(
-            `GET generations/${id}/events: the stream keeps ending with nothing new`,
-          );
-        }
+        if (fresh) continue;
+        failure = new APIConnectionError(`GET generations/${id}/events: the stream ended with nothing new`);
       } catch (error) {
-        if (!(error instanceof APIConnectionError) || ++failures > this.#t.maxRetries) throw error;
-        await this.#t.pause(pause, options.signal);
-        pause = Math.min(pause * 2, MAX_PAUSE_MS);
+        if (!(error instanceof APIConnectionError)) throw error;
+        failure = error;
       }
+      if (++failures > this.#t.maxRetries) throw failure;
+      await this.#t.pause(pause, options.signal);
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
   }
 
@@ -196,12 +196,19 @@ export class Generations {
             if (follower.see(await this.#getWaiting(id, left(), deadline.signal))) return follower.finished();
             continue;
           }
+          let fresh = false;
           for await (const event of this.#stream(id, lastEventId, deadline.signal)) {
             lastEventId = event.id;
             if (follower.see(event.generation)) return follower.finished();
+            fresh = true;
             pause = FIRST_PAUSE_MS;
           }
-          // The stream ended before the generation did (an api replica shutting down): resume at once.
+          // The stream ended before the generation did (an api replica shutting down): resume at once if it
+          // brought news, else after a pause.
+          if (!fresh) {
+            await this.#t.pause(Math.min(pause, Math.max(0, left())), deadline.signal);
+            pause = Math.min(pause * 2, MAX_PAUSE_MS);
+          }
         } catch (error) {
           if (deadline.timedOut) break;
           if (options.signal?.aborted) throw options.signal.reason;

@@ -73,6 +73,16 @@ test("events() gives up after maxRetries failed reconnections, and an error stat
   assert.equal(api.requests.length, 3);
   assert.deepEqual(waits, [500, 1000]);
 
+  // A stream that ends at once, again and again, brings nothing: it is paused between, and given up on.
+  api.requests.length = 0;
+  waits.length = 0;
+  api.answers = [stream([])];
+  await assert.rejects(async () => {
+    for await (const _ of client.generations.events("gen_1", { lastEventId: "9:" }));
+  }, /the stream ended with nothing new/);
+  assert.equal(api.requests.length, 3);
+  assert.deepEqual(waits, [500, 1000]);
+
   api.requests.length = 0;
   api.answers = [problem(404, "Not Found")];
   await assert.rejects(async () => {
