@@ -7,6 +7,7 @@ makes and downloads a video and type-checks under ``tsc --strict``. Node's outpu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import inspect
 import json
@@ -16,13 +17,20 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
+from multidict import CIMultiDict
+from playwright.async_api import async_playwright
 
 import videogen_client
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.support.balancer import HOP_BY_HOP
 from tests.support.engines import Engines
 from tests.support.env import isolated_env
 from tests.support.images import close_to, opening_colour, solid_image, video_seconds
 from tests.support.stack import Stack, own_stack
+from videogen.engines import free_port
 from videogen_client import AsyncClient
 
 pytestmark = pytest.mark.e2e
@@ -260,3 +268,79 @@ async def test_the_packed_tarball_alone_makes_a_video_from_a_plain_script(
         script,
         cwd=app,
     )
+
+
+PAGE = '<!doctype html><meta charset="utf-8"><title>sdk</title><script type="module" src="scenario.mjs">'
+PAGE += "</script>"
+
+
+@contextlib.asynccontextmanager
+async def site(api: str) -> AsyncIterator[str]:
+    """A web app's origin on 127.0.0.1: a page, the built package under /sdk/, and /v1/ forwarded to ``api``
+    as it streams (the API sends no CORS headers, so a browser reaches it through its own origin)."""
+    upstream = aiohttp.ClientSession(auto_decompress=False)
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
+        body = await request.read()
+        async with upstream.request(
+            request.method, f"{api}{request.rel_url}", headers=headers, data=body or None
+        ) as answer:
+            response = web.StreamResponse(
+                status=answer.status,
+                headers=CIMultiDict((k, v) for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP),
+            )
+            await response.prepare(request)
+            async for chunk in answer.content.iter_any():
+                await response.write(chunk)
+            await response.write_eof()
+            return response
+
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(text=PAGE, content_type="text/html")
+
+    async def scenario(_: web.Request) -> web.FileResponse:
+        return web.FileResponse(PACKAGE / "test" / "browser" / "scenario.mjs")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/scenario.mjs", scenario)
+    app.router.add_static("/sdk/", PACKAGE / "dist")
+    app.router.add_route("*", "/v1/{tail:.*}", forward)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+        await upstream.close()
+
+
+async def test_the_sdk_runs_unchanged_in_a_browser(built: Path, ts_stack: Stack) -> None:
+    """The built package, as ES modules with no bundler, in headless Chromium against the real stack: a
+    video made and waited for over the browser's fetch and event stream, a listing walked, a typed error,
+    and a webhook verified (a tampered one refused) on the browser's Web Crypto."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make install` installs Debian's chromium package")
+    async with site(ts_stack.base) as origin, async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(f"{origin}/?key={ts_stack.key}")
+            result = await page.evaluate("window.result")
+        finally:
+            await browser.close()
+    assert errors == []
+    assert result == {
+        "status": "completed",
+        "told": result["told"],
+        "listed": True,
+        "missing": 404,
+        "verified": "video.completed",
+        "refused": "WebhookVerificationError",
+    }, result
+    assert result["told"][-1] == "completed"
