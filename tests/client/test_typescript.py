@@ -47,7 +47,7 @@ async def succeed(*argv: str | Path, cwd: Path = PACKAGE, env: dict[str, str] | 
     process = await asyncio.create_subprocess_exec(
         *map(str, argv),
         cwd=cwd,
-        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), **(env or {})},
+        env={**{k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
