@@ -46,6 +46,8 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "ProviderList": models.ProviderList,
     "ProviderInfo": models.ProviderInfo,
     "ProviderCapabilities": models.ProviderCapabilities,
+    "ProviderCapacity": models.ProviderCapacity,
+    "ProviderKeyCapacity": models.ProviderKeyCapacity,
     "GenerationImage": models.GenerationImage,
     "ImageInput": models.ImageInput,
     "Upload": models.Upload,
@@ -61,6 +63,7 @@ ENUMS: dict[str, Any] = {
     "AuditActorType": models.AuditActorType,
     "AspectRatio": models.AspectRatio,
     "Resolution": models.Resolution,
+    "Priority": models.Priority,
 }
 
 

@@ -1,7 +1,7 @@
 """The per-account cap on generations in flight, against the real MongoDB: beyond the cap new generations wait
-as ``queued`` (not rejected), nothing beyond it ever reaches the provider — also with two instances racing —
-and waiting generations start oldest first as slots free, after a restart, a cancel, or an instance that died
-holding a slot.
+as ``queued`` (not rejected), in line at their provider, nothing beyond it ever reaches the provider — also
+with two instances racing — and waiting generations start oldest first as slots free, after a restart, a
+cancel, or an instance that died holding a slot.
 
 The provider double holds each task until the test lets it finish, so "at once" is exact rather than timed."""
 
@@ -20,7 +20,8 @@ from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
 from videogen_common.generations import canceled_error
 from videogen_common.ids import new_id
-from videogen_common.repositories.generations import GenerationRepository, waiting_key
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
@@ -88,16 +89,27 @@ class Instances(Orchestration):
         self, count: int, account: str = "acme", *, waiting: bool = False, **fields: Any
     ) -> list[str]:
         """Generations as the api creates them, each a millisecond after the previous (oldest first); with
-        ``waiting``, as if already parked in the account's queue."""
+        ``waiting``, already put in line by an instance since gone."""
         ids = []
         for i in range(count):
             now = self.clock.advance(TICK)
             generation_id = new_id("gen", now)
+            lease: dict[str, Any] = {}
             if waiting:
-                fields["slot_wait"] = waiting_key(account, generation_id)
-            await insert_generation(
-                self.store, now, account_id=account, prompt=f"shot {i}", generation_id=generation_id, **fields
+                until = now + timedelta(hours=1)
+                lease = {"lease_owner": "gone", "lease_token": "t", "lease_expires_at": until}
+            doc = await insert_generation(
+                self.store,
+                now,
+                account_id=account,
+                prompt=f"shot {i}",
+                generation_id=generation_id,
+                **lease,
+                **fields,
             )
+            if waiting:
+                admission = self.admission(self.settings())
+                assert await admission.wait(GenerationRecord.from_doc(doc), "account_concurrency")
             ids.append(generation_id)
         return ids
 
@@ -140,7 +152,8 @@ async def orch(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncI
 async def assert_waiting(orch: Instances, generation_id: str) -> None:
     doc = await orch.get(generation_id)
     assert doc["status"] == "queued"
-    assert doc["slot_wait"] == waiting_key("acme", generation_id)
+    # In acme's line at the mock provider, at normal priority.
+    assert doc["slot_wait"].startswith("mock\nacme\n1\n") and doc["slot_wait"].endswith(generation_id)
     assert doc["lease_owner"] is None and doc["lease_expires_at"] is None
     assert doc["provider_task_id"] is None
 

@@ -36,11 +36,13 @@ from videogen_common.media import LocalMediaStore, MediaStore
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.admission import Admission
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 Doc = dict[str, Any]
@@ -122,13 +124,18 @@ class Orchestration:
         runner = Runner(
             store=self.store,
             actor=self.actor(owner, providers=providers, clock=clock, **overrides),
+            admission=self.admission(settings, clock),
             clock=clock or self.clock,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
-            account_max_in_flight=settings.account_max_in_flight,
+            sink=self.sink,
         )
         self.runners.append(runner)
         return runner
+
+    def admission(self, settings: OrchestratorSettings, clock: Clock | None = None) -> Admission:
+        """Admission as runtime.py makes it (its pools are made at its first use)."""
+        return admission_for(settings, self.store, clock or self.clock)
 
     def reconciler(self, runner: Runner) -> Reconciler:
         return Reconciler(

@@ -28,6 +28,8 @@ AuditEventType = Literal[
 AuditActorType = Literal["api_key", "operator", "system"]
 AspectRatio = Literal["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21", "4:5", "5:4", "3:2", "2:3"]
 Resolution = Literal["360p", "480p", "540p", "720p", "1080p", "4k"]
+Priority = Literal["high", "normal", "low"]
+QueueReason = Literal["account_concurrency", "provider_capacity", "provider"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed"})
 
 
@@ -67,7 +69,11 @@ class Generation(Model):
     thumbnail_url: str | None = None
     error: GenerationError | None = None
     progress: int | None = None  # 0-100 while processing, when the provider says
-    queue_reason: Literal["account_concurrency", "provider"] | None = None
+    queue_reason: QueueReason | None = None
+    # While it waits for capacity, and only when read alone: its place among the account's generations
+    # waiting at that provider (1: the next of yours to start).
+    queue_position: int | None = None
+    priority: Priority = "normal"
     timeline: list[TimelineStep] = []
     # As asked; None: the provider's (or the deployment's) default.
     aspect_ratio: AspectRatio | None = None
@@ -111,10 +117,31 @@ class ProviderCapabilities(Model):
     negative_prompt: bool
 
 
+class ProviderKeyCapacity(Model):
+    """One of a provider's keys: its limit (None: none of ours), the limit used now, what runs on it."""
+
+    name: str | None = None
+    limit: int | None = None
+    effective_limit: int | None = None
+    running: int
+    paused_until: datetime | None = None
+
+
+class ProviderCapacity(Model):
+    """What the whole deployment runs at a provider at once, and how many generations wait for it."""
+
+    limit: int | None = None
+    effective_limit: int | None = None
+    running: int
+    waiting: int
+    keys: list[ProviderKeyCapacity] = []
+
+
 class ProviderInfo(Model):
     id: Provider
     enabled: bool  # whether this deployment offers it
     capabilities: ProviderCapabilities
+    capacity: ProviderCapacity | None = None  # None until an orchestrator has started with it
 
 
 class ProviderList(Model):

@@ -22,6 +22,7 @@ class QueueReason:
     """Why a ``queued`` generation waits, when we know."""
 
     ACCOUNT_CONCURRENCY = "account_concurrency"  # the account's cap on generations in flight
+    PROVIDER_CAPACITY = "provider_capacity"  # our share of the provider's concurrency is all in use
     PROVIDER = "provider"  # the provider's own queue or throttling
 
 
@@ -60,6 +61,7 @@ def new_record(
     trace_id: str | None = None,
     api_key_id: str | None = None,
     traceparent: str | None = None,
+    priority: str | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
@@ -90,6 +92,8 @@ def new_record(
         trace_id=trace_id,
         api_key_id=api_key_id,
         traceparent=traceparent,
+        # Stored only when it orders something: ``normal`` is the default.
+        priority=priority if priority != "normal" else None,
     )
 
 

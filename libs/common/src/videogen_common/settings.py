@@ -16,9 +16,9 @@ from videogen_common.domain import Provider
 from videogen_common.store import Durability
 
 ENV_PREFIX = "VIDEOGEN_"
-# Settings named like a credential, whose values are never echoed (``*_api_key``, ``s3_access_key_id``,
+# Settings named like a credential, whose values are never echoed (``*_api_key(s)``, ``s3_access_key_id``,
 # ``*secret*``, ``*password*``; not ``s3_key_prefix`` or ``api_key_cache_seconds``).
-_SECRET_NAME = re.compile(r"secret|password|credential|(key|token)(_id)?$", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"secret|password|credential|(key|token)s?(_id)?$", re.IGNORECASE)
 
 
 def is_secret_name(name: str) -> bool:

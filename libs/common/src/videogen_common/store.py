@@ -99,6 +99,21 @@ class Store:
         return self.db["account_slots"]
 
     @property
+    def provider_pools(self) -> AsyncCollection[Doc]:
+        """Each provider key's concurrency slots, shared by every orchestrator instance (admission)."""
+        return self.db["provider_pools"]
+
+    @property
+    def waiting_lanes(self) -> AsyncCollection[Doc]:
+        """Each account's line of generations waiting for a provider, by priority (admission)."""
+        return self.db["waiting_lanes"]
+
+    @property
+    def orchestrators(self) -> AsyncCollection[Doc]:
+        """The orchestrator instances alive, each seen at its last heartbeat (they share provider rates)."""
+        return self.db["orchestrators"]
+
+    @property
     def uploads(self) -> AsyncCollection[Doc]:
         """Images clients uploaded for use as a first frame (the bytes are in media storage)."""
         return self.db["uploads"]

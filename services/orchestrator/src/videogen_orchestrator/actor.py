@@ -43,9 +43,10 @@ from videogen_orchestrator.first_frame import (
     guarded_fetcher,
     resolve_first_frame,
 )
-from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, RunResult
+from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, Refused, RunResult
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
+    CapacityRefused,
     ErrorCode,
     GenerationError,
     Job,
@@ -74,6 +75,8 @@ CANCEL_TIMEOUT_SECONDS = 15.0
 
 # Told of every generation this actor finishes (the metrics count them).
 FinishedObserver = Callable[[GenerationRecord], None]
+# Told when the provider accepts a generation's task (admission raises a lowered limit on it).
+AcceptedObserver = Callable[[GenerationRecord], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,7 @@ class GenerationActor:
         downloader: Downloader | None = None,
         image_fetcher: ImageFetcher | None = None,
         on_finished: FinishedObserver | None = None,
+        on_accepted: AcceptedObserver | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -127,6 +131,7 @@ class GenerationActor:
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
         self._on_finished = on_finished
+        self.on_accepted = on_accepted
 
     @property
     def owner(self) -> str:
@@ -142,8 +147,18 @@ class GenerationActor:
             self._on_finished(result.record)
         return result
 
+    def _adapter_for(self, record: GenerationRecord) -> ProviderAdapter | None:
+        """The adapter of the key the generation runs on (its pool), else of its provider's only or first
+        key (a generation from before pools were kept)."""
+        if record.provider_pool is not None and record.provider_pool in self._providers:
+            return self._providers[record.provider_pool]
+        if record.provider in self._providers:
+            return self._providers[record.provider]
+        prefix = f"{record.provider}/"
+        return next((a for name, a in sorted(self._providers.items()) if name.startswith(prefix)), None)
+
     async def _run(self, record: GenerationRecord) -> RunResult:
-        adapter = self._providers.get(record.provider)
+        adapter = self._adapter_for(record)
         if adapter is None:
             return await self._finish(
                 record,
@@ -212,6 +227,8 @@ class GenerationActor:
             except FirstFrameUnusable as exc:
                 return await self._finish(record, Failed(exc.error))
             record, refused = await self._submitted(record, adapter, job, progress)
+            if isinstance(refused, Refused):
+                return refused
             if refused is not None:
                 return await self._finish(record, refused)
             task_id = record.provider_task_id
@@ -228,7 +245,7 @@ class GenerationActor:
                     return await self._finish(record, step)
                 record = step.record
                 if step.pause:
-                    pause = self._settings.poll_interval_seconds
+                    pause = self._poll_pause(record)
                     await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
         except LeaseLost:
             log.info(
@@ -238,12 +255,24 @@ class GenerationActor:
             await self._cancel_if_canceled(record.id, adapter, record.provider_task_id)
             return Lost()
 
+    def _poll_pause(self, record: GenerationRecord) -> float:
+        """Seconds until the next poll: the interval grows with the task's age (a fraction of it), from the
+        base interval up to the maximum, so a long video costs few polls and a short one is seen at once."""
+        settings = self._settings
+        base = settings.poll_interval_seconds
+        started = record.task_started_at or record.submit_started_at
+        if started is None:
+            return base
+        age = max(0.0, (self._clock.now() - started).total_seconds())
+        return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
+
     async def _submitted(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, progress: ProgressReporter
-    ) -> tuple[GenerationRecord, Failed | None]:
+    ) -> tuple[GenerationRecord, Failed | Refused | None]:
         """The generation with its provider task id: kept from an earlier attempt, or submitted now. Or, with
         the generation as it stands, why no task can be had: past a deadline, an earlier submit interrupted
-        (whether it made a task is unknown), or the provider refused."""
+        (whether it made a task is unknown), the provider refused it, or refused it for now for capacity
+        (``Refused``: it waits again)."""
         if record.provider_task_id is not None:
             return record, None
         if (late := self._late(record)) is not None:
@@ -251,9 +280,16 @@ class GenerationActor:
         if record.submit_started_at is not None:
             return record, Failed(_interrupted_submit(adapter.name))
         record, error = await self._start_task(record, adapter, job)
+        if isinstance(error, Refused):
+            return record, error
         if error is not None:
             return record, Failed(error)
         progress.started(record)
+        if self.on_accepted is not None:
+            try:
+                await self.on_accepted(record)
+            except Exception:
+                log.exception("could not note the accepted task", extra={"generation_id": record.id})
         return record, None
 
     async def _poll_step(
@@ -314,7 +350,7 @@ class GenerationActor:
 
     async def _start_task(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job
-    ) -> tuple[GenerationRecord, GenerationError | None]:
+    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
         """Submit once and save the task id. Returns the updated generation and, if no task was started,
         why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
         plan = adapter.plan(job)
@@ -331,11 +367,21 @@ class GenerationActor:
 
     async def _submit_and_save(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
-    ) -> tuple[GenerationRecord, GenerationError | None]:
+    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
         try:
             with tracer.start_as_current_span("provider.submit", kind=SpanKind.CLIENT):
                 annotate(provider=adapter.name)
                 task_id = await adapter.submit(job)
+        except CapacityRefused as exc:
+            log.info(
+                "provider refused the task for capacity; it waits again",
+                extra={
+                    "generation_id": record.id,
+                    "provider": adapter.name,
+                    "retry_after_s": exc.retry_after,
+                },
+            )
+            return record, Refused(record, exc.retry_after)
         except ProviderError as exc:
             log.warning(
                 "provider refused or could not take the task",
@@ -376,12 +422,13 @@ class GenerationActor:
                 "the video was not finished by the deadline the request set",
                 retriable=True,
             )
-        created: datetime = record.created_at
+        # Time spent waiting in our own queue for capacity does not count.
+        admitted: datetime = record.admitted_at or record.created_at
         seconds = self._settings.generation_deadline_seconds
-        if now >= created + timedelta(seconds=seconds):
+        if now >= admitted + timedelta(seconds=seconds):
             return GenerationError(
                 ErrorCode.PROVIDER_TIMEOUT,
-                f"the provider did not finish the video within {seconds:g} s of the request",
+                f"the provider did not finish the video within {seconds:g} s of its start",
                 retriable=True,
             )
         return None

@@ -23,13 +23,24 @@ from videogen_client.errors import (
     GenerationFailedError,
     WaitTimeoutError,
 )
-from videogen_client.models import AspectRatio, AuditEventType, Generation, Resolution
+from videogen_client.models import AspectRatio, AuditEventType, Generation, Priority, Resolution
 
 OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
 WEBHOOK_COLUMNS = ("id", "url", "events", "active", "disabled_reason")
 DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at", "failure_reason")
-PROVIDER_COLUMNS = ("id", "enabled", "aspect_ratios", "resolutions", "durations", "image", "seed", "negative")
+PROVIDER_COLUMNS = (
+    "id",
+    "enabled",
+    "aspect_ratios",
+    "resolutions",
+    "durations",
+    "image",
+    "seed",
+    "negative",
+    "running",
+    "waiting",
+)
 USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENTS = ("video.completed", "video.failed", "webhook.disabled")
@@ -101,6 +112,7 @@ def _generate(args: argparse.Namespace) -> int:
             negative_prompt=args.negative_prompt,
             metadata=dict(args.metadata or []) or None,
             image=args.image,
+            priority=args.priority,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -197,11 +209,18 @@ def _providers(args: argparse.Namespace) -> int:
             "image": "yes" if p.capabilities.image_input else "no",
             "seed": "yes" if p.capabilities.seed else "no",
             "negative": "yes" if p.capabilities.negative_prompt else "no",
+            "running": _capacity(p.capacity.running, p.capacity.effective_limit) if p.capacity else "",
+            "waiting": p.capacity.waiting if p.capacity else "",
         }
         for p in found
     ]
     print(output.rows_table(rows, PROVIDER_COLUMNS))
     return OK
+
+
+def _capacity(running: int, limit: int | None) -> str:
+    """``running/limit`` (the limit in use now), or the count alone without a limit."""
+    return f"{running}/{limit}" if limit is not None else str(running)
 
 
 def _image(text: str) -> str | Path:
@@ -283,6 +302,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     generate.add_argument(
         "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="your own ids (repeat)"
+    )
+    generate.add_argument(
+        "--priority",
+        choices=get_args(Priority),
+        help="the order your generations start in when they wait for capacity (default normal)",
     )
     generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
     generate.add_argument(

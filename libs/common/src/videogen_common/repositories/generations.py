@@ -31,8 +31,6 @@ Doc = dict[str, Any]
 
 ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
-# Separates the account from the generation id in ``slot_wait``; account ids never contain it.
-_SEP = "\n"
 # The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
 _EVER = datetime.min.replace(tzinfo=UTC)
 
@@ -82,25 +80,30 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
         name="by_account_status",
     ),
-    # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
-    # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+    # Generations waiting to be admitted to their provider: "{provider}\n{account}\n{rank}\n{place}\n{id}",
+    # set only while waiting, so one lane's line is an ordered range of this small index
+    # (repositories.waiting).
     IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
+    # Waiting generations with a client's deadline, by it: those past it are failed without waiting longer.
+    IndexModel([("wait_deadline", ASCENDING)], name="by_wait_deadline", sparse=True),
 ]
-
-
-def waiting_key(account_id: str, generation_id: str) -> str:
-    """The ``slot_wait`` value of a generation waiting in its account's queue."""
-    return f"{account_id}{_SEP}{generation_id}"
-
-
-def _queue_range(account_id: str) -> Doc:
-    return {"$gt": f"{account_id}{_SEP}", "$lt": f"{account_id}{chr(ord(_SEP) + 1)}"}
 
 
 def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     if since is None or (since.tzinfo is None) != (now.tzinfo is None):
         return None
     return max(0.0, (now - since).total_seconds())
+
+
+def _admission_fields(record: GenerationRecord) -> Doc:
+    """What admission decided in memory, saved with the actor's first write: the pool the generation runs
+    on, and since when it is out of our queue."""
+    fields: Doc = {}
+    if record.provider_pool is not None:
+        fields["provider_pool"] = record.provider_pool
+    if record.admitted_at is not None:
+        fields["admitted_at"] = record.admitted_at
+    return fields
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ class GenerationRepository:
         return found["idem_hash"], found["idem_response"]
 
     # -- reads --------------------------------------------------------------------------------------------
+
+    async def get(self, generation_id: str) -> GenerationRecord | None:
+        doc = await self._generations.find_one({"_id": generation_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
 
     async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
         """The generation if it is the account's (a foreign id reads like an unknown one)."""
@@ -260,9 +267,10 @@ class GenerationRepository:
             query["lease_owner"] = owner
         if lease_token is not None:
             query["lease_token"] = lease_token
-        result = await self._generations.update_one(
-            query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
-        )
+        change: Doc = {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        if target.terminal and doc.get("wait_deadline") is not None:
+            change["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
+        result = await self._generations.update_one(query, change)
         if result.modified_count != 1:
             return None
         moved = {
@@ -332,14 +340,10 @@ class GenerationRepository:
     async def mark_submitting(
         self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
     ) -> GenerationRecord | None:
-        """A submit that may make a (paid) task begins now, with the request ``plan``."""
-        return await self._set_owned(
-            record,
-            owner,
-            {"submit_started_at": now, "provider_request": plan},
-            submit_started_at=now,
-            provider_request=plan,
-        )
+        """A submit that may make a (paid) task begins now, with the request ``plan``, on the provider key the
+        generation was admitted to (``record.provider_pool``)."""
+        fields: Doc = {"submit_started_at": now, "provider_request": plan, **_admission_fields(record)}
+        return await self._set_owned(record, owner, fields, submit_started_at=now, provider_request=plan)
 
     async def save_task_id(
         self,
@@ -349,13 +353,21 @@ class GenerationRepository:
         now: datetime,
         plan: Mapping[str, Any] | None,
     ) -> GenerationRecord | None:
-        """The provider took the task: its id (and the request, if given) saved before the first poll."""
-        fields: Doc = {"provider_task_id": task_id, "updated_at": now}
+        """The provider took the task: its id (and the request, if given) saved before the first poll, with
+        the provider key it runs on and when it was accepted."""
+        fields: Doc = {"provider_task_id": task_id, "updated_at": now, "task_started_at": now}
+        fields.update(_admission_fields(record))
         if plan:
             fields["provider_request"] = plan
         request = plan or record.provider_request
         return await self._set_owned(
-            record, owner, fields, provider_task_id=task_id, updated_at=now, provider_request=request
+            record,
+            owner,
+            fields,
+            provider_task_id=task_id,
+            updated_at=now,
+            task_started_at=now,
+            provider_request=request,
         )
 
     async def _set_owned(
@@ -396,13 +408,22 @@ class GenerationRepository:
     # -- leases -------------------------------------------------------------------------------------------
 
     async def claim_lease(
-        self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
+        self,
+        generation_id: str,
+        owner: str,
+        now: datetime,
+        until: datetime,
+        token: str,
+        *,
+        waiting: bool = False,
     ) -> GenerationRecord | None:
         """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
-        or one that ended before now, without an ``$or``), leaving its account's slot queue; returns the
-        generation so leased, or None. On MongoDB one findAndModify; on the embedded store, which answers
-        findAndModify with a collection scan, a conditional update stamping the unique ``token``, then a read
-        by id (``_claim_lease_in_two_steps``)."""
+        or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
+        generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
+        reconciler resuming one whose joining was cut short): it then leaves its lane, and ``admitted_at``
+        says since when it is out of our queue. On MongoDB one findAndModify; on the embedded store, which
+        answers findAndModify with a collection scan, a conditional update stamping the unique ``token``,
+        then a read by id (``_claim_lease_in_two_steps``)."""
         condition: Doc = {
             "_id": generation_id,
             "status": {"$in": ACTIVE},
@@ -410,9 +431,13 @@ class GenerationRepository:
         }
         update: Doc = {
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            "$unset": {"slot_wait": ""},
             "$inc": {"attempts": 1},
         }
+        if waiting:
+            update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
+            update["$set"]["admitted_at"] = now
+        else:
+            condition["slot_wait"] = None
         if await self._store.engine() is Engine.SECANTUSDB:
             return await self._claim_lease_in_two_steps(condition, update, token)
         doc = await self._generations.find_one_and_update(
@@ -431,25 +456,47 @@ class GenerationRepository:
             return None
         return GenerationRecord.from_doc(doc)
 
-    async def wait_for_slot(self, record: GenerationRecord, *, now: datetime) -> None:
-        """Park a generation leased under ``record``'s token in its account's queue, unleased, ``queued``
-        (for the account's concurrency): a transition from ``processing``; from ``queued``, the same fields
-        without a new version (no state changes). Nothing if it moved since ``record``."""
-        parked: Doc = {
-            "slot_wait": waiting_key(record.account_id, record.id),
-            "lease_owner": None,
-            "lease_expires_at": None,
-            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
-        }
+    async def join_lane(
+        self,
+        record: GenerationRecord,
+        key: str,
+        place: int,
+        reason: str,
+        *,
+        now: datetime,
+        refused: bool = False,
+    ) -> GenerationRecord | None:
+        """Make a generation leased under ``record``'s token wait, ``queued`` for ``reason``, at ``key`` in
+        its lane (``repositories.waiting``), still leased: a transition from ``processing``; from ``queued``,
+        the same fields without a new version (no state changes). ``refused``: the provider refused its submit
+        for capacity, so no task was made: the submit's mark and plan go. The lease is let go by
+        ``leave_lease`` once the lane knows the place. None if it moved since ``record``."""
+        fields: Doc = {"slot_wait": key, "queue_place": place, "queue_reason": reason}
+        if record.deadline_at is not None:
+            fields["wait_deadline"] = record.deadline_at
+        if refused:
+            fields["submit_started_at"] = None
+            fields["provider_request"] = None
+        changes: Doc = {name: value for name, value in fields.items() if name != "wait_deadline"}
         if record.status is Status.QUEUED:
-            await self._generations.update_one(
+            parked = await self._generations.update_one(
                 {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
-                {"$set": parked},
+                {"$set": fields},
             )
-        else:
-            await self.transition(
-                record.to_doc(), Status.QUEUED, now=now, fields=parked, lease_token=record.lease_token
-            )
+            return replace(record, **changes) if parked.modified_count == 1 else None
+        moved = await self.transition(
+            record.to_doc(), Status.QUEUED, now=now, fields=fields, lease_token=record.lease_token
+        )
+        return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def leave_lease(self, record: GenerationRecord) -> bool:
+        """Let go of the lease of a generation that now waits in its lane (``join_lane``), so admission can
+        start it; False if it moved meanwhile."""
+        left = await self._generations.update_one(
+            {"_id": record.id, "lease_token": record.lease_token, "slot_wait": record.slot_wait},
+            {"$set": {"lease_owner": None, "lease_expires_at": None}},
+        )
+        return left.modified_count == 1
 
     async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
         await self._generations.update_many(
@@ -464,35 +511,6 @@ class GenerationRepository:
             {"$set": {"lease_owner": None, "lease_expires_at": expires_at}},
         )
         return released.modified_count
-
-    # -- the account slot queue ---------------------------------------------------------------------------
-
-    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
-        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
-        doc = await self._generations.find_one(
-            {"slot_wait": _queue_range(account_id)}, projection={"status": 1}, sort=[("slot_wait", 1)]
-        )
-        return None if doc is None else (doc["_id"], doc["status"])
-
-    async def leave_queue(self, generation_id: str) -> None:
-        """Take a finished generation (canceled while it waited) out of its account's queue."""
-        await self._generations.update_one(
-            {"_id": generation_id, "status": {"$in": FINISHED}}, {"$unset": {"slot_wait": ""}}
-        )
-
-    async def waiting_accounts(self) -> AsyncIterator[str]:
-        """Each account with a generation waiting for a slot: one index seek per account, skipping from one
-        account's queue to the next."""
-        after = ""
-        while True:
-            doc = await self._generations.find_one(
-                {"slot_wait": {"$gt": after}}, projection={"slot_wait": 1}, sort=[("slot_wait", 1)]
-            )
-            if doc is None:
-                return
-            account_id = doc["slot_wait"].split(_SEP, 1)[0]
-            yield account_id
-            after = f"{account_id}{chr(ord(_SEP) + 1)}"
 
     async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
         """Which of these generations exist and are not finished."""

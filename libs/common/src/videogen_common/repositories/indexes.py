@@ -7,7 +7,18 @@ from datetime import UTC, datetime
 
 from pymongo import IndexModel
 
-from videogen_common.repositories import audit, deliveries, generations, keys, rate_limits, uploads, webhooks
+from videogen_common.repositories import (
+    audit,
+    deliveries,
+    generations,
+    instances,
+    keys,
+    provider_pools,
+    rate_limits,
+    uploads,
+    waiting,
+    webhooks,
+)
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -19,6 +30,9 @@ INDEXES: dict[str, list[IndexModel]] = {
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
     "rate_limits": rate_limits.INDEXES,
+    "provider_pools": provider_pools.INDEXES,
+    "waiting_lanes": waiting.INDEXES,
+    "orchestrators": instances.INDEXES,
 }
 
 

@@ -62,6 +62,14 @@ class SlotRepository:
         doc = await self._slots.find_one({"_id": account_id})
         return list(doc["holders"]) if doc else []
 
+    async def held_by(self, account_ids: list[str]) -> dict[str, int]:
+        """How many slots each of these accounts holds (0 for one with no document)."""
+        found = self._slots.find({"_id": {"$in": account_ids}}, projection={"holders": 1})
+        held = dict.fromkeys(account_ids, 0)
+        async for doc in found:
+            held[doc["_id"]] = len(doc["holders"])
+        return held
+
     async def all_holders(self) -> AsyncIterator[tuple[str, list[str]]]:
         """Each account holding a slot, with its holders."""
         async for doc in self._slots.find({"holders.0": {"$exists": True}}):

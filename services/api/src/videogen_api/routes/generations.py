@@ -58,6 +58,7 @@ from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import canceled_error, new_record, status_envelope
 from videogen_common.ids import new_id
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import DuplicateKeyError
 from videogen_common.tracing import annotate, current_traceparent
 
@@ -118,16 +119,26 @@ async def _waited(
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
         if view is None and (record := await read()) is not None:
-            view = record.public_view()
+            view = await _with_position(request, record)
         found = view
         waited: dict[str, str] = {}
     else:
         found = await request.app[state.FEED].until_terminal(generation_id, read, seconds)
         waited = applied(seconds)
+        if found is not None and found["status"] == "queued" and (record := await read()) is not None:
+            found = await _with_position(request, record)  # still waiting: say where in line
     if found is None:
         # A foreign id answers exactly like an unknown one.
         raise not_found(f"no generation {generation_id!r}")
     return found, waited
+
+
+async def _with_position(request: web.Request, record: GenerationRecord) -> dict[str, Any]:
+    """The generation's view, with its place in line while it waits for capacity (two small reads)."""
+    view = record.public_view()
+    if record.waiting_in_line and record.slot_wait is not None:
+        view["queue_position"] = await WaitingRepository(request.app[state.STORE]).position(record.slot_wait)
+    return view
 
 
 async def _first_frame(
@@ -222,6 +233,7 @@ async def create_generation(request: web.Request) -> web.Response:
         api_key_id=api_key_id_of(request),
         # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
         traceparent=traceparent,
+        priority=body.priority.value if body.priority is not None else None,
     )
     if traceparent is not None:
         annotate(generation_id=record.id, account_id=account, provider=record.provider)
