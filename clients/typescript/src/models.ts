@@ -16,6 +16,7 @@ export type AuditEventType = Schemas["AuditEventType"];
 export type AuditActorType = Schemas["AuditActorType"];
 export type AspectRatio = Schemas["AspectRatio"];
 export type Resolution = Schemas["Resolution"];
+export type Priority = Schemas["Priority"];
 
 export type Generation = Schemas["Generation"];
 export type GenerationList = Schemas["GenerationList"];
@@ -27,6 +28,8 @@ export type GenerateRequest = Schemas["GenerateRequest"];
 export type Upload = Schemas["Upload"];
 export type ProviderInfo = Schemas["ProviderInfo"];
 export type ProviderCapabilities = Schemas["ProviderCapabilities"];
+export type ProviderCapacity = Schemas["ProviderCapacity"];
+export type ProviderKeyCapacity = Schemas["ProviderKeyCapacity"];
 export type ProviderList = Schemas["ProviderList"];
 export type Webhook = Schemas["Webhook"];
 export type WebhookCreate = Schemas["WebhookCreate"];

@@ -111,7 +111,7 @@ export interface paths {
         };
         /**
          * List providers and what they can make
-         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept.
+         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now.
          */
         get: operations["listProviders"];
         put?: never;
@@ -611,6 +611,11 @@ export interface components {
              * @default null
              */
             image?: components["schemas"]["ImageInput"] | null;
+            /**
+             * @description Optional: high, normal (the default) or low. When your generations wait for the provider's capacity, yours start in this order (oldest first within each); it does not move you ahead of other accounts, which share the provider fairly.
+             * @default null
+             */
+            priority?: components["schemas"]["Priority"] | null;
         };
         /**
          * Generation
@@ -644,9 +649,16 @@ export interface components {
             progress: number | null;
             /**
              * Queue Reason
-             * @description Why a queued generation waits: account_concurrency (the account's cap on generations in flight) or provider (the provider's own queue); null otherwise.
+             * @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise.
              */
-            queue_reason: ("account_concurrency" | "provider" | (string & {})) | null;
+            queue_reason: ("account_concurrency" | "provider_capacity" | "provider" | (string & {})) | null;
+            /**
+             * Queue Position
+             * @description While it waits for capacity (account_concurrency or provider_capacity): its place among your account's generations waiting at that provider, 1 being the next of yours to start (other accounts' work is interleaved fairly). Given when one generation is read; null in lists and otherwise.
+             */
+            queue_position: number | null;
+            /** @description As asked (normal by default). */
+            priority: components["schemas"]["Priority"];
             /**
              * Timeline
              * @description Every state it entered, oldest first.
@@ -775,6 +787,13 @@ export interface components {
             api_key_id: string | null;
         };
         /**
+         * Priority
+         * @description How soon a generation starts among its own account's waiting work at one provider (it does not
+         *     reorder other accounts' work: a freed slot goes to the account with the fewest running first).
+         * @enum {string}
+         */
+        Priority: "high" | "normal" | "low" | (string & {});
+        /**
          * Problem
          * @description An RFC 9457 problem: every error the API returns, as application/problem+json.
          */
@@ -832,6 +851,31 @@ export interface components {
             /** Negative Prompt */
             negative_prompt: boolean;
         };
+        /**
+         * ProviderCapacity
+         * @description What the whole deployment runs at a provider at once, across every orchestrator instance.
+         */
+        ProviderCapacity: {
+            /**
+             * Limit
+             * @description The sum of the keys' limits; null if a key has no limit of ours.
+             */
+            limit: number | null;
+            /**
+             * Effective Limit
+             * @description The sum of the keys' effective limits.
+             */
+            effective_limit: number | null;
+            /** Running */
+            running: number;
+            /**
+             * Waiting
+             * @description Generations of every account waiting for a slot.
+             */
+            waiting: number;
+            /** Keys */
+            keys: components["schemas"]["ProviderKeyCapacity"][];
+        };
         /** ProviderInfo */
         ProviderInfo: {
             id: components["schemas"]["Provider"];
@@ -841,6 +885,39 @@ export interface components {
              */
             enabled: boolean;
             capabilities: components["schemas"]["ProviderCapabilities"];
+            /** @description Its capacity and load; null until an orchestrator has started with it enabled. */
+            capacity: components["schemas"]["ProviderCapacity"] | null;
+        };
+        /**
+         * ProviderKeyCapacity
+         * @description One of the provider's keys (pools): its own limit and load.
+         */
+        ProviderKeyCapacity: {
+            /**
+             * Name
+             * @description The key's name; null for a provider's only key.
+             */
+            name: string | null;
+            /**
+             * Limit
+             * @description Configured concurrency; null: no limit of ours.
+             */
+            limit: number | null;
+            /**
+             * Effective Limit
+             * @description What is used now: lowered when the provider refuses for capacity; null: none.
+             */
+            effective_limit: number | null;
+            /**
+             * Running
+             * @description Generations at the provider on this key now.
+             */
+            running: number;
+            /**
+             * Paused Until
+             * @description No new work starts on this key before then (after a refusal).
+             */
+            paused_until: string | null;
         };
         /**
          * ProviderList
