@@ -33,6 +33,8 @@ ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
 # The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
 _EVER = datetime.min.replace(tzinfo=UTC)
+# An expiry long past: the reconciler resumes such a generation at its next pass.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,6 +580,16 @@ class GenerationRepository:
                 {"_id": {"$in": list(generation_ids)}, OUTBOX_AT: {"$exists": True}},
                 {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
             )
+
+    async def requeue_account_waits(self) -> int:
+        """Migration: generations a version before admission left waiting in their account's queue
+        (``slot_wait`` of ``account\nid``) are handed to the reconciler, which puts them in line at their
+        provider (their lease expires at the epoch, like a handed-back one). Returns how many."""
+        moved = await self._generations.update_many(
+            {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
+            {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
+        )
+        return moved.modified_count
 
     async def date_unstamped_outbox(self, now: datetime) -> None:
         """Migration: generations left pending by a version without ``outbox_at`` are owed their event as of

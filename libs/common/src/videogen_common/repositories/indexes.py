@@ -53,6 +53,8 @@ async def ensure_indexes(store: Store) -> None:
     # Generations left pending by a version without outbox_at are owed their event as of now (before the
     # retired by_outbox index goes, so MongoDB finds them through it).
     await GenerationRepository(store).date_unstamped_outbox(datetime.now(UTC))
+    # Generations waiting in an account's queue (before admission's lines at the providers) join those lines.
+    await GenerationRepository(store).requeue_account_waits()
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:
