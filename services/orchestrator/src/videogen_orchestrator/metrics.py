@@ -104,6 +104,8 @@ class OrchestratorMetrics:
             buckets=STATE_BUCKETS,
             registry=registry,
         )
+        for provider in Provider:
+            self.admission_waited.labels(provider.value)  # from zero, like the counters
         self.capacity_refusals = Counter(
             "videogen_provider_capacity_refusals",
             "Submits a provider refused for capacity (429): the generation waited again and the key's "
