@@ -40,6 +40,7 @@ from videogen_api.prefer import (
 )
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.query import parse_query
+from videogen_api.queue_position import view_with_position
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
 from videogen_api.schemas import (
@@ -58,7 +59,6 @@ from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import canceled_error, new_record, status_envelope
 from videogen_common.ids import new_id
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import DuplicateKeyError
 from videogen_common.tracing import annotate, current_traceparent
 
@@ -119,26 +119,20 @@ async def _waited(
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
         if view is None and (record := await read()) is not None:
-            view = await _with_position(request, record)
+            view = await view_with_position(request.app[state.STORE], record)
         found = view
         waited: dict[str, str] = {}
     else:
         found = await request.app[state.FEED].until_terminal(generation_id, read, seconds)
         waited = applied(seconds)
         if found is not None and found["status"] == "queued" and (record := await read()) is not None:
-            found = await _with_position(request, record)  # still waiting: say where in line
+            found = await view_with_position(
+                request.app[state.STORE], record
+            )  # still waiting: say where in line
     if found is None:
         # A foreign id answers exactly like an unknown one.
         raise not_found(f"no generation {generation_id!r}")
     return found, waited
-
-
-async def _with_position(request: web.Request, record: GenerationRecord) -> dict[str, Any]:
-    """The generation's view, with its place in line while it waits for capacity (two small reads)."""
-    view = record.public_view()
-    if record.waiting_in_line and record.slot_wait is not None:
-        view["queue_position"] = await WaitingRepository(request.app[state.STORE]).position(record.slot_wait)
-    return view
 
 
 async def _first_frame(
