@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -16,6 +17,7 @@ from pymongo.errors import (
     ServerSelectionTimeoutError,
     WriteConcernError,
 )
+from pymongo.monitoring import CommandListener
 
 # The driver's errors the services tell apart (a key already taken, the store unreachable or not answering in
 # time, a write not acknowledged as durable, any store failure), named here so that only libs/common imports
@@ -156,6 +158,7 @@ def connect(
     app_name: str,
     durability: Durability = Durability.MAJORITY_JOURNALED,
     server_selection_timeout_ms: int | None = None,
+    event_listeners: Sequence[CommandListener] = (),
 ) -> tuple[AsyncMongoClient[Doc], Store]:
     """A client whose every write carries ``durability``'s write concern and whose reads see only what a
     majority acknowledged (so a decision is never taken on a write that a crash could still take back).
@@ -166,6 +169,8 @@ def connect(
         options["journal"] = concern["j"]
     if server_selection_timeout_ms is not None:  # how long a call waits for a store to answer (30 s)
         options["serverSelectionTimeoutMS"] = server_selection_timeout_ms
+    if event_listeners:  # a benchmark counting its round trips
+        options["event_listeners"] = list(event_listeners)
     client: AsyncMongoClient[Doc] = AsyncMongoClient(
         url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
     )

@@ -102,8 +102,8 @@ class OrchestratorSettings(CommonSettings):
     pika_max_requests_per_second: PositiveRate = None
     # Polls slow down as a task ages: every max(poll_interval_seconds, age x poll_age_fraction) seconds, at
     # most poll_max_interval_seconds apart.
-    poll_age_fraction: float = Field(default=0.1, ge=0)
-    poll_max_interval_seconds: float = Field(default=10.0, gt=0)
+    poll_age_fraction: float = Field(default=0.05, ge=0)
+    poll_max_interval_seconds: float = Field(default=5.0, gt=0)
     # A generation not finished this long after it was admitted to its provider fails with provider_timeout
     # (time spent waiting in our queue for capacity does not count).
     generation_deadline_seconds: float = Field(default=1800.0, gt=0)

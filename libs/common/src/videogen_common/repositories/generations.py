@@ -528,9 +528,11 @@ class GenerationRepository:
         the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
         index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
         for status in ACTIVE:
+            # Bounded below too: without it the embedded store reads every unleased generation of the status
+            # (those waiting in line: their lease is null, which sorts first) before the range.
             found = (
                 self._generations.find(
-                    {"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1}
+                    {"status": status, "lease_expires_at": {"$gte": _EVER, "$lt": now}}, projection={"_id": 1}
                 )
                 .sort("lease_expires_at", 1)
                 .limit(limit)
