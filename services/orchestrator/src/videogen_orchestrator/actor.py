@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -75,8 +76,18 @@ CANCEL_TIMEOUT_SECONDS = 15.0
 
 # Told of every generation this actor finishes (the metrics count them).
 FinishedObserver = Callable[[GenerationRecord], None]
-# Told when the provider accepts a generation's task (admission raises a lowered limit on it).
-AcceptedObserver = Callable[[GenerationRecord], Awaitable[None]]
+
+
+class TaskEvent(StrEnum):
+    """What the actor tells admission about a generation's task at the provider."""
+
+    # The provider accepted it (a lowered limit may climb back).
+    ACCEPTED = "accepted"
+    # It ended at the provider (its slot there is free, before the media is copied).
+    ENDED = "ended"
+
+
+TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +139,7 @@ class GenerationActor:
         downloader: Downloader | None = None,
         image_fetcher: ImageFetcher | None = None,
         on_finished: FinishedObserver | None = None,
-        on_accepted: AcceptedObserver | None = None,
+        on_task: TaskObserver | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -142,7 +153,7 @@ class GenerationActor:
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
         self._on_finished = on_finished
-        self.on_accepted = on_accepted
+        self.on_task = on_task
 
     @property
     def owner(self) -> str:
@@ -285,12 +296,18 @@ class GenerationActor:
         if error is not None:
             return record, Failed(error)
         progress.started(record)
-        if self.on_accepted is not None:
-            try:
-                await self.on_accepted(record)
-            except Exception:
-                log.exception("could not note the accepted task", extra={"generation_id": record.id})
+        await self._tell(record, TaskEvent.ACCEPTED)
         return record, None
+
+    async def _tell(self, record: GenerationRecord, event: TaskEvent) -> None:
+        if self.on_task is None:
+            return
+        try:
+            await self.on_task(record, event)
+        except Exception:
+            log.exception(
+                "could not note the task's news", extra={"generation_id": record.id, "event": event}
+            )
 
     async def _poll_step(
         self,
@@ -307,6 +324,8 @@ class GenerationActor:
             if state is None:
                 return _PollAgain(record, pause=False)
             await self._ensure_owned(record)
+            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+                await self._tell(record, TaskEvent.ENDED)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
                 with tracer.start_as_current_span("media.fetch"):
                     video, thumbnail = await self._fetch_media(state.output)

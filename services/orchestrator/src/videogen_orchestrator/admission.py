@@ -214,6 +214,11 @@ class Admission:
 
     # -- after a run ----------------------------------------------------------------------------------------
 
+    async def task_ended(self, record: GenerationRecord) -> bool:
+        """The generation's task ended at the provider: its provider slot is given back now (its account slot
+        stays until it is finished). True if it held one."""
+        return await self._pools.release(record.provider, record.id)
+
     async def release(self, record: GenerationRecord) -> bool:
         """Give back the finished generation's slots; True if it held its account's (its account may start
         another)."""

@@ -25,7 +25,7 @@ from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
-from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.actor import GenerationActor, TaskEvent
 from videogen_orchestrator.admission import Admission, Admitted, with_pool
 from videogen_orchestrator.outcomes import Finished, Refused
 from videogen_orchestrator.slots import AccountSlots
@@ -69,7 +69,7 @@ class Runner:
         self._no_claims = asyncio.Event()
         self._no_claims.set()
         self._stopping = False
-        actor.on_accepted = self._accepted
+        actor.on_task = self._task_news
 
     @property
     def in_flight(self) -> int:
@@ -204,11 +204,15 @@ class Runner:
                 if provider != record.provider:
                     self.wake(provider)
 
-    async def _accepted(self, record: GenerationRecord) -> None:
-        """The provider accepted the generation's task: the pool it was admitted to may climb back."""
-        admitted = self._admitted.get(record.id)
-        if admitted is not None:
-            await self.admission.accepted(admitted.pool)
+    async def _task_news(self, record: GenerationRecord, event: TaskEvent) -> None:
+        """The provider accepted the generation's task (the pool it was admitted to may climb back), or the
+        task ended there (its provider slot is free now, before the media is copied: the next may start)."""
+        if event is TaskEvent.ACCEPTED:
+            admitted = self._admitted.get(record.id)
+            if admitted is not None:
+                await self.admission.accepted(admitted.pool)
+        elif await self.admission.task_ended(record):
+            self.wake(record.provider)
 
     async def _finished(self, generation_id: str) -> bool:
         status = await self._generations.status_of(generation_id)
