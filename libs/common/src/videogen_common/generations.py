@@ -60,11 +60,12 @@ def new_record(
     trace_id: str | None = None,
     api_key_id: str | None = None,
     traceparent: str | None = None,
+    budget_hold: Doc | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
     stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
-    deadline, the creating request's id, key and trace."""
+    deadline, the creating request's id, key and trace, what it reserved of its budgets."""
     given = options or {}
     image = given.get("image")
     return GenerationRecord(
@@ -90,6 +91,7 @@ def new_record(
         trace_id=trace_id,
         api_key_id=api_key_id,
         traceparent=traceparent,
+        budget_hold=budget_hold,
     )
 
 

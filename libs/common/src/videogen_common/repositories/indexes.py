@@ -7,7 +7,16 @@ from datetime import UTC, datetime
 
 from pymongo import IndexModel
 
-from videogen_common.repositories import audit, deliveries, generations, keys, rate_limits, uploads, webhooks
+from videogen_common.repositories import (
+    audit,
+    budgets,
+    deliveries,
+    generations,
+    keys,
+    rate_limits,
+    uploads,
+    webhooks,
+)
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -19,6 +28,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
     "rate_limits": rate_limits.INDEXES,
+    "budget_counters": budgets.COUNTER_INDEXES,
 }
 
 

@@ -25,6 +25,7 @@ from videogen_api.problems import Problem, not_found
 from videogen_api.schemas import Generation
 from videogen_api.status_feed import Change, Key, change_key
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -106,6 +107,7 @@ _EVENTS = {
 @routes.get("/v1/generations/{id}/events")
 @Endpoint(
     operation_id="streamGenerationEvents",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="Follow a generation live (Server-Sent Events)",
     description=(

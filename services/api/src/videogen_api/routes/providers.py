@@ -11,6 +11,7 @@ from videogen_api.schemas import ProviderList
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -18,6 +19,7 @@ routes = web.RouteTableDef()
 @routes.get("/v1/providers")
 @Endpoint(
     operation_id="listProviders",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="List providers and what they can make",
     description=(
