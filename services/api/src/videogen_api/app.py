@@ -96,7 +96,7 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        await keys.close()
+        await keys.writes_done()
         await client.close()
 
 

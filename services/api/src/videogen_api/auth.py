@@ -104,8 +104,8 @@ class KeyCache:
         if not task.cancelled() and (error := task.exception()) is not None:
             log.warning("could not record when an API key was last used", extra={"error": repr(error)})
 
-    async def close(self) -> None:
-        """Wait for the last-used writes still under way."""
+    async def writes_done(self) -> None:
+        """Wait for the last-used writes under way (at shutdown)."""
         await asyncio.gather(*self._writes, return_exceptions=True)
 
 

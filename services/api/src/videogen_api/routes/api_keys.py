@@ -41,7 +41,7 @@ from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
 from videogen_common.records.api_key import ApiKey
 from videogen_common.repositories.keys import ApiKeyRepository
-from videogen_common.scopes import ALL_SCOPES, Scope, canonical, granted
+from videogen_common.scopes import ALL_SCOPES, Scope, canonical
 from videogen_common.signing import API_KEY_PREFIX, hash_api_key, new_api_key
 
 routes = web.RouteTableDef()
@@ -80,12 +80,19 @@ def _audited(key: ApiKey) -> Doc:
 
 
 def _holding(caller: Caller, scopes: Collection[Scope], what: str) -> None:
-    """403 unless ``caller`` holds every one of ``scopes``."""
+    """403 unless ``caller`` holds every one of ``scopes`` (and so what they hold: a key's scopes are closed
+    under what each holds)."""
     missing = [s for s in Scope if s in scopes and s not in caller.scopes]
     if missing:
         names = ", ".join(s.value for s in missing)
         detail = f"{what} holds {names}, which the key making this request does not"
         raise insufficient_scope(missing[0].value, detail)
+
+
+def _scopes_of(key: ApiKey) -> Collection[Scope]:
+    return (
+        ALL_SCOPES if key.scopes is None else [Scope(s) for s in key.scopes if s in Scope._value2member_map_]
+    )
 
 
 def _within_own_budgets(caller: Caller, limits: Limits) -> None:
@@ -135,7 +142,7 @@ async def create_api_key(request: web.Request) -> web.Response:
     app = request.app
     body = parse_body(ApiKeyCreate, await json_body(request))
     caller = caller_of(request)
-    _holding(caller, granted(body.scopes), "the key asked for")
+    _holding(caller, body.scopes, "the key asked for")
     now = app[state.CLOCK].now()
     if body.expires_at is not None and body.expires_at <= now:
         raise invalid([{"field": "expires_at", "message": "must be in the future", "code": "expired"}])
@@ -248,7 +255,7 @@ async def update_api_key(request: web.Request) -> web.Response:
     patch = parse_body(ApiKeyUpdate, await json_body(request))
     caller = caller_of(request)
     current = await _owned(request)
-    _holding(caller, granted(current.scopes), "that key")
+    _holding(caller, _scopes_of(current), "that key")
     if current.revoked_at is not None:
         raise _revoked(current)
     limits = _limits(patch.budgets)
@@ -311,7 +318,7 @@ def _revoked(key: ApiKey) -> Exception:
 async def revoke_api_key(request: web.Request) -> web.Response:
     app = request.app
     current = await _owned(request)
-    _holding(caller_of(request), granted(current.scopes), "that key")
+    _holding(caller_of(request), _scopes_of(current), "that key")
     if current.revoked_at is not None:
         return json_response(key_view(current))
     now = app[state.CLOCK].now()
