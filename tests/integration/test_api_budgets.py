@@ -22,6 +22,8 @@ from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from videogen_api.account_schemas import BudgetProblem, Budgets
 from videogen_api.settings import ApiSettings
+from videogen_api.spend import Reservations, Spend
+from videogen_common.budgets import ACCOUNT, Limits
 from videogen_common.generations import canceled_error
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
@@ -292,3 +294,18 @@ async def test_a_threshold_is_announced_once_per_period_however_many_instances_s
         for _ in range(8):
             assert (await create(second, key, video(10))).status == 202
         assert await store.audit_events.count_documents({"type": "budget.threshold_reached"}) == 2
+
+
+async def test_a_reservation_whose_request_went_away_is_given_back(store: Store) -> None:
+    reservations = Reservations(store, 80)
+    spend = Spend("acme", [(ACCOUNT, Limits({"daily_video_seconds": 20}))])
+    waiting = asyncio.create_task(reservations.reserve(spend, 5, NOW))
+    await asyncio.sleep(0)  # it has joined its group, whose update is under way
+    waiting.cancel()
+    await reservations.settled()
+    assert waiting.cancelled()
+    [counter] = await store.budget_counters.find().to_list(None)
+    assert counter["video_seconds"] == 0
+    kept = await reservations.reserve(spend, 5, NOW)  # and the next one is counted as usual
+    assert kept.charge == {"video_seconds": 5}
+    assert (await store.budget_counters.find_one({}) or {})["video_seconds"] == 5

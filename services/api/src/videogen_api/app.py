@@ -28,7 +28,7 @@ from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import TABLES, console, reference
 from videogen_api.settings import ApiSettings
-from videogen_api.spend import AccountLimits
+from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
@@ -91,12 +91,14 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     app[state.STORE] = store
     app[state.KEYS] = keys = KeyCache(store, settings.api_key_cache_seconds, app[state.CLOCK])
     app[state.ACCOUNT_LIMITS] = AccountLimits(store, settings.budget_cache_seconds)
+    app[state.RESERVATIONS] = reservations = Reservations(store, settings.budget_threshold_percent)
     app[state.GENERATIONS] = generations = GenerationRepository(store)
     app[state.INSERTS] = InsertBatcher(generations)
     try:
         yield
     finally:
         await keys.writes_done()
+        await reservations.settled()
         await client.close()
 
 

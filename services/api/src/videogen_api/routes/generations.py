@@ -51,7 +51,7 @@ from videogen_api.schemas import (
     parse_body,
 )
 from videogen_api.serialize import json_response
-from videogen_api.spend import announce, give_back, reserve, spend_of
+from videogen_api.spend import give_back, spend_of
 from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.domain import Provider
@@ -217,7 +217,7 @@ async def create_generation(request: web.Request) -> web.Response:
             saved = await saved_response(app[state.GENERATIONS], account, key, digest)
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
-        hold = await reserve(app[state.STORE], spend, body.duration, now)
+        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, now)
     traceparent = current_traceparent()
     record = new_record(
         generation_id=new_id("gen", now),
@@ -261,8 +261,6 @@ async def create_generation(request: web.Request) -> web.Response:
         if saved is None:
             raise
         return await _accepted(request, saved, replayed=True)
-    if spend:
-        await announce(app[state.STORE], spend, settings.budget_threshold_percent, now)
     # The request goes to Kafka after the answer, without waiting for the broker: the document is durable, and
     # the orchestrator's reconciler dispatches any generation whose request never arrives (see publisher).
     app[state.PUBLISHER].publish_soon(
