@@ -166,21 +166,21 @@ async def test_the_usage_chart_shows_the_right_totals_for_a_seeded_mix_of_days_a
     )
     assert totals == {**by_provider, "total": 35}
     # The legend says the same, and so does the chart: its segments, and its accessible name.
-    for provider, seconds in by_provider.items():
-        await expect(page.locator(f"#usage-legend li[data-series='{provider}']")).to_have_text(
-            f"{provider}: {seconds} s"
+    for name, seconds in by_provider.items():
+        await expect(page.locator(f"#usage-legend li[data-series='{name}']")).to_have_text(
+            f"{name}: {seconds} s"
         )
     segments = await page.locator("#usage-chart svg rect[data-series]").evaluate_all(
         "rects => rects.map(r => [r.closest('g').dataset.category, r.dataset.series, Number(r.dataset.value),"
         " r.querySelector('title').textContent])"
     )
     drawn: dict[str, dict[str, int]] = defaultdict(dict)
-    for day, provider, seconds, title in segments:
-        drawn[day][provider] = seconds
-        assert title == f"{day} · {provider}: {seconds} s"
+    for day, series, seconds, title in segments:
+        drawn[day][series] = seconds
+        assert title == f"{day} · {series}: {seconds} s"
     assert drawn == {day: dict(values) for day, values in expected.items()}
-    name = await page.locator("#usage-chart svg").get_attribute("aria-label") or ""
-    assert "mock 8 s, runway 16 s, luma 7 s, pika 4 s; 35 s in all" in name
+    label = await page.locator("#usage-chart svg").get_attribute("aria-label") or ""
+    assert "mock 8 s, runway 16 s, luma 7 s, pika 4 s; 35 s in all" in label
     bars = await page.locator("#usage-chart svg g.bar").count()
     assert bars == 7  # one per day of the range, empty ones included
     await check_page(page, "usage")
