@@ -26,6 +26,38 @@ from videogen_common.store import Store
 Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
 
+# The scope each operation needs: a new route fails test_every_route_needs_the_scope_this_table_names until it is
+# here (a route declared without any scope cannot even be served).
+SCOPE_OF: dict[str, Scope] = {
+    "createGeneration": Scope.GENERATIONS_WRITE,
+    "getGeneration": Scope.GENERATIONS_READ,
+    "listGenerations": Scope.GENERATIONS_READ,
+    "cancelGeneration": Scope.GENERATIONS_WRITE,
+    "streamGenerationEvents": Scope.GENERATIONS_READ,
+    "listProviders": Scope.GENERATIONS_READ,
+    "createUpload": Scope.GENERATIONS_WRITE,
+    "createWebhook": Scope.WEBHOOKS_WRITE,
+    "listWebhooks": Scope.WEBHOOKS_READ,
+    "getWebhook": Scope.WEBHOOKS_READ,
+    "updateWebhook": Scope.WEBHOOKS_WRITE,
+    "deleteWebhook": Scope.WEBHOOKS_WRITE,
+    "rotateWebhookSecret": Scope.WEBHOOKS_WRITE,
+    "sendTestEvent": Scope.WEBHOOKS_WRITE,
+    "listDeliveries": Scope.WEBHOOKS_READ,
+    "recoverDeliveries": Scope.WEBHOOKS_WRITE,
+    "getDelivery": Scope.WEBHOOKS_READ,
+    "retryDelivery": Scope.WEBHOOKS_WRITE,
+    "getUsage": Scope.USAGE_READ,
+    "getBudgets": Scope.USAGE_READ,
+    "setBudgets": Scope.BUDGETS_WRITE,
+    "listAuditEvents": Scope.AUDIT_READ,
+    "createApiKey": Scope.KEYS_WRITE,
+    "listApiKeys": Scope.KEYS_READ,
+    "getApiKey": Scope.KEYS_READ,
+    "updateApiKey": Scope.KEYS_WRITE,
+    "revokeApiKey": Scope.KEYS_WRITE,
+}
+
 # A request that would change something, for every operation that is not a read: a route without one here
 # fails test_every_write_route_has_a_request_here.
 WRITES: dict[str, Doc] = {
@@ -148,6 +180,10 @@ async def test_each_scope_allows_exactly_its_routes_and_refuses_the_rest_with_no
             if op.scope in granted([scope.value]):
                 status, _ = await call(client, method, concrete(path, ids), secret, op)
                 assert status != 403, (scope, method, path)
+
+
+async def test_every_route_needs_the_scope_this_table_names(client: Client) -> None:
+    assert {op.operation_id: op.scope for _, _, op in routes(client)} == SCOPE_OF
 
 
 async def test_every_write_route_has_a_request_here(client: Client) -> None:
