@@ -26,8 +26,8 @@ from videogen_common.store import Store
 Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
 
-# The scope each operation needs: a new route fails test_every_route_needs_the_scope_this_table_names until it is
-# here (a route declared without any scope cannot even be served).
+# The scope each operation needs: a new route fails test_every_route_needs_the_scope_this_table_names until it
+# is here (a route declared without any scope cannot even be served).
 SCOPE_OF: dict[str, Scope] = {
     "createGeneration": Scope.GENERATIONS_WRITE,
     "getGeneration": Scope.GENERATIONS_READ,
