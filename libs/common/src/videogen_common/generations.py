@@ -62,11 +62,12 @@ def new_record(
     api_key_id: str | None = None,
     traceparent: str | None = None,
     priority: str | None = None,
+    budget_hold: Doc | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
     stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
-    deadline, the creating request's id, key and trace."""
+    deadline, the creating request's id, key and trace, what it reserved of its budgets."""
     given = options or {}
     image = given.get("image")
     return GenerationRecord(
@@ -94,6 +95,7 @@ def new_record(
         traceparent=traceparent,
         # Stored only when it orders something: ``normal`` is the default.
         priority=priority if priority != "normal" else None,
+        budget_hold=budget_hold,
     )
 
 

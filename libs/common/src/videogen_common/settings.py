@@ -71,12 +71,21 @@ class CommonSettings(BaseSettings):
     # Networks an image URL may point into although they are private (the api refuses such an address when
     # the URL names it; the orchestrator's fetch refuses it after DNS). Empty: none.
     image_fetch_allow_cidrs: str = ""
+    # Address ranges webhook URLs may point into although the destination guard refuses them by default
+    # (private, loopback, link-local, …), comma-separated CIDRs: the notifier delivers there, and the api
+    # registers URLs naming them. Empty in production; the dev stack and the tests open loopback so they can
+    # deliver to receivers on 127.0.0.1.
+    webhook_allow_cidrs: str = ""
 
     @property
     def image_fetch_networks(self) -> list[IPv4Network | IPv6Network]:
         return parse_cidrs(self.image_fetch_allow_cidrs)
 
-    @field_validator("image_fetch_allow_cidrs")
+    @property
+    def webhook_networks(self) -> list[IPv4Network | IPv6Network]:
+        return parse_cidrs(self.webhook_allow_cidrs)
+
+    @field_validator("image_fetch_allow_cidrs", "webhook_allow_cidrs")
     @classmethod
     def _cidrs(cls, value: str) -> str:
         parse_cidrs(value)

@@ -96,6 +96,16 @@ class Store:
         return self.db["audit_events"]
 
     @property
+    def budgets(self) -> AsyncCollection[Doc]:
+        """Each account's spend limits (a key's own are on the key)."""
+        return self.db["budgets"]
+
+    @property
+    def budget_counters(self) -> AsyncCollection[Doc]:
+        """What each account's and key's generations reserved of their budgets, per month and day."""
+        return self.db["budget_counters"]
+
+    @property
     def account_slots(self) -> AsyncCollection[Doc]:
         """The orchestrator's per-account count of generations in flight (one document per account)."""
         return self.db["account_slots"]

@@ -628,6 +628,22 @@ class KeyUsage(UsageTotals):
     ]
 
 
+BudgetName = Literal["daily_video_seconds", "monthly_video_seconds"]
+
+
+class BudgetRemaining(_Body):
+    """One hard budget of the account or of one key as it stands now: its limit, what is used (reserved by
+    the period's generations, less what failed ones gave back) and left, and when it resets."""
+
+    api_key_id: Annotated[str | None, Field(description="The key whose budget it is; null: the account's.")]
+    budget: BudgetName
+    limit: Annotated[int, Field(ge=0)]
+    used: Annotated[int, Field(ge=0)]
+    remaining: Annotated[int, Field(ge=0)]
+    period_start: Moment
+    resets_at: Moment
+
+
 class Usage(_Body):
     """The account's generations made in [start, end), counted once each, from the generations themselves."""
 
@@ -637,6 +653,13 @@ class Usage(_Body):
     total: UsageTotals
     data: Annotated[list[UsageRow], Field(description="By day, provider and status; oldest day first.")]
     api_keys: Annotated[list[KeyUsage], Field(description="The same totals per API key.")]
+    budgets: Annotated[
+        list[BudgetRemaining],
+        Field(
+            description="What is left now of each budget of the account and of the key asked about "
+            "(api_key_id), or else of the key making the request; only budgets with a limit."
+        ),
+    ]
 
 
 class AuditActor(_Body):
@@ -651,12 +674,13 @@ class AuditActor(_Body):
 
 
 class AuditTarget(_Body):
-    type: Annotated[str, Field(description="api_key, webhook or delivery")]
+    type: Annotated[str, Field(description="api_key, webhook, delivery or budget")]
     id: str
 
 
 class AuditEvent(_Body):
-    """One change to the account's keys or webhooks. Never holds a secret."""
+    """One change to the account's keys, budgets or webhooks, or a budget threshold reached. Never holds a
+    secret."""
 
     id: Annotated[str, Field(pattern=r"^aud_[0-9a-z]{26}$")]
     type: AuditEventType

@@ -75,6 +75,7 @@ _OPTIONAL = (
     "idem",
     "idem_hash",
     "idem_response",
+    "budget_hold",
 )
 
 
@@ -214,6 +215,14 @@ class GenerationRecord:
     idem: str | None = None
     idem_hash: str | None = None
     idem_response: Mapping[str, Any] | None = None
+    # What it reserved of its account's and key's budgets (``budgets.Hold``): given back if it fails before
+    # it cost anything.
+    budget_hold: Mapping[str, Any] | None = None
+
+    @property
+    def charged(self) -> bool:
+        """Whether a provider may bill for it: a submit that may have made a task began (or made one)."""
+        return self.submit_started_at is not None or self.provider_task_id is not None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> GenerationRecord:

@@ -13,6 +13,7 @@ and the difference stays here:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,11 +22,15 @@ from typing import Any
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.budgets import Hold
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.budgets import BudgetCounterRepository
 from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Engine, Store
+
+log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 
@@ -221,6 +226,34 @@ class GenerationRepository:
         groups = await (await self._generations.aggregate(pipeline)).to_list(None)
         return [UsageGroup.from_group(group) for group in groups]
 
+    async def charged_seconds_by_day(
+        self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
+    ) -> dict[str, int]:
+        """Seconds of video the account's generations (of one key, if given) created in [start, end) have
+        spent of their budgets, by UTC day of the month (``DD``): all but those that failed before anything
+        was submitted to a provider (a budget's give-back rule)."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        uncharged: Doc = {
+            "$and": [
+                {"$eq": ["$status", Status.FAILED.value]},
+                {"$eq": [{"$ifNull": ["$submit_started_at", None]}, None]},
+                {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
+            ]
+        }
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
+                    "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return {group["_id"]: int(group["seconds"]) for group in groups if group["seconds"]}
+
     # -- state transitions --------------------------------------------------------------------------------
 
     async def transition(
@@ -291,8 +324,21 @@ class GenerationRepository:
         self, record: GenerationRecord, error: Doc, *, now: datetime, owner: str | None = None
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
-        the lease of ``owner``); None if someone else moved it first."""
-        return await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+        the lease of ``owner``); None if someone else moved it first.
+
+        A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
+        task) cost nothing: what it reserved of its budgets is given back here, by whoever's transition this
+        is. The transition is a compare-and-set out of an unfinished state, so it succeeds once per
+        generation, and so does the give-back (``record`` is the generation as it was just before: the
+        compare-and-set checked its version). A process that dies between the two keeps the reservation (the
+        budget errs on the side of spending less)."""
+        failed = await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+        if failed is not None and record.budget_hold is not None and not record.charged:
+            try:
+                await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
+            except Exception:
+                log.exception("a failed generation's budget reservation could not be given back")
+        return failed
 
     async def complete(
         self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str

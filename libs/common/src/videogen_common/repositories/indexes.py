@@ -9,6 +9,7 @@ from pymongo import IndexModel
 
 from videogen_common.repositories import (
     audit,
+    budgets,
     deliveries,
     generations,
     instances,
@@ -33,6 +34,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     "provider_pools": provider_pools.INDEXES,
     "waiting_lanes": waiting.INDEXES,
     "orchestrators": instances.INDEXES,
+    "budget_counters": budgets.COUNTER_INDEXES,
 }
 
 

@@ -26,6 +26,7 @@ from videogen_api.queue_position import view_with_position
 from videogen_api.schemas import Generation
 from videogen_api.status_feed import Change, Key, change_key
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -107,6 +108,7 @@ _EVENTS = {
 @routes.get("/v1/generations/{id}/events")
 @Endpoint(
     operation_id="streamGenerationEvents",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="Follow a generation live (Server-Sent Events)",
     description=(

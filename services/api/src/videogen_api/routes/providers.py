@@ -20,6 +20,7 @@ from videogen_common.domain import Provider
 from videogen_common.records.admission import ProviderPool
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -27,6 +28,7 @@ routes = web.RouteTableDef()
 @routes.get("/v1/providers")
 @Endpoint(
     operation_id="listProviders",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="List providers and what they can make",
     description=(
