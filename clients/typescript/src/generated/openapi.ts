@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a generation
-         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first.
+         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
          */
         post: operations["createGeneration"];
         delete?: never;
@@ -323,7 +323,7 @@ export interface paths {
         };
         /**
          * Read the account's usage
-         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones).
+         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
          */
         get: operations["getUsage"];
         put?: never;
@@ -332,6 +332,82 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's budgets
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
+         */
+        get: operations["getBudgets"];
+        /**
+         * Set the account's budgets
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
+         */
+        put: operations["setBudgets"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's API keys
+         * @description Newest first, revoked ones too: never a secret, only each key's prefix and last four.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make an API key
+         * @description A new key of the account, with the scopes given (at most those of the key making it), an optional expiry and optional budgets of its own (at most those of the key making it). The answer carries the key itself, in secret: shown only here. Only its hash is kept.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description Another account's key answers exactly like an unknown one.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description It stops working at once on the api replica that answers, and on every other within the key cache's bound (VIDEOGEN_API_KEY_CACHE_SECONDS, 5 s by default). Revoking a revoked key changes nothing. A key holding scopes the requesting key lacks is a 403; a key may revoke itself.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an API key's name or budgets
+         * @description Its name, its own budgets (replaced as a whole, same fields as PUT /v1/budgets; at most those of the key making the request), or both; a key holding scopes the requesting key lacks is a 403. The change reaches every api replica within the key cache's bound (5 s by default).
+         */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/v1/audit-events": {
@@ -379,6 +455,168 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * ApiKey
+         * @description An API key as the account sees it: never its secret, only its prefix and last four characters.
+         */
+        ApiKey: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @description null for keys made before keys had names.
+             */
+            name: string | null;
+            /**
+             * Scopes
+             * @description What it may do (as given; :write holds :read).
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Prefix
+             * @description How every key begins.
+             */
+            prefix: string;
+            /**
+             * Last Four
+             * @description Its last four characters; null for keys made before they were kept.
+             */
+            last_four: string | null;
+            budgets: components["schemas"]["ApiKeyBudgets"];
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Last Used At
+             * @description When it was last used, to the minute; null: never since kept.
+             */
+            last_used_at: string | null;
+            /**
+             * Expires At
+             * @description When it stops working; null: never.
+             */
+            expires_at: string | null;
+            /**
+             * Revoked At
+             * @description When it was revoked; null: it was not.
+             */
+            revoked_at: string | null;
+        };
+        /**
+         * ApiKeyBudgets
+         * @description A key's own budgets (null: no limit), on top of the account's.
+         */
+        ApiKeyBudgets: {
+            /** Daily Video Seconds */
+            daily_video_seconds: number | null;
+            /** Monthly Video Seconds */
+            monthly_video_seconds: number | null;
+        };
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /**
+             * Name
+             * @description Yours, to tell it by.
+             */
+            name: string;
+            /**
+             * Scopes
+             * @description What the key may do (each :write holds the :read of the same resource); at most the scopes of the key making it.
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Expires At
+             * @description When it stops working (ISO 8601 with a time zone, in the future); null: never.
+             * @default null
+             */
+            expires_at?: string | null;
+            /**
+             * @description Its own budgets, on top of the account's; at most those of the key making it. Absent: none.
+             * @default null
+             */
+            budgets?: components["schemas"]["BudgetLimits"] | null;
+        };
+        /** ApiKeyCreated */
+        ApiKeyCreated: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @description null for keys made before keys had names.
+             */
+            name: string | null;
+            /**
+             * Scopes
+             * @description What it may do (as given; :write holds :read).
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Prefix
+             * @description How every key begins.
+             */
+            prefix: string;
+            /**
+             * Last Four
+             * @description Its last four characters; null for keys made before they were kept.
+             */
+            last_four: string | null;
+            budgets: components["schemas"]["ApiKeyBudgets"];
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Last Used At
+             * @description When it was last used, to the minute; null: never since kept.
+             */
+            last_used_at: string | null;
+            /**
+             * Expires At
+             * @description When it stops working; null: never.
+             */
+            expires_at: string | null;
+            /**
+             * Revoked At
+             * @description When it was revoked; null: it was not.
+             */
+            revoked_at: string | null;
+            /**
+             * Secret
+             * @description The key itself: shown here only, once. Send it as Authorization: Bearer.
+             */
+            secret: string;
+        };
+        /**
+         * ApiKeyList
+         * @description A page of the account's keys, newest first (revoked ones too).
+         */
+        ApiKeyList: {
+            /** Data */
+            data: components["schemas"]["ApiKey"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * ApiKeyUpdate
+         * @description PATCH /v1/api-keys/{id}: its name, its budgets (replaced as a whole: a budget left out has no limit),
+         *     or both.
+         */
+        ApiKeyUpdate: {
+            /**
+             * Name
+             * @description Yours, to tell it by.
+             */
+            name?: string;
+            budgets?: components["schemas"]["BudgetLimits"];
+        };
+        /**
          * AspectRatio
          * @description Every aspect ratio the API knows (width:height); a provider accepts a subset.
          * @enum {string}
@@ -401,7 +639,8 @@ export interface components {
         AuditActorType: "api_key" | "operator" | "system" | (string & {});
         /**
          * AuditEvent
-         * @description One change to the account's keys or webhooks. Never holds a secret.
+         * @description One change to the account's keys, budgets or webhooks, or a budget threshold reached. Never holds a
+         *     secret.
          */
         AuditEvent: {
             /** Id */
@@ -445,16 +684,150 @@ export interface components {
          * AuditEventType
          * @enum {string}
          */
-        AuditEventType: "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.disabled" | "webhook.recovery_requested" | "delivery.retry_requested" | (string & {});
+        AuditEventType: "api_key.created" | "api_key.revoked" | "api_key.updated" | "budget.updated" | "budget.threshold_reached" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.disabled" | "webhook.recovery_requested" | "delivery.retry_requested" | (string & {});
         /** AuditTarget */
         AuditTarget: {
             /**
              * Type
-             * @description api_key, webhook or delivery
+             * @description api_key, webhook, delivery or budget
              */
             type: string;
             /** Id */
             id: string;
+        };
+        /**
+         * BudgetLimits
+         * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
+         *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
+         *     that fails before it reaches a provider gives its seconds back. PUT replaces every budget: a field left
+         *     out has no limit.
+         */
+        BudgetLimits: {
+            /**
+             * Daily Video Seconds
+             * @description At most this many seconds of video per UTC day; null or absent: no limit.
+             * @default null
+             */
+            daily_video_seconds?: number | null;
+            /**
+             * Monthly Video Seconds
+             * @description At most this many seconds of video per calendar month (UTC); null or absent: no limit.
+             * @default null
+             */
+            monthly_video_seconds?: number | null;
+        };
+        /**
+         * BudgetProblem
+         * @description 429 budget-exceeded: which budget the generation would pass, whose, what is left, when it resets.
+         */
+        BudgetProblem: {
+            /**
+             * Type
+             * @constant
+             */
+            type: "urn:videogen:problem:budget-exceeded";
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            /**
+             * Budget
+             * @enum {string}
+             */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            /**
+             * Api Key Id
+             * @description The key whose budget it is; null: the account's.
+             */
+            api_key_id: string | null;
+            /** Limit */
+            limit: number;
+            /** Used */
+            used: number;
+            /** Remaining */
+            remaining: number;
+            /**
+             * Requested
+             * @description What the generation needed.
+             */
+            requested: number;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            resets_at: string;
+        };
+        /**
+         * BudgetRemaining
+         * @description One hard budget of the account or of one key as it stands now: its limit, what is used (reserved by
+         *     the period's generations, less what failed ones gave back) and left, and when it resets.
+         */
+        BudgetRemaining: {
+            /**
+             * Api Key Id
+             * @description The key whose budget it is; null: the account's.
+             */
+            api_key_id: string | null;
+            /**
+             * Budget
+             * @enum {string}
+             */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            /** Limit */
+            limit: number;
+            /** Used */
+            used: number;
+            /** Remaining */
+            remaining: number;
+            /**
+             * Period Start
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            period_start: string;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            resets_at: string;
+        };
+        /**
+         * Budgets
+         * @description The account's budgets, and what is left of each that has a limit.
+         */
+        Budgets: {
+            /**
+             * Daily Video Seconds
+             * @description Per UTC day; null: no limit.
+             */
+            daily_video_seconds: number | null;
+            /**
+             * Monthly Video Seconds
+             * @description Per calendar month (UTC); null: no limit.
+             */
+            monthly_video_seconds: number | null;
+            /**
+             * Threshold Percent
+             * @description When a budget's use in its period reaches this share of its limit, it is announced once in that period (the audit trail's budget.threshold_reached).
+             */
+            threshold_percent: number;
+            /** Remaining */
+            remaining: components["schemas"]["BudgetRemaining"][];
         };
         /**
          * Delivery
@@ -966,6 +1339,40 @@ export interface components {
             secret: string;
         };
         /**
+         * Scope
+         * @enum {string}
+         */
+        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
+        /**
+         * ScopeProblem
+         * @description 403 insufficient-scope: the scope the request needed, which the key does not hold.
+         */
+        ScopeProblem: {
+            /**
+             * Type
+             * @constant
+             */
+            type: "urn:videogen:problem:insufficient-scope";
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            scope: components["schemas"]["Scope"];
+        };
+        /**
          * Status
          * @enum {string}
          */
@@ -1048,6 +1455,11 @@ export interface components {
              * @description The same totals per API key.
              */
             api_keys: components["schemas"]["KeyUsage"][];
+            /**
+             * Budgets
+             * @description What is left now of each budget of the account and of the key asked about (api_key_id), or else of the key making the request; only budgets with a limit.
+             */
+            budgets: components["schemas"]["BudgetRemaining"][];
         };
         /**
          * UsageRow
@@ -1154,7 +1566,7 @@ export interface components {
         WebhookCreate: {
             /**
              * Url
-             * @description An absolute https URL with a host and no credentials.
+             * @description An absolute https URL with a host and no credentials, whose host is not an address deliveries are refused (private, loopback, link-local and other special-purpose ranges, localhost): a 422 with code destination_not_allowed.
              */
             url: string;
             /** Events */
@@ -1212,7 +1624,7 @@ export interface components {
         WebhookUpdate: {
             /**
              * Url
-             * @description An absolute https URL with a host and no credentials.
+             * @description An absolute https URL with a host and no credentials, whose host is not an address deliveries are refused (private, loopback, link-local and other special-purpose ranges, localhost): a 422 with code destination_not_allowed.
              */
             url?: string;
             /** Events */
@@ -1241,6 +1653,16 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description insufficient-scope: the API key does not hold the scope this operation needs (named in scope); nothing was done. */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ScopeProblem"];
             };
         };
         /** @description not-found: no such resource for this account. */
@@ -1324,6 +1746,8 @@ export interface components {
         GenerationStatus: (components["schemas"]["Status"] | string)[];
         /** @description Makes the request safe to repeat: the same key with the same body replays the first answer; with another body it is a 422. Kept as long as the generation. Printable ASCII; spaces at either end are not part of it (HTTP drops them). */
         IdempotencyKey: string;
+        /** @description The API key's id. */
+        KeyId: string;
         /** @description The id of the last event received, to resume a stream: only newer changes come. */
         LastEventId: string;
         /** @description Page size, 1 to 100. */
@@ -1415,6 +1839,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description validation-error: a field is invalid (one entry per field in errors); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
@@ -1427,7 +1852,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
                 };
             };
-            429: components["responses"]["RateLimited"];
+            /** @description budget-exceeded: the generation would pass one of the account's or the key's budgets (named in budget and api_key_id, with what is left and when it resets); nothing was written. rate-limited: the account's request quota is spent. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["BudgetProblem"];
+                };
+            };
         };
     };
     getGeneration: {
@@ -1461,6 +1898,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
@@ -1505,6 +1943,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
@@ -1537,6 +1976,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description generation-terminal: it has already finished; generation-busy: it kept changing; try again. */
             409: {
@@ -1586,6 +2026,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description rate-limited: the account's request quota is spent; too-many-streams: the account holds as many event streams open here as it may. */
             429: {
@@ -1627,6 +2068,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -1674,6 +2116,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description payload-too-large: the image is over the deployment's limit (VIDEOGEN_IMAGE_MAX_BYTES). */
             413: {
                 headers: {
@@ -1723,6 +2166,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -1757,6 +2201,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description webhook-limit: the account has as many endpoints as allowed. */
             409: {
                 headers: {
@@ -1801,6 +2246,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
@@ -1831,6 +2277,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
@@ -1868,6 +2315,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1903,6 +2351,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description conflict: the secret was rotated concurrently; try again. */
             409: {
@@ -1958,6 +2407,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
@@ -1991,6 +2441,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
@@ -2023,6 +2474,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description delivery-pending: it is already queued; endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
             409: {
@@ -2070,6 +2522,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
             409: {
@@ -2116,6 +2569,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
             409: {
@@ -2162,6 +2616,290 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBudgets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budgets, and what is left of each. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    setBudgets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetLimits"];
+            };
+        };
+        responses: {
+            /** @description The budgets as set, and what is left of each. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Made: the key, and its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description api-key-revoked: a revoked key cannot change. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
@@ -2204,6 +2942,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
