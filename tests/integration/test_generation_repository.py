@@ -23,7 +23,7 @@ async def test_a_lease_is_claimed_once_while_it_runs_and_again_once_it_expires(s
 
     # A generation waiting in line is claimed only by admission starting it (``waiting``).
     assert await generations.claim_lease(doc["_id"], "a", now, until, "token-a") is None
-    first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a", waiting=True)
+    first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a", admitted=True)
     assert first is not None
     assert (first.lease_owner, first.lease_token, first.attempts) == ("a", "token-a", 1)
     assert first.slot_wait is None  # a claimed generation leaves its line

@@ -135,7 +135,13 @@ class Runner:
             return None
         now = self._clock.now()
         record = await self._generations.claim_lease(
-            generation_id, self._owner, now, now + self._lease, secrets.token_hex(8), waiting=waiting
+            generation_id,
+            self._owner,
+            now,
+            now + self._lease,
+            secrets.token_hex(8),
+            waiting=waiting,
+            admitted=lane is not None,
         )
         if record is None or self._stopping:
             return None  # a claim that raced stop is handed back by stop

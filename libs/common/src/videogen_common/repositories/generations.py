@@ -464,12 +464,13 @@ class GenerationRepository:
         token: str,
         *,
         waiting: bool = False,
+        admitted: bool = False,
     ) -> GenerationRecord | None:
         """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
         or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
         generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
-        reconciler resuming one whose joining was cut short): it then leaves its lane, and ``admitted_at``
-        says since when it is out of our queue. On MongoDB one findAndModify; on the embedded store, which
+        reconciler resuming one whose joining was cut short): it then leaves its lane. ``admitted``: admission
+        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one findAndModify; on the embedded store, which
         answers findAndModify with a collection scan, a conditional update stamping the unique ``token``,
         then a read by id (``_claim_lease_in_two_steps``)."""
         condition: Doc = {
@@ -481,9 +482,10 @@ class GenerationRepository:
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
             "$inc": {"attempts": 1},
         }
-        if waiting:
+        if waiting or admitted:
             update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
-            update["$set"]["admitted_at"] = now
+            if admitted:
+                update["$set"]["admitted_at"] = now
         else:
             condition["slot_wait"] = None
         if await self._store.engine() is Engine.SECANTUSDB:
