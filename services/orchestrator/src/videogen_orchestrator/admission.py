@@ -105,8 +105,8 @@ class Admission:
         return sorted({pool.provider for pool in self._configured})
 
     async def register(self) -> None:
-        """Make (or update to the configured limits) this deployment's pools; done at the first use if not
-        before (start-up does it, so the api shows them at once)."""
+        """Make (or update to the configured limits) this deployment's pools; done at the first use (the
+        reconciler's first pass at the latest), so start-up does not wait for the store."""
         for pool in self._configured:
             await self._pools.register(pool)
         self._registered = True
@@ -174,7 +174,7 @@ class Admission:
     async def _line_ahead(self, provider: str) -> bool:
         """Whether someone who could start now waits at ``provider`` (not only accounts at their own cap):
         then a newcomer joins the line rather than take a slot before them."""
-        lanes = await self._waiting.pending_at(provider)
+        lanes = [lane for lane in await self._waiting.pending_at(provider) if lane.waiting > 0]
         if not lanes:
             return False
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
