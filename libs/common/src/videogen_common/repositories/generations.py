@@ -470,9 +470,10 @@ class GenerationRepository:
         or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
         generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
         reconciler resuming one whose joining was cut short): it then leaves its lane. ``admitted``: admission
-        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one findAndModify; on the embedded store, which
-        answers findAndModify with a collection scan, a conditional update stamping the unique ``token``,
-        then a read by id (``_claim_lease_in_two_steps``)."""
+        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one
+        findAndModify; on the embedded store, which answers findAndModify with a collection scan, a
+        conditional update stamping the unique ``token``, then a read by id
+        (``_claim_lease_in_two_steps``)."""
         condition: Doc = {
             "_id": generation_id,
             "status": {"$in": ACTIVE},
