@@ -5,6 +5,7 @@ the service listens on, and one shared layer of third-party packages under four 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 import pytest
@@ -25,21 +26,21 @@ TARGETS: dict[str, tuple[str, type[CommonSettings]]] = {
     "notifier": ("videogen-notifier", NotifierSettings),
     "migrate": ("videogen", CommonSettings),
 }
-LIST_DISTRIBUTIONS = (
-    "import importlib.metadata as m, json; "
-    "print(json.dumps(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"
-)
-# Imports the console script the image's entrypoint names, as running it would, and lists every module that
-# brought in: the whole import graph resolves from what the image holds.
-LOAD_ENTRYPOINT = (
-    "import importlib.metadata as m, sys; "
-    "(ep,) = [e for e in m.entry_points(group='console_scripts') if e.name == sys.argv[1]]; "
-    "ep.load(); print(len(sys.modules))"
-)
-PROBE_PIP = (
-    "import importlib.util as u, os; "
-    "print(os.getuid(), os.getgid(), [n for n in ('pip', 'setuptools', 'wheel') if u.find_spec(n)])"
-)
+# Run in each image, once: what it holds (every distribution, at its version), who it runs as, whether an
+# installer is left, and how many modules loading the console script its entrypoint names brings in (its whole
+# import graph must resolve from what the image holds).
+FACTS = """
+import importlib.metadata as m, importlib.util as u, json, os, sys
+(entrypoint,) = [e for e in m.entry_points(group="console_scripts") if e.name == sys.argv[1]]
+entrypoint.load()
+print(json.dumps({
+    "distributions": sorted(f"{d.metadata['Name']}=={d.version}" for d in m.distributions()),
+    "uid": os.getuid(),
+    "gid": os.getgid(),
+    "installers": [n for n in ("pip", "setuptools", "wheel") if u.find_spec(n)],
+    "modules": len(sys.modules),
+}))
+"""
 
 
 def _normalize(name: str) -> str:
@@ -60,13 +61,25 @@ def _inspect(image: str) -> dict[str, object]:
         engine.close()
 
 
+@pytest.fixture(scope="module")
+def facts(images: BuiltImages) -> dict[str, dict[str, Any]]:
+    """Each image's configuration and what FACTS found in it."""
+    found = {}
+    for target in TARGETS:
+        image = images.service(target)
+        config = _inspect(image)["Config"]
+        assert isinstance(config, dict)
+        (script,) = config["Entrypoint"]
+        found[target] = {"config": config, **orjson.loads(python_in(image, FACTS, script))}
+    return found
+
+
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_an_image_holds_the_runtime_pins_and_its_own_two_packages_only(
-    images: BuiltImages, target: str
+    facts: dict[str, dict[str, Any]], target: str
 ) -> None:
     own, _ = TARGETS[target]
-    held = orjson.loads(python_in(images.service(target), LIST_DISTRIBUTIONS))
-    pins = {f"{_normalize(d.split('==')[0])}=={d.split('==')[1]}" for d in held}
+    pins = {f"{_normalize(d.split('==')[0])}=={d.split('==')[1]}" for d in facts[target]["distributions"]}
     ours = {p for p in pins if p.startswith("videogen")}
     assert {p.split("==")[0] for p in ours} == {"videogen-common", _normalize(own)}
     # Every third-party package at its hash-locked version, and nothing else (no development or test package).
@@ -75,23 +88,20 @@ def test_an_image_holds_the_runtime_pins_and_its_own_two_packages_only(
 
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_an_image_runs_as_a_numeric_non_root_user_without_an_installer(
-    images: BuiltImages, target: str
+    facts: dict[str, dict[str, Any]], target: str
 ) -> None:
-    image = images.service(target)
-    config = _inspect(image)["Config"]
-    assert isinstance(config, dict)
-    assert config["User"] == "10001:10001"
-    assert python_in(image, PROBE_PIP).split() == ["10001", "10001", "[]"]
+    assert facts[target]["config"]["User"] == "10001:10001"
+    assert (facts[target]["uid"], facts[target]["gid"]) == (10001, 10001)
+    assert facts[target]["installers"] == []
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
-def test_the_entrypoint_loads_from_what_the_image_holds(images: BuiltImages, target: str) -> None:
-    image = images.service(target)
-    config = _inspect(image)["Config"]
-    assert isinstance(config, dict)
-    (script,) = config["Entrypoint"]
-    assert int(python_in(image, LOAD_ENTRYPOINT, script)) > 100
+def test_the_entrypoint_loads_from_what_the_image_holds(
+    facts: dict[str, dict[str, Any]], target: str
+) -> None:
+    assert facts[target]["modules"] > 100  # the script's module and all it imports, loaded
     if target == "migrate":
+        config = facts[target]["config"]
         assert config["Entrypoint"] + config["Cmd"] == ["videogen", "migrate"]
 
 
