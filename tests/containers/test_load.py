@@ -219,7 +219,11 @@ def _services(
             },
         )
         item = pod_container(
-            workload, images.service(workload.container), env=env, claims={"videogen-media": media_dir}
+            workload,
+            images.service(workload.container),
+            env=env,
+            claims={"videogen-media": media_dir},
+            hostname=f"videogen-{name}",
         )
         services.append(Service(name, workload, port, item))
     return services

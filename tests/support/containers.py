@@ -97,8 +97,10 @@ def build_images(tag: str, log: Path) -> BuiltImages:
     built offline from the wheelhouse, on whatever base this machine can have."""
     started = time.monotonic()
     with log.open("ab") as out:
+        # -j: the wheelhouses fill while the base is made, and the two builds overlap.
+        make = ["make", "-j3", "--no-print-directory", "-C", str(ROOT)]
         result = subprocess.run(
-            ["make", "--no-print-directory", "-C", str(ROOT), "images", "engine-images", f"IMAGE_TAG={tag}"],
+            [*make, "images", "engine-images", f"IMAGE_TAG={tag}"],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

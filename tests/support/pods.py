@@ -160,10 +160,14 @@ def pod_container(
     env: dict[str, str],
     claims: dict[str, Path],
     network_mode: str = "host",
+    hostname: str | None = None,
 ) -> DockerContainer:
     """``workload`` as a container of ``image`` with environment ``env``, each claimed volume at its
-    directory in ``claims``."""
+    directory in ``claims``. Give replicas on the host's network a ``hostname`` each, as a pod has its own
+    (its name): the orchestrator tells its leases from another instance's by host name and pid."""
     kwargs: dict[str, Any] = {}
+    if hostname is not None:
+        kwargs["hostname"] = hostname
     if workload.command is not None:  # Kubernetes' command replaces the ENTRYPOINT, and the CMD goes with it
         kwargs["entrypoint"] = list(workload.command)
     if workload.user is not None:
