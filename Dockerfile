@@ -51,26 +51,15 @@ COPY pyproject.toml README.md ./
 COPY libs/ libs/
 COPY services/ services/
 COPY src/ src/
+# Each image's own packages, in /opt/apps/<image>: libs/common and the service (or `.`, the videogen command, for
+# migrate), without dependencies (every third-party one is in the shared venv), installed under the venv's Python
+# so that their scripts run with it.
 RUN /opt/buildtools/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /src/dist \
-        libs/common services/api services/orchestrator services/notifier .
-
-# Each image's own packages: libs/common, then the service (or `.`, the videogen command, for migrate), without
-# dependencies (every third-party one is in the shared venv), under the venv's Python so scripts run with it.
-FROM build AS app-api
-RUN /opt/buildtools/bin/pip --python /opt/venv/bin/python install --no-deps --target /opt/app \
-        dist/videogen_common-*.whl dist/videogen_api-*.whl
-
-FROM build AS app-orchestrator
-RUN /opt/buildtools/bin/pip --python /opt/venv/bin/python install --no-deps --target /opt/app \
-        dist/videogen_common-*.whl dist/videogen_orchestrator-*.whl
-
-FROM build AS app-notifier
-RUN /opt/buildtools/bin/pip --python /opt/venv/bin/python install --no-deps --target /opt/app \
-        dist/videogen_common-*.whl dist/videogen_notifier-*.whl
-
-FROM build AS app-migrate
-RUN /opt/buildtools/bin/pip --python /opt/venv/bin/python install --no-deps --target /opt/app \
-        dist/videogen_common-*.whl dist/videogen-*.whl
+        libs/common services/api services/orchestrator services/notifier . \
+ && for app in api:videogen_api orchestrator:videogen_orchestrator notifier:videogen_notifier migrate:videogen; do \
+        /opt/buildtools/bin/pip --python /opt/venv/bin/python install --no-deps --target "/opt/apps/${app%%:*}" \
+            dist/videogen_common-*.whl "dist/${app#*:}"-*.whl || exit 1; \
+    done
 
 # --------------------------------------------------------------------------------------------------------------
 # runtime: what every final image shares, the third-party venv included. Non-root (uid/gid 10001), no build tools,
@@ -95,27 +84,27 @@ USER 10001:10001
 # Each service listens on 127.0.0.1 by default (right for `make dev`); in a container it must listen on all
 # interfaces. The api serves /healthz, /readyz and /metrics on its own port, the workers on a side port.
 FROM runtime AS orchestrator
-COPY --from=app-orchestrator /opt/app /opt/app
+COPY --from=build /opt/apps/orchestrator /opt/app
 ENV VIDEOGEN_ORCHESTRATOR_HOST=0.0.0.0 \
     VIDEOGEN_ORCHESTRATOR_PORT=8081
 EXPOSE 8081
 ENTRYPOINT ["videogen-orchestrator"]
 
 FROM runtime AS notifier
-COPY --from=app-notifier /opt/app /opt/app
+COPY --from=build /opt/apps/notifier /opt/app
 ENV VIDEOGEN_NOTIFIER_HOST=0.0.0.0 \
     VIDEOGEN_NOTIFIER_PORT=8082
 EXPOSE 8082
 ENTRYPOINT ["videogen-notifier"]
 
 FROM runtime AS migrate
-COPY --from=app-migrate /opt/app /opt/app
+COPY --from=build /opt/apps/migrate /opt/app
 ENTRYPOINT ["videogen"]
 CMD ["migrate"]
 
 # Last, so that a plain `docker build .` gives the api.
 FROM runtime AS api
-COPY --from=app-api /opt/app /opt/app
+COPY --from=build /opt/apps/api /opt/app
 ENV VIDEOGEN_API_HOST=0.0.0.0 \
     VIDEOGEN_API_PORT=8080
 EXPOSE 8080

@@ -39,6 +39,7 @@ from tests.support.containers import (
     remove,
     run_to_end,
 )
+from tests.support.load import QUICK_REPAIRS, create_steadily
 from tests.support.pipeline import verify
 from tests.support.pods import Workload, pod_container
 from tests.support.receivers import Received, Receiver, Reply
@@ -58,17 +59,7 @@ CONVERGE_S = 240.0
 REPLICAS = {"api": 2, "orchestrator": 2, "notifier": 1}
 # Not named by the manifests: short periods, so what a kill leaves behind is repaired within the test's time,
 # and the receivers' loopback range opened to the notifier's destination guard.
-TUNING = {
-    "VIDEOGEN_MOCK_LATENCY_MS": "400",
-    "VIDEOGEN_LEASE_SECONDS": "5",
-    "VIDEOGEN_RECONCILE_INTERVAL_SECONDS": "1",
-    "VIDEOGEN_DISPATCH_GRACE_SECONDS": "3",
-    "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": ",".join(["1"] * 12),
-    "VIDEOGEN_BREAKER_COOLDOWN_SECONDS": "2",
-    "VIDEOGEN_DELIVERY_HOLD_SECONDS": "8",
-    "VIDEOGEN_API_KEY_CACHE_SECONDS": "0",
-    "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-}
+TUNING = {**QUICK_REPAIRS, "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8"}
 
 
 @dataclass
@@ -145,40 +136,6 @@ async def _ready(service: Service, timeout: float = 90.0) -> float:
             if wrapped.status != "running" or time.monotonic() - service.started_at > timeout:
                 raise AssertionError(f"{service.name} not ready ({wrapped.status}):\n{output(service.item)}")
             await asyncio.sleep(0.2)
-
-
-async def _load(
-    session: aiohttp.ClientSession,
-    bases: list[str],
-    key: str,
-    account: str,
-    accepted: list[str],
-    stop: asyncio.Event,
-) -> int:
-    """Create generations at a steady rate through each api in turn until ``stop``; the ids answered 202 go to
-    ``accepted``. Returns how many requests were refused or failed (an api was down)."""
-    refused = 0
-    n = 0
-    while not stop.is_set():
-        n += 1
-        body = {"prompt": f"load {account} {n}", "provider": "mock", "duration": 3}
-        try:
-            async with session.post(
-                f"{bases[n % len(bases)]}/v1/generate",
-                json=body,
-                headers={"Authorization": f"Bearer {key}"},
-                timeout=aiohttp.ClientTimeout(total=10),
-            ) as response:
-                answer = await response.json(content_type=None)
-                if response.status == 202:
-                    accepted.append(answer["id"])
-                else:
-                    refused += 1
-        except (aiohttp.ClientError, TimeoutError):
-            refused += 1
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 1 / RATE_PER_ACCOUNT)  # the pace of the load
-    return refused
 
 
 @contextlib.asynccontextmanager
@@ -310,7 +267,10 @@ async def test_the_images_under_load_lose_nothing_while_containers_are_killed_an
 
             stop = asyncio.Event()
             loads = [
-                asyncio.create_task(_load(session, bases, keys[a], a, accepted[a], stop)) for a in ACCOUNTS
+                asyncio.create_task(
+                    create_steadily(session, bases, keys[a], a, accepted[a], stop, rate=RATE_PER_ACCOUNT)
+                )
+                for a in ACCOUNTS
             ]
             await asyncio.sleep(KILL_AT_S)  # the load runs before, during and after the kills
             await asyncio.gather(_restart(by_name["orchestrator-0"]), _restart(by_name["api-0"]))
