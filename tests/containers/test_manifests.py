@@ -83,8 +83,9 @@ def _check_service(pod: Pod, apps: list[str], workload: Workload, item: DockerCo
 
         def answered(call: Call = call, where: str = where) -> bool:
             status = pod.get(call.port, call.path)
-            # Not there at all: no wait makes it appear. (0 is no answer yet; 503 not ready yet.)
-            assert status not in (404, 405), f"{where}: {status}, the image does not serve it\n{output(item)}"
+            # Only "no answer yet" (0) and "not ready yet" (503) are worth waiting out: anything else (a 404,
+            # or the api's 401 for a path it does not serve) says the image does not serve it.
+            assert status in (0, 200, 503), f"{where}: {status}, the image does not serve it\n{output(item)}"
             return status == 200
 
         _until(where, answered, item)
