@@ -10,14 +10,14 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.containers import BuiltImages, client, python_in
+from tests.support.containers import BUILD_AND_TEST_S, BuiltImages, client, python_in
 from tests.support.manifests import ROOT
 from videogen_api.settings import ApiSettings
 from videogen_common.settings import CommonSettings
 from videogen_notifier.settings import NotifierSettings
 from videogen_orchestrator.settings import OrchestratorSettings
 
-pytestmark = pytest.mark.containers
+pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_AND_TEST_S)]
 
 # image -> (the distribution of its own code beside videogen-common, its settings)
 TARGETS: dict[str, tuple[str, type[CommonSettings]]] = {

@@ -31,6 +31,7 @@ import pytest
 from testcontainers.core.container import DockerContainer
 
 from tests.support.containers import (
+    BUILD_AND_TEST_S,
     BuiltImages,
     EngineContainers,
     client,
@@ -48,7 +49,7 @@ from videogen.engines import free_port
 from videogen.keys import create_key
 from videogen_common.store import Store, connect
 
-pytestmark = [pytest.mark.containers, pytest.mark.load]
+pytestmark = [pytest.mark.containers, pytest.mark.load, pytest.mark.timeout(BUILD_AND_TEST_S)]
 
 ACCOUNTS = ("acme", "globex", "initech")
 RATE_PER_ACCOUNT = 3.0  # creations a second

@@ -18,11 +18,20 @@ from urllib.parse import urlsplit
 import pytest
 from testcontainers.core.container import DockerContainer
 
-from tests.support.containers import BuiltImages, broker, client, output, run_to_end, started, store
+from tests.support.containers import (
+    BUILD_AND_TEST_S,
+    BuiltImages,
+    broker,
+    client,
+    output,
+    run_to_end,
+    started,
+    store,
+)
 from tests.support.manifests import APPS, rendered
 from tests.support.pods import Call, Pod, Workload, pod_container, workloads
 
-pytestmark = pytest.mark.containers
+pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_AND_TEST_S)]
 
 # How long a call may take to answer 200: the startup probe's budget in the manifests (30 of 2 s) and more.
 ANSWER_WITHIN_S = 90.0

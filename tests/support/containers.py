@@ -34,6 +34,9 @@ from tests.support.engines import docker_available
 from videogen.engines import free_port, kafka_bootstrap, mongo_url
 
 ROOT = Path(__file__).resolve().parents[2]
+# A container test's time limit: the suite's five minutes per test, with room for the images' build that the
+# first one waits for (1.5 to 3 minutes from nothing: no base, no wheelhouse, no layers; seconds when cached).
+BUILD_AND_TEST_S = 600
 testcontainers_config.ryuk_disabled = True
 
 
