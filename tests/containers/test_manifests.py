@@ -10,9 +10,11 @@ rollout waits for it."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -71,21 +73,28 @@ def _until(condition: str, check: object, item: DockerContainer | None = None) -
         time.sleep(0.5)
 
 
-def _exposed(image: str) -> set[int]:
+def _config(image: str) -> dict[str, Any]:
     engine = client()
     try:
-        exposed = engine.images.get(image).attrs["Config"].get("ExposedPorts") or {}
+        config: dict[str, Any] = engine.images.get(image).attrs["Config"]
+        return config
     finally:
         engine.close()
-    return {int(port.split("/")[0]) for port in exposed}
 
 
-def _check_service(pod: Pod, apps: list[str], workload: Workload, item: DockerContainer, image: str) -> None:
+def _check_image(workload: Workload, image: str) -> None:
+    """What the kubelet checks before it starts the container, and the ports the image says it listens on."""
+    config = _config(image)
+    if workload.run_as_non_root:  # the kubelet refuses root, and a user it cannot tell is not root
+        user = workload.user or config["User"]
+        assert re.fullmatch(r"[1-9]\d*(:\d+)?", user), f"{workload.container}: runAsNonRoot, user {user!r}"
+    exposed = {int(port.split("/")[0]) for port in config.get("ExposedPorts") or {}}
+    assert set(workload.ports.values()) <= exposed, f"{workload.container}: port not exposed by {image}"
+
+
+def _check_service(pod: Pod, apps: list[str], workload: Workload, item: DockerContainer) -> None:
     assert {c.kind for c in workload.calls} >= CALLS, (
         f"{workload.container}: a probe or the scrape is missing"
-    )
-    assert set(workload.ports.values()) <= _exposed(image), (
-        f"{workload.container}: port not exposed by {image}"
     )
     for call in workload.calls:  # the startup probe first, as the kubelet runs them
         where = f"{apps} {workload.container}: {call.kind} GET {call.path} on port {call.port}"
@@ -121,23 +130,29 @@ def _run(
             for (_, port), item in zip((broker_at, store_at), engines, strict=True):
                 _until(f"an engine on {port}", lambda port=port: pod.listening(port), item)
 
-            def container_of(workload: Workload) -> tuple[DockerContainer, str]:
-                image = images.service(workload.image_name.removeprefix("videogen-"))
-                claims = {"videogen-media": media_dir}
-                item = pod_container(
-                    workload, image, env=env[workload.container], claims=claims, network_mode=pod.network_mode
-                )
-                return item, image
+            def image_of(workload: Workload) -> str:
+                return images.service(workload.image_name.removeprefix("videogen-"))
 
+            def container_of(workload: Workload) -> DockerContainer:
+                return pod_container(
+                    workload,
+                    image_of(workload),
+                    env=env[workload.container],
+                    claims={"videogen-media": media_dir},
+                    network_mode=pod.network_mode,
+                )
+
+            for workload in plan.values():
+                _check_image(workload, image_of(workload))
             for job in (w for w in plan.values() if w.kind == "Job"):
-                code, out = run_to_end(container_of(job)[0])
+                code, out = run_to_end(container_of(job))
                 assert code == 0, f"{apps}: the {job.container} job exited {code}:\n{out}"
             services = [w for w in plan.values() if w.kind == "Deployment"]
             assert {w.container for w in services} == {"api", "orchestrator", "notifier"}
-            runs = [container_of(w) for w in services]
-            with started(*(item for item, _ in runs)):
-                for workload, (item, image) in zip(services, runs, strict=True):
-                    _check_service(pod, apps, workload, item, image)
+            items = [container_of(w) for w in services]
+            with started(*items):
+                for workload, item in zip(services, items, strict=True):
+                    _check_service(pod, apps, workload, item)
 
 
 def test_every_manifest_container_runs_from_its_image_and_answers_its_probes(

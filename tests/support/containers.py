@@ -4,11 +4,13 @@ testcontainers.
 - ``docker_engine``: uses the engine that answers; where none does and ``dockerd`` is installed (``make
   install`` does, as root), starts it and stops it afterwards.
 - ``build_images``: ``make images engine-images``, the commands an operator runs.
-- ``start``/``containers``: testcontainers' ``DockerContainer`` on the host's network (every server the tests
-  start listens on 127.0.0.1), removed when the ``with`` block ends, whatever happened in it. Testcontainers'
-  reaper (Ryuk) is off: its image cannot be pulled here, and nothing needs it when every container is removed
-  by the code that started it (``remove_leftovers`` sweeps the session's label at the end, in case).
-- ``broker``/``store``: the Tansu and SecantusDB engines as containers, from the test-only engine images.
+- ``container``/``started``: testcontainers' ``DockerContainer`` on the host's network (every server the tests
+  start listens on 127.0.0.1), removed when the ``started`` block ends, whatever happened in it.
+  Testcontainers' reaper (Ryuk) is off: its image cannot be pulled here, and nothing needs it when every
+  container is removed by the code that started it (``remove_leftovers`` sweeps the session's label at the
+  end, and the session fails if it finds any).
+- ``broker``/``store``/``engine_containers``: the Tansu and SecantusDB engines as containers, from the
+  test-only engine images.
 """
 
 from __future__ import annotations
@@ -185,8 +187,6 @@ def output(item: DockerContainer, lines: int = 60) -> str:
 class EngineContainers:
     kafka_bootstrap: str
     mongo_url: str
-    broker: DockerContainer
-    store: DockerContainer
 
 
 def broker(image: str, port: int, *, host: str = "127.0.0.1", **kwargs: Any) -> DockerContainer:
@@ -232,7 +232,7 @@ def engine_containers(images: BuiltImages) -> Iterator[EngineContainers]:
     with started(the_broker, the_store):
         wait_for_port(broker_port, the_broker)
         wait_for_port(store_port, the_store)
-        yield EngineContainers(kafka_bootstrap(broker_port), mongo_url(store_port), the_broker, the_store)
+        yield EngineContainers(kafka_bootstrap(broker_port), mongo_url(store_port))
 
 
 def wait_for_port(port: int, item: DockerContainer, timeout: float = 30.0) -> None:
