@@ -282,6 +282,7 @@ async def test_the_images_under_load_lose_nothing_while_containers_are_killed_an
 
             # Every generation answered 202 exists and completed.
             ids = [gid for account in ACCOUNTS for gid in accepted[account]]
+            assert len(ids) > LOAD_S * RATE_PER_ACCOUNT * len(ACCOUNTS) / 2, f"only {len(ids)} accepted"
             assert len(docs) == len(ids), f"{len(ids) - len(docs)} acknowledged generations are missing"
             statuses: defaultdict[str, int] = defaultdict(int)
             for doc in docs.values():
