@@ -5,9 +5,11 @@ BIN    := $(VENV)/bin
 UV_VERSION := 0.13.8
 LOCAL_PACKAGES := -e libs/common -e clients/python -e services/api -e services/orchestrator -e services/notifier -e .
 STAMP  := $(VENV)/.installed
+TS       := clients/typescript
+TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: dev test lint unit install lock clean promtool chromium docker-engine wheelhouse engine-wheelhouse base base-image \
-	images engine-images
+.PHONY: dev test lint unit install lock clean promtool chromium nodejs ts-types docker-engine wheelhouse \
+	engine-wheelhouse base base-image images engine-images
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
@@ -18,13 +20,14 @@ test: lint
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-lint: $(STAMP)
+lint: $(STAMP) $(TS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy libs/common/src clients/python/src services/api/src services/orchestrator/src services/notifier/src src tests bench
 	$(BIN)/lint-imports
+	cd $(TS) && npm run --silent lint
 
-install: $(STAMP)
+install: $(STAMP) $(TS_STAMP)
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +57,26 @@ chromium:
 	else \
 		echo "chromium is missing: install Debian's chromium package as root (the console's browser tests need it)" >&2; \
 	fi
+
+# The TypeScript SDK (clients/typescript): Node and npm (Debian's packages, when missing), then its dev
+# dependencies (TypeScript, openapi-typescript) exactly as its package-lock.json pins them.
+$(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || $(MAKE) --no-print-directory nodejs
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+nodejs:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; \
+	else \
+		echo "node and npm are missing: install Debian's nodejs and npm packages as root (the TypeScript SDK's tests need them)" >&2; \
+	fi
+	@node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || \
+		echo "the TypeScript SDK's tests need Node 20 or newer; this one is $$(node --version)" >&2
+
+# Regenerate the TypeScript SDK's types from the API's OpenAPI document (after the API changes; commit them).
+ts-types: $(STAMP) $(TS_STAMP)
+	$(BIN)/python $(TS)/scripts/openapi_document.py | node $(TS)/scripts/generate-types.mjs -
 
 # A Docker engine, which builds the images and runs the container tests: Debian's docker.io (and debootstrap, which
 # makes the images' base where no registry can be reached), installed when no engine answers. Where no init system

@@ -233,8 +233,9 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "event": COMPLETED,
         "timestamp": envelope.occurred_at,
         "data": {
-            # An event published before the video options existed: absent ones are null, metadata empty.
-            k: envelope.generation.get(k, {} if k == "metadata" else None)
+            # An event published before the video options existed: absent ones are null, metadata empty,
+            # priority normal.
+            k: envelope.generation.get(k, {"metadata": {}, "priority": "normal"}.get(k))
             for k in (
                 "id",
                 "status",
@@ -248,6 +249,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
                 "error",
                 "progress",
                 "queue_reason",
+                "priority",
                 "aspect_ratio",
                 "resolution",
                 "seed",
@@ -270,6 +272,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "error",
         "progress",
         "queue_reason",
+        "priority",
         "aspect_ratio",
         "resolution",
         "seed",

@@ -14,6 +14,7 @@ from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.keys import ApiKeys, AsyncApiKeys, AsyncBudgets, Budgets
 from videogen_client.resources.sync import (
     AuditEvents,
     Deliveries,
@@ -68,6 +69,8 @@ class AsyncClient:
         self.deliveries = AsyncDeliveries(self._transport)
         self.usage = AsyncUsage(self._transport)
         self.audit_events = AsyncAuditEvents(self._transport)
+        self.api_keys = AsyncApiKeys(self._transport)
+        self.budgets = AsyncBudgets(self._transport)
 
     async def close(self) -> None:
         if self._owns_http:
@@ -114,6 +117,8 @@ class Client:
         self.deliveries = Deliveries(self._portal, self._async.deliveries)
         self.usage = Usage(self._portal, self._async.usage)
         self.audit_events = AuditEvents(self._portal, self._async.audit_events)
+        self.api_keys = ApiKeys(self._portal, self._async.api_keys)
+        self.budgets = Budgets(self._portal, self._async.budgets)
 
     def close(self) -> None:
         self._portal.run(self._async.close())

@@ -20,6 +20,7 @@ from videogen_client.models import (
     EventType,
     Generation,
     GenerationList,
+    Priority,
     Provider,
     ProviderInfo,
     Resolution,
@@ -67,6 +68,7 @@ class Generations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
@@ -81,6 +83,7 @@ class Generations:
                 metadata=metadata,
                 image=image,
                 deadline_seconds=deadline_seconds,
+                priority=priority,
                 idempotency_key=idempotency_key,
             )
         )
@@ -169,6 +172,7 @@ class Generations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -185,6 +189,7 @@ class Generations:
                 metadata=metadata,
                 image=image,
                 deadline_seconds=deadline_seconds,
+                priority=priority,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,

@@ -13,6 +13,7 @@ and the difference stays here:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,20 +22,24 @@ from typing import Any
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.budgets import Hold
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.generations import OUTBOX_AT, QueueReason, TransitionError
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.budgets import BudgetCounterRepository
 from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Engine, Store
+
+log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 
 ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
-# Separates the account from the generation id in ``slot_wait``; account ids never contain it.
-_SEP = "\n"
 # The smallest datetime: ``outbox_at`` at or after it is any ``outbox_at`` (an indexed range, unlike $exists).
 _EVER = datetime.min.replace(tzinfo=UTC)
+# An expiry long past: the reconciler resumes such a generation at its next pass.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,25 +87,30 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
         name="by_account_status",
     ),
-    # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
-    # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+    # Generations waiting to be admitted to their provider: "{provider}\n{account}\n{rank}\n{place}\n{id}",
+    # set only while waiting, so one lane's line is an ordered range of this small index
+    # (repositories.waiting).
     IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
+    # Waiting generations with a client's deadline, by it: those past it are failed without waiting longer.
+    IndexModel([("wait_deadline", ASCENDING)], name="by_wait_deadline", sparse=True),
 ]
-
-
-def waiting_key(account_id: str, generation_id: str) -> str:
-    """The ``slot_wait`` value of a generation waiting in its account's queue."""
-    return f"{account_id}{_SEP}{generation_id}"
-
-
-def _queue_range(account_id: str) -> Doc:
-    return {"$gt": f"{account_id}{_SEP}", "$lt": f"{account_id}{chr(ord(_SEP) + 1)}"}
 
 
 def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     if since is None or (since.tzinfo is None) != (now.tzinfo is None):
         return None
     return max(0.0, (now - since).total_seconds())
+
+
+def _admission_fields(record: GenerationRecord) -> Doc:
+    """What admission decided in memory, saved with the actor's first write: the pool the generation runs
+    on, and since when it is out of our queue."""
+    fields: Doc = {}
+    if record.provider_pool is not None:
+        fields["provider_pool"] = record.provider_pool
+    if record.admitted_at is not None:
+        fields["admitted_at"] = record.admitted_at
+    return fields
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,10 @@ class GenerationRepository:
         return found["idem_hash"], found["idem_response"]
 
     # -- reads --------------------------------------------------------------------------------------------
+
+    async def get(self, generation_id: str) -> GenerationRecord | None:
+        doc = await self._generations.find_one({"_id": generation_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
 
     async def get_for_account(self, generation_id: str, account_id: str) -> GenerationRecord | None:
         """The generation if it is the account's (a foreign id reads like an unknown one)."""
@@ -212,6 +226,34 @@ class GenerationRepository:
         groups = await (await self._generations.aggregate(pipeline)).to_list(None)
         return [UsageGroup.from_group(group) for group in groups]
 
+    async def charged_seconds_by_day(
+        self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
+    ) -> dict[str, int]:
+        """Seconds of video the account's generations (of one key, if given) created in [start, end) have
+        spent of their budgets, by UTC day of the month (``DD``): all but those that failed before anything
+        was submitted to a provider (a budget's give-back rule)."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        uncharged: Doc = {
+            "$and": [
+                {"$eq": ["$status", Status.FAILED.value]},
+                {"$eq": [{"$ifNull": ["$submit_started_at", None]}, None]},
+                {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
+            ]
+        }
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
+                    "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return {group["_id"]: int(group["seconds"]) for group in groups if group["seconds"]}
+
     # -- state transitions --------------------------------------------------------------------------------
 
     async def transition(
@@ -260,9 +302,10 @@ class GenerationRepository:
             query["lease_owner"] = owner
         if lease_token is not None:
             query["lease_token"] = lease_token
-        result = await self._generations.update_one(
-            query, {"$set": update, "$inc": increments, "$push": {"timeline": step}}
-        )
+        change: Doc = {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        if target.terminal and doc.get("wait_deadline") is not None:
+            change["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
+        result = await self._generations.update_one(query, change)
         if result.modified_count != 1:
             return None
         moved = {
@@ -281,8 +324,21 @@ class GenerationRepository:
         self, record: GenerationRecord, error: Doc, *, now: datetime, owner: str | None = None
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
-        the lease of ``owner``); None if someone else moved it first."""
-        return await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+        the lease of ``owner``); None if someone else moved it first.
+
+        A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
+        task) cost nothing: what it reserved of its budgets is given back here, by whoever's transition this
+        is. The transition is a compare-and-set out of an unfinished state, so it succeeds once per
+        generation, and so does the give-back (``record`` is the generation as it was just before: the
+        compare-and-set checked its version). A process that dies between the two keeps the reservation (the
+        budget errs on the side of spending less)."""
+        failed = await self._move(record, Status.FAILED, now=now, fields={"error": error}, owner=owner)
+        if failed is not None and record.budget_hold is not None and not record.charged:
+            try:
+                await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
+            except Exception:
+                log.exception("a failed generation's budget reservation could not be given back")
+        return failed
 
     async def complete(
         self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str
@@ -332,14 +388,10 @@ class GenerationRepository:
     async def mark_submitting(
         self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
     ) -> GenerationRecord | None:
-        """A submit that may make a (paid) task begins now, with the request ``plan``."""
-        return await self._set_owned(
-            record,
-            owner,
-            {"submit_started_at": now, "provider_request": plan},
-            submit_started_at=now,
-            provider_request=plan,
-        )
+        """A submit that may make a (paid) task begins now, with the request ``plan``, on the provider key the
+        generation was admitted to (``record.provider_pool``)."""
+        fields: Doc = {"submit_started_at": now, "provider_request": plan, **_admission_fields(record)}
+        return await self._set_owned(record, owner, fields, submit_started_at=now, provider_request=plan)
 
     async def save_task_id(
         self,
@@ -349,13 +401,21 @@ class GenerationRepository:
         now: datetime,
         plan: Mapping[str, Any] | None,
     ) -> GenerationRecord | None:
-        """The provider took the task: its id (and the request, if given) saved before the first poll."""
-        fields: Doc = {"provider_task_id": task_id, "updated_at": now}
+        """The provider took the task: its id (and the request, if given) saved before the first poll, with
+        the provider key it runs on and when it was accepted."""
+        fields: Doc = {"provider_task_id": task_id, "updated_at": now, "task_started_at": now}
+        fields.update(_admission_fields(record))
         if plan:
             fields["provider_request"] = plan
         request = plan or record.provider_request
         return await self._set_owned(
-            record, owner, fields, provider_task_id=task_id, updated_at=now, provider_request=request
+            record,
+            owner,
+            fields,
+            provider_task_id=task_id,
+            updated_at=now,
+            task_started_at=now,
+            provider_request=request,
         )
 
     async def _set_owned(
@@ -396,13 +456,23 @@ class GenerationRepository:
     # -- leases -------------------------------------------------------------------------------------------
 
     async def claim_lease(
-        self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
+        self,
+        generation_id: str,
+        owner: str,
+        now: datetime,
+        until: datetime,
+        token: str,
+        *,
+        waiting: bool = False,
+        admitted: bool = False,
     ) -> GenerationRecord | None:
         """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
-        or one that ended before now, without an ``$or``), leaving its account's slot queue; returns the
-        generation so leased, or None. On MongoDB one findAndModify; on the embedded store, which answers
-        findAndModify with a collection scan, a conditional update stamping the unique ``token``, then a read
-        by id (``_claim_lease_in_two_steps``)."""
+        or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
+        generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
+        reconciler resuming one whose joining was cut short): it then leaves its lane. ``admitted``: admission
+        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one findAndModify; on the embedded store, which
+        answers findAndModify with a collection scan, a conditional update stamping the unique ``token``,
+        then a read by id (``_claim_lease_in_two_steps``)."""
         condition: Doc = {
             "_id": generation_id,
             "status": {"$in": ACTIVE},
@@ -410,9 +480,14 @@ class GenerationRepository:
         }
         update: Doc = {
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            "$unset": {"slot_wait": ""},
             "$inc": {"attempts": 1},
         }
+        if waiting or admitted:
+            update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
+            if admitted:
+                update["$set"]["admitted_at"] = now
+        else:
+            condition["slot_wait"] = None
         if await self._store.engine() is Engine.SECANTUSDB:
             return await self._claim_lease_in_two_steps(condition, update, token)
         doc = await self._generations.find_one_and_update(
@@ -431,25 +506,47 @@ class GenerationRepository:
             return None
         return GenerationRecord.from_doc(doc)
 
-    async def wait_for_slot(self, record: GenerationRecord, *, now: datetime) -> None:
-        """Park a generation leased under ``record``'s token in its account's queue, unleased, ``queued``
-        (for the account's concurrency): a transition from ``processing``; from ``queued``, the same fields
-        without a new version (no state changes). Nothing if it moved since ``record``."""
-        parked: Doc = {
-            "slot_wait": waiting_key(record.account_id, record.id),
-            "lease_owner": None,
-            "lease_expires_at": None,
-            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
-        }
+    async def join_lane(
+        self,
+        record: GenerationRecord,
+        key: str,
+        place: int,
+        reason: str,
+        *,
+        now: datetime,
+        refused: bool = False,
+    ) -> GenerationRecord | None:
+        """Make a generation leased under ``record``'s token wait, ``queued`` for ``reason``, at ``key`` in
+        its lane (``repositories.waiting``), still leased: a transition from ``processing``; from ``queued``,
+        the same fields without a new version (no state changes). ``refused``: the provider refused its submit
+        for capacity, so no task was made: the submit's mark and plan go. The lease is let go by
+        ``leave_lease`` once the lane knows the place. None if it moved since ``record``."""
+        fields: Doc = {"slot_wait": key, "queue_place": place, "queue_reason": reason}
+        if record.deadline_at is not None:
+            fields["wait_deadline"] = record.deadline_at
+        if refused:
+            fields["submit_started_at"] = None
+            fields["provider_request"] = None
+        changes: Doc = {name: value for name, value in fields.items() if name != "wait_deadline"}
         if record.status is Status.QUEUED:
-            await self._generations.update_one(
+            parked = await self._generations.update_one(
                 {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
-                {"$set": parked},
+                {"$set": fields},
             )
-        else:
-            await self.transition(
-                record.to_doc(), Status.QUEUED, now=now, fields=parked, lease_token=record.lease_token
-            )
+            return replace(record, **changes) if parked.modified_count == 1 else None
+        moved = await self.transition(
+            record.to_doc(), Status.QUEUED, now=now, fields=fields, lease_token=record.lease_token
+        )
+        return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def leave_lease(self, record: GenerationRecord) -> bool:
+        """Let go of the lease of a generation that now waits in its lane (``join_lane``), so admission can
+        start it; False if it moved meanwhile."""
+        left = await self._generations.update_one(
+            {"_id": record.id, "lease_token": record.lease_token, "slot_wait": record.slot_wait},
+            {"$set": {"lease_owner": None, "lease_expires_at": None}},
+        )
+        return left.modified_count == 1
 
     async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
         await self._generations.update_many(
@@ -465,35 +562,6 @@ class GenerationRepository:
         )
         return released.modified_count
 
-    # -- the account slot queue ---------------------------------------------------------------------------
-
-    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
-        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
-        doc = await self._generations.find_one(
-            {"slot_wait": _queue_range(account_id)}, projection={"status": 1}, sort=[("slot_wait", 1)]
-        )
-        return None if doc is None else (doc["_id"], doc["status"])
-
-    async def leave_queue(self, generation_id: str) -> None:
-        """Take a finished generation (canceled while it waited) out of its account's queue."""
-        await self._generations.update_one(
-            {"_id": generation_id, "status": {"$in": FINISHED}}, {"$unset": {"slot_wait": ""}}
-        )
-
-    async def waiting_accounts(self) -> AsyncIterator[str]:
-        """Each account with a generation waiting for a slot: one index seek per account, skipping from one
-        account's queue to the next."""
-        after = ""
-        while True:
-            doc = await self._generations.find_one(
-                {"slot_wait": {"$gt": after}}, projection={"slot_wait": 1}, sort=[("slot_wait", 1)]
-            )
-            if doc is None:
-                return
-            account_id = doc["slot_wait"].split(_SEP, 1)[0]
-            yield account_id
-            after = f"{account_id}{chr(ord(_SEP) + 1)}"
-
     async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
         """Which of these generations exist and are not finished."""
         found = self._generations.find(
@@ -508,9 +576,11 @@ class GenerationRepository:
         the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
         index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
         for status in ACTIVE:
+            # Bounded below too: without it the embedded store reads every unleased generation of the status
+            # (those waiting in line: their lease is null, which sorts first) before the range.
             found = (
                 self._generations.find(
-                    {"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1}
+                    {"status": status, "lease_expires_at": {"$gte": _EVER, "$lt": now}}, projection={"_id": 1}
                 )
                 .sort("lease_expires_at", 1)
                 .limit(limit)
@@ -560,6 +630,16 @@ class GenerationRepository:
                 {"_id": {"$in": list(generation_ids)}, OUTBOX_AT: {"$exists": True}},
                 {"$unset": {"outbox_pending": "", OUTBOX_AT: ""}},
             )
+
+    async def requeue_account_waits(self) -> int:
+        """Migration: generations a version before admission left waiting in their account's queue
+        (``slot_wait`` of ``account\nid``) are handed to the reconciler, which puts them in line at their
+        provider (their lease expires at the epoch, like a handed-back one). Returns how many."""
+        moved = await self._generations.update_many(
+            {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
+            {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
+        )
+        return moved.modified_count
 
     async def date_unstamped_outbox(self, now: datetime) -> None:
         """Migration: generations left pending by a version without ``outbox_at`` are owed their event as of

@@ -7,7 +7,19 @@ from datetime import UTC, datetime
 
 from pymongo import IndexModel
 
-from videogen_common.repositories import audit, deliveries, generations, keys, rate_limits, uploads, webhooks
+from videogen_common.repositories import (
+    audit,
+    budgets,
+    deliveries,
+    generations,
+    instances,
+    keys,
+    provider_pools,
+    rate_limits,
+    uploads,
+    waiting,
+    webhooks,
+)
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -19,6 +31,10 @@ INDEXES: dict[str, list[IndexModel]] = {
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
     "rate_limits": rate_limits.INDEXES,
+    "provider_pools": provider_pools.INDEXES,
+    "waiting_lanes": waiting.INDEXES,
+    "orchestrators": instances.INDEXES,
+    "budget_counters": budgets.COUNTER_INDEXES,
 }
 
 
@@ -39,6 +55,8 @@ async def ensure_indexes(store: Store) -> None:
     # Generations left pending by a version without outbox_at are owed their event as of now (before the
     # retired by_outbox index goes, so MongoDB finds them through it).
     await GenerationRepository(store).date_unstamped_outbox(datetime.now(UTC))
+    # Generations waiting in an account's queue (before admission's lines at the providers) join those lines.
+    await GenerationRepository(store).requeue_account_waits()
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:

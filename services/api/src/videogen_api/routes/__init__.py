@@ -3,7 +3,9 @@
 from aiohttp import web
 
 from videogen_api.routes import (
+    api_keys,
     audit,
+    budgets,
     console,
     deliveries,
     events,
@@ -25,6 +27,8 @@ TABLES: tuple[web.RouteTableDef, ...] = (
     webhooks.routes,
     deliveries.routes,
     usage.routes,
+    budgets.routes,
+    api_keys.routes,
     audit.routes,
     media.routes,
     health.routes,

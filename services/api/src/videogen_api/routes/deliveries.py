@@ -35,6 +35,7 @@ from videogen_common.records.delivery import Delivery
 from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryFilter, DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
+from videogen_common.scopes import Scope
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
@@ -138,6 +139,7 @@ class DeliveryListing(BaseModel):
 @routes.get("/v1/webhooks/{id}/deliveries")
 @Endpoint(
     operation_id="listDeliveries",
+    scope=Scope.WEBHOOKS_READ,
     tag="Deliveries",
     summary="List an endpoint's deliveries",
     description="Newest first, each with every attempt made.",
@@ -175,6 +177,7 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Delivery:
 @routes.get("/v1/deliveries/{id}")
 @Endpoint(
     operation_id="getDelivery",
+    scope=Scope.WEBHOOKS_READ,
     tag="Deliveries",
     summary="Read a delivery",
     description=(
@@ -201,6 +204,7 @@ def _already_pending(delivery_id: str) -> Problem:
 @routes.post("/v1/deliveries/{id}/retry")
 @Endpoint(
     operation_id="retryDelivery",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Retry a delivery",
     description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
@@ -245,6 +249,7 @@ def _window(seconds: float) -> str:
 @routes.post("/v1/webhooks/{id}/recover")
 @Endpoint(
     operation_id="recoverDeliveries",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Re-send failed deliveries",
     description=(
@@ -288,6 +293,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
 @routes.post("/v1/webhooks/{id}/test")
 @Endpoint(
     operation_id="sendTestEvent",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Send a test event",
     description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
