@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from tests.support.orchestration import Orchestration, ProviderRun, provider_run
 from tests.support.waiting import eventually
 from videogen_common.domain import Status
 from videogen_common.ids import new_id
-from videogen_common.records.admission import Holder
+from videogen_common.records.admission import Holder, ProviderPool
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.store import Store
 from videogen_orchestrator.runner import Runner
@@ -314,3 +314,38 @@ async def _until_all_finished(run: ProviderRun, ids: list[str]) -> None:
 
     await eventually(finished, timeout=30)
     await run.runner.wait_idle()
+
+
+async def test_a_refused_keys_limit_halves_once_a_burst_then_climbs_quickly_to_below_where_it_was_refused(
+    store: Store,
+) -> None:
+    pools = ProviderPoolRepository(store)
+    now = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    await pools.register(ProviderPool("luma", "luma", None, 8, 8))
+
+    async def effective() -> int | None:
+        [pool] = await pools.of_provider("luma")
+        return pool.effective
+
+    # A burst of refusals halves it once (and pauses the key for the provider's Retry-After).
+    for _ in range(3):
+        await pools.refused("luma", now, retry_after=2.0)
+    [pool] = await pools.of_provider("luma")
+    assert (pool.effective, pool.ceiling, pool.refusals_in_row) == (4, 8, 3)
+    assert pool.paused(now + timedelta(seconds=1)) and not pool.paused(now + timedelta(seconds=3))
+
+    # One acceptance a step back to just below the level it was refused at ...
+    climbed = []
+    for _ in range(3):
+        [pool] = await pools.of_provider("luma")
+        await pools.accepted(pool)
+        climbed.append(await effective())
+    assert climbed == [5, 6, 7]
+    # ... then as many acceptances in a row as it is high for each step past it.
+    for _ in range(6):
+        [pool] = await pools.of_provider("luma")
+        await pools.accepted(pool)
+    assert await effective() == 7
+    [pool] = await pools.of_provider("luma")
+    await pools.accepted(pool)
+    assert await effective() == 8

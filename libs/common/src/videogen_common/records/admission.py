@@ -39,10 +39,11 @@ class ProviderPool:
     """One provider key's concurrency, shared by every orchestrator instance.
 
     ``limit`` is what the operator configured (None: no limit of ours). ``effective`` is what admission uses
-    now: the limit, lowered (halved) when the provider refuses a task for capacity and raised again by one
-    after each ``effective`` tasks it accepts in a row; None while unlimited. While ``paused_until`` is ahead
-    (the provider's Retry-After, or a backoff) nothing new is started on the pool; ``hold_until`` keeps a
-    burst of refusals from halving the limit more than once."""
+    now: the limit, lowered (halved) when the provider refuses a task for capacity and raised again one at a
+    time as it accepts tasks: after each acceptance while below ``ceiling`` (the level it was refused at)
+    less one, after ``effective`` acceptances in a row above it; None while unlimited. While
+    ``paused_until`` is ahead (the provider's Retry-After, or a backoff) nothing new is started on the pool;
+    ``hold_until`` keeps a burst of refusals from halving the limit more than once."""
 
     id: str
     provider: str
@@ -54,6 +55,7 @@ class ProviderPool:
     hold_until: datetime | None = None
     successes: int = 0
     refusals_in_row: int = 0
+    ceiling: int | None = None
 
     @property
     def running(self) -> int:
@@ -89,6 +91,7 @@ class ProviderPool:
             hold_until=doc.get("hold_until"),
             successes=doc.get("successes", 0),
             refusals_in_row=doc.get("refusals_in_row", 0),
+            ceiling=doc.get("ceiling"),
         )
 
     def to_doc(self) -> Doc:
@@ -103,6 +106,7 @@ class ProviderPool:
             "hold_until": self.hold_until,
             "successes": self.successes,
             "refusals_in_row": self.refusals_in_row,
+            "ceiling": self.ceiling,
         }
 
 

@@ -119,6 +119,7 @@ class ProviderPoolRepository:
             if pool.hold_until is None or pool.hold_until <= now:
                 current = pool.effective if pool.effective is not None else max(1, pool.running)
                 update["effective"] = max(1, current // 2)
+                update["ceiling"] = current  # refused at this level: climbing back is quick below it
                 update["hold_until"] = now + max(MIN_HOLD, timedelta(seconds=pause))
             changed = await self._pools.update_one(
                 {"_id": pool_id, "effective": pool.effective, "refusals_in_row": pool.refusals_in_row},
@@ -131,15 +132,18 @@ class ProviderPoolRepository:
 
     async def accepted(self, pool: ProviderPool) -> None:
         """The provider accepted a task on ``pool`` (as last read): refusals in a row end, and a lowered limit
-        climbs back by one after as many acceptances as it is high. Nothing to write for a pool at its
-        limit with no refusal behind it."""
+        climbs back by one: at once while it is below the level it was last refused at less one, after as
+        many acceptances in a row as it is high above that (so it finds the provider's limit again quickly and
+        probes past it slowly). Nothing to write for a pool at its limit with no refusal behind it."""
         lowered = pool.effective is not None and (pool.limit is None or pool.effective < pool.limit)
         if not lowered and pool.refusals_in_row == 0:
             return
         if lowered:
             assert pool.effective is not None
+            below_ceiling = pool.ceiling is not None and pool.effective < pool.ceiling - 1
+            needed = 0 if below_ceiling else pool.effective - 1
             raised = await self._pools.update_one(
-                {"_id": pool.id, "effective": pool.effective, "successes": {"$gte": pool.effective - 1}},
+                {"_id": pool.id, "effective": pool.effective, "successes": {"$gte": needed}},
                 {"$inc": {"effective": 1}, "$set": {"successes": 0, "refusals_in_row": 0}},
             )
             if raised.modified_count == 1:
