@@ -51,6 +51,7 @@ from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 BODY = orjson.dumps(
@@ -334,10 +335,10 @@ async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency:
         runner = Runner(
             store=store,
             actor=actor,
+            admission=admission_for(settings, store, clock),
             clock=clock,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
-            account_max_in_flight=settings.account_max_in_flight,
         )
 
         async def op() -> None:

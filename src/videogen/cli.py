@@ -46,7 +46,8 @@ async def _keys(args: argparse.Namespace) -> int:
     )
     try:
         if args.keys_command == "create":
-            print(await create_key(store, args.account))  # noqa: T201 — shown once, never stored
+            key = await create_key(store, args.account, name=args.name)
+            print(key)  # noqa: T201 — shown once, never stored
             return 0
         revoked = await revoke_key(store, args.key)
         print("revoked" if revoked else "no such active key")  # noqa: T201
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     create = keys_sub.add_parser("create", help="create a key for an account; prints it once")
     create.add_argument("--account", required=True)
+    create.add_argument("--name", help="to tell the key by (GET /v1/api-keys shows it)")
     revoke = keys_sub.add_parser("revoke", help="revoke a key")
     revoke.add_argument("key")
     args = parser.parse_args(argv)

@@ -95,7 +95,8 @@ class DevConfig:
             "VIDEOGEN_PROVIDERS": self.providers,
             # The dev stack may deliver webhooks to plain-http and loopback receivers.
             "VIDEOGEN_WEBHOOK_ALLOW_HTTP": "true",
-            # The notifier refuses private and loopback destinations unless opened here.
+            # The api refuses to register, and the notifier to deliver to, private and loopback destinations
+            # unless opened here.
             "VIDEOGEN_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
             # No load balancer to drain from: stop at once.
             "VIDEOGEN_SHUTDOWN_DRAIN_SECONDS": "0",

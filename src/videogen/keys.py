@@ -1,4 +1,6 @@
-"""API key administration. Keys are shown once; only their hash is stored."""
+"""API key administration at the command line: an account's first key (tenants make the others themselves,
+POST /v1/api-keys). Keys are shown once; only their hash and last four characters are stored. A key made here
+holds every scope (stored as none: all) and has no budget of its own."""
 
 from __future__ import annotations
 
@@ -15,7 +17,12 @@ from videogen_common.store import DuplicateKeyError, Store
 
 
 async def create_key(
-    store: Store, account: str, *, key: str | None = None, now: datetime | None = None
+    store: Store,
+    account: str,
+    *,
+    key: str | None = None,
+    now: datetime | None = None,
+    name: str | None = None,
 ) -> str:
     """Create a key for ``account`` (a fixed ``key`` is accepted for the dev stack); idempotent for a fixed
     key that already belongs to the same account."""
@@ -24,7 +31,16 @@ async def create_key(
     key_id = new_id("key", now)
     keys = ApiKeyRepository(store)
     try:
-        await keys.insert(ApiKey(id=key_id, key_hash=hash_api_key(key), account_id=account, created_at=now))
+        await keys.insert(
+            ApiKey(
+                id=key_id,
+                key_hash=hash_api_key(key),
+                account_id=account,
+                created_at=now,
+                name=name,
+                last_four=key[-4:],
+            )
+        )
     except DuplicateKeyError:
         existing = await keys.by_hash(hash_api_key(key))
         if existing is None or existing.account_id != account:

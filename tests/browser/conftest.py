@@ -15,12 +15,9 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from tests.support.engines import Engines
-from tests.support.env import isolated_env, settings_for
-from tests.support.stack import Stack, running_stack
+from tests.support.env import isolated_env
+from tests.support.stack import Stack, own_stack
 from tests.support.system_packages import require
-from videogen_common.repositories.indexes import ensure_indexes
-from videogen_common.settings import CommonSettings
-from videogen_common.store import connect
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless, and quiet: the machine's network is closed, so nothing that phones home.
@@ -57,16 +54,8 @@ def stack_env(engines: Engines, data_dir: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 async def console_stack(engines: Engines, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
     workdir = tmp_path_factory.mktemp("console")
-    env = stack_env(engines, workdir / "data")
-    common = settings_for(CommonSettings, env)
-    client, store = connect(common.mongo_url, common.mongo_db, app_name="tests")
-    await ensure_indexes(store)
-    try:
-        async with running_stack(env, common, store, workdir / "logs") as stack:
-            yield stack
-    finally:
-        await client.drop_database(common.mongo_db)
-        await client.close()
+    async with own_stack(stack_env(engines, workdir / "data"), workdir / "logs") as stack:
+        yield stack
 
 
 @pytest.fixture(scope="module")

@@ -369,6 +369,10 @@ async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, 
         await console.open(f"#/generations/{waiting['id']}")
         await console.sign_in(console_stack.key)
         await expect(page.locator("#generation-status")).not_to_have_text("failed")
+        # It waits in line behind the account's others, and the page says so (and where, once read alone).
+        await expect(page.locator("#generation-waiting")).to_contain_text("your account's limit")
+        await page.reload()
+        await expect(page.locator("#generation-waiting")).to_contain_text("of yours in line at mock")
         await page.get_by_role("button", name="Cancel generation").click()
         await expect(page.locator("#generation-status")).to_have_text("failed")
         url = f"{console_stack.base}/v1/generations/{waiting['id']}"

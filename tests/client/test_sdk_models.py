@@ -19,6 +19,7 @@ from videogen_api.openapi import build_document
 from videogen_api.settings import ApiSettings
 from videogen_client import enums, models
 from videogen_client.resources.generations import AsyncGenerations
+from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.webhooks import AsyncWebhooks
 
 # The API's answer schemas and the SDK model that reads each.
@@ -49,12 +50,22 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "ProviderList": models.ProviderList,
     "ProviderInfo": models.ProviderInfo,
     "ProviderCapabilities": models.ProviderCapabilities,
+    "ProviderCapacity": models.ProviderCapacity,
+    "ProviderKeyCapacity": models.ProviderKeyCapacity,
     "GenerationImage": models.GenerationImage,
     "ImageInput": models.ImageInput,
     "Upload": models.Upload,
     "Event": models.Event,
     "EventList": models.EventList,
     "EventSubject": models.EventSubject,
+    "ApiKey": models.ApiKey,
+    "ApiKeyCreated": models.ApiKeyCreated,
+    "ApiKeyList": models.ApiKeyList,
+    "ApiKeyBudgets": models.ApiKeyBudgets,
+    "Budgets": models.Budgets,
+    "BudgetRemaining": models.BudgetRemaining,
+    "ScopeProblem": models.ScopeProblem,
+    "BudgetProblem": models.BudgetProblem,
 }
 
 
@@ -70,6 +81,8 @@ ENUMS: dict[str, Any] = {
     "AuditActorType": enums.AuditActorType,
     "AspectRatio": enums.AspectRatio,
     "Resolution": enums.Resolution,
+    "Priority": enums.Priority,
+    "Scope": enums.Scope,
 }
 
 
@@ -103,6 +116,9 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "WebhookCreate": AsyncWebhooks.create,
     "WebhookUpdate": AsyncWebhooks.update,
     "RecoverRequest": AsyncWebhooks.recover,
+    "ApiKeyCreate": AsyncApiKeys.create,
+    "ApiKeyUpdate": AsyncApiKeys.update,
+    "BudgetLimits": AsyncBudgets.set,
 }
 
 

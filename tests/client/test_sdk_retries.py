@@ -14,9 +14,11 @@ from videogen_client import (
     APIConnectionError,
     AsyncClient,
     AuthenticationError,
+    BudgetExceededError,
     ConflictError,
     InternalServerError,
     NotFoundError,
+    PermissionDeniedError,
     RateLimitError,
     ValidationError,
 )
@@ -186,3 +188,43 @@ async def test_a_422_lists_each_invalid_field(api: Api, client: AsyncClient) -> 
         await client.generations.create(prompt="a fox", provider="mock", duration=30)
     assert [(e.field, e.code) for e in caught.value.errors] == [("duration", "range")]
     assert len(api.requests) == 1  # not retried
+
+
+async def test_a_spent_budget_is_not_retried_and_says_which_budget_until_when(
+    api: Api, client: AsyncClient, waits: list[float]
+) -> None:
+    api.answers = [
+        lambda _: problem(
+            429,
+            "Budget exceeded",
+            headers={"Retry-After": "10800"},
+            type="urn:videogen:problem:budget-exceeded",
+            budget="daily_video_seconds",
+            api_key_id=None,
+            limit=600,
+            used=598,
+            remaining=2,
+            requested=5,
+            resets_at="2026-12-01T00:00:00.000Z",
+        )
+    ]
+    with pytest.raises(BudgetExceededError) as caught:
+        await client.generations.create(prompt="a fox", provider="mock", duration=5)
+    assert len(api.requests) == 1 and waits == []
+    budget = caught.value.budget
+    assert (budget.budget, budget.remaining, budget.requested) == ("daily_video_seconds", 2, 5)
+    assert budget.resets_at.isoformat() == "2026-12-01T00:00:00+00:00"
+    assert isinstance(caught.value, RateLimitError) and caught.value.retry_after == 10800.0
+
+
+async def test_a_key_beyond_its_scopes_gets_a_permission_error_naming_the_scope(
+    api: Api, client: AsyncClient
+) -> None:
+    api.answers = [
+        lambda _: problem(
+            403, "Insufficient scope", type="urn:videogen:problem:insufficient-scope", scope="webhooks:write"
+        )
+    ]
+    with pytest.raises(PermissionDeniedError) as caught:
+        await client.webhooks.delete("wh_1")
+    assert caught.value.scope == "webhooks:write" and len(api.requests) == 1

@@ -4,13 +4,12 @@ mock provider): what a tenant does with it, from code."""
 from __future__ import annotations
 
 import asyncio
-import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import av
 import pytest
 
+from tests.support.images import video_seconds
 from tests.support.receivers import receiving
 from tests.support.stack import Stack
 from videogen_client import (
@@ -26,15 +25,6 @@ from videogen_client.webhooks import unwrap
 
 pytestmark = pytest.mark.e2e
 WAIT_S = 120.0
-
-
-def video_seconds(data: bytes) -> float:
-    with av.open(io.BytesIO(data)) as container:
-        assert isinstance(container, av.container.InputContainer)
-        assert container.streams.video[0].codec_context.name == "h264"
-        assert next(container.decode(video=0)) is not None  # a frame decodes
-        assert container.duration is not None
-        return container.duration / 1_000_000
 
 
 async def test_create_and_wait_completes_and_the_download_is_a_video_that_decodes(

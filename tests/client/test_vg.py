@@ -132,6 +132,50 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     assert code == 4
 
 
+async def test_keys_are_made_listed_and_revoked_and_budgets_set_and_shown(
+    stack: Stack, tmp_path: Path
+) -> None:
+    env = user_env(stack, tmp_path)
+    code, out, err = await vg(
+        env,
+        "--json",
+        "keys",
+        "create",
+        "batch job",
+        "--scope",
+        "generations:write",
+        "--daily-video-seconds",
+        "8",
+    )
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["scopes"] == ["generations:write"] and made["budgets"]["daily_video_seconds"] == 8
+    assert made["secret"].endswith(made["last_four"]) and "shown this once" in err
+    batch = {**env, "VIDEOGEN_API_KEY": made["secret"]}
+    code, out, _ = await vg(batch, "--json", "generate", "a kite", "--duration", "5")
+    assert code == 0 and json.loads(out)["status"] == "processing"
+    code, _, err = await vg(batch, "generate", "another kite", "--duration", "5")
+    assert code == 3 and "budget" in err.lower() and "3 left" in err  # its own daily budget, not retried
+    code, _, err = await vg(batch, "budgets")
+    assert code == 3 and "usage:read" in err  # beyond its scopes
+
+    code, out, _ = await vg(env, "keys", "list")
+    assert code == 0 and out.splitlines()[0].split()[:3] == ["ID", "NAME", "SCOPES"] and made["id"] in out
+    assert made["secret"] not in out
+    code, out, _ = await vg(env, "keys", "revoke", made["id"])
+    assert code == 0 and out.startswith(f"revoked {made['id']}")
+    code, _, err = await vg(batch, "generations", "list")
+    assert code == 3 and "401" in err
+
+    code, out, err = await vg(env, "budgets", "set", "--daily-video-seconds", "600")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("daily video seconds: 600 s; monthly video seconds: no limit")
+    code, out, _ = await vg(env, "--json", "budgets")
+    assert code == 0
+    [daily] = json.loads(out)["remaining"]
+    assert (daily["budget"], daily["limit"], daily["used"]) == ("daily_video_seconds", 600, 5)
+
+
 async def test_generate_takes_the_video_options_and_metadata_and_providers_says_what_each_makes(
     stack: Stack, tmp_path: Path
 ) -> None:

@@ -29,6 +29,7 @@ import pytest
 from aiohttp import web
 
 from tests.support.devstack import DevStack
+from tests.support.load import QUICK_REPAIRS, create_steadily
 from tests.support.pipeline import verify
 from tests.support.procs import processes_using
 from tests.support.stack import subscribe
@@ -50,17 +51,7 @@ VICTIMS = {
     "store": "secantus",
 }
 CONVERGE_S = 240.0
-# Short periods, so what a crash leaves behind is repaired within the test's time.
-STACK_ENV = {
-    "VIDEOGEN_MOCK_LATENCY_MS": "400",
-    "VIDEOGEN_LEASE_SECONDS": "5",
-    "VIDEOGEN_RECONCILE_INTERVAL_SECONDS": "1",
-    "VIDEOGEN_DISPATCH_GRACE_SECONDS": "3",
-    "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": ",".join(["1"] * 12),
-    "VIDEOGEN_BREAKER_COOLDOWN_SECONDS": "2",
-    "VIDEOGEN_DELIVERY_HOLD_SECONDS": "8",
-    "VIDEOGEN_API_KEY_CACHE_SECONDS": "0",
-}
+STACK_ENV = QUICK_REPAIRS
 
 
 @dataclass
@@ -128,40 +119,6 @@ async def _kill_and_await_restart(stack: DevStack, victim: str) -> None:
     assert new != old
 
 
-async def _load(
-    session: aiohttp.ClientSession,
-    base: str,
-    key: str,
-    account: str,
-    accepted: list[str],
-    stop: asyncio.Event,
-) -> int:
-    """Create generations at a steady rate until ``stop``; the ids answered 202 go to ``accepted``.
-    Returns how many requests were refused or failed (while a process was down)."""
-    refused = 0
-    n = 0
-    while not stop.is_set():
-        n += 1
-        body = {"prompt": f"chaos {account} {n}", "provider": "mock", "duration": 3}
-        try:
-            async with session.post(
-                f"{base}/v1/generate",
-                json=body,
-                headers={"Authorization": f"Bearer {key}"},
-                timeout=aiohttp.ClientTimeout(total=10),
-            ) as response:
-                answer = await response.json(content_type=None)
-                if response.status == 202:
-                    accepted.append(answer["id"])
-                else:
-                    refused += 1
-        except (aiohttp.ClientError, TimeoutError):
-            refused += 1
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 1 / RATE_PER_ACCOUNT)  # the pace of the load
-    return refused
-
-
 async def test_no_acknowledged_generation_or_delivery_is_lost_while_every_process_is_killed_in_turn(
     stack: DevStack,
 ) -> None:
@@ -183,7 +140,10 @@ async def test_no_acknowledged_generation_or_delivery_is_lost_while_every_proces
 
             stop = asyncio.Event()
             loads = [
-                asyncio.create_task(_load(session, base, keys[a], a, accepted[a], stop)) for a in ACCOUNTS
+                asyncio.create_task(
+                    create_steadily(session, [base], keys[a], a, accepted[a], stop, rate=RATE_PER_ACCOUNT)
+                )
+                for a in ACCOUNTS
             ]
             for victim in VICTIMS:
                 await asyncio.sleep(KILL_EVERY_S)  # load runs between the kills

@@ -36,6 +36,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     env = {
         "VIDEOGEN_METRICS_REFRESH_SECONDS": "1",  # the store-wide gauges, refreshed every second
+        "VIDEOGEN_MOCK_MAX_CONCURRENCY": "8",  # a limit, so the capacity panel has one to show
         # A black-hole endpoint's deliveries time out in a second and are given up after one retry.
         "VIDEOGEN_DELIVERY_TIMEOUT_SECONDS": "1",
         "VIDEOGEN_WEBHOOK_RETRY_SCHEDULE": "1",

@@ -49,7 +49,7 @@ Client = TestClient[web.Request, web.Application]
 Operation = schemathesis.APIOperation[Any, Any, Any, Any]
 RunOnLoop = Callable[[Coroutine[Any, Any, Any]], Any]
 
-# Examples per operation and mode: 21 operations, three or four modes each, about 3,000 requests in all.
+# Examples per operation and mode: 28 operations, three or four modes each, about 4,000 requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
@@ -97,8 +97,14 @@ def _operations(schema: schemathesis.BaseSchema) -> list[Operation]:
 
 def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, store: Store, path: str) -> str:
     """A fresh resource of the kind the operation's path names: a generation, a webhook endpoint, a failed
-    delivery (so that retrying it can succeed), or an event (a test event's)."""
+    delivery (so that retrying it can succeed), an event (a test event's), or an API key."""
     headers = bearer(key)
+    if path.startswith("/v1/api-keys/"):
+        made = session.post(
+            f"{base_url}/v1/api-keys", json={"name": "fuzzed", "scopes": ["usage:read"]}, headers=headers
+        )
+        assert made.status_code == 201, made.text
+        return str(made.json()["id"])
     if path.startswith("/v1/generations/"):
         response = session.post(
             f"{base_url}/v1/generate",
@@ -170,7 +176,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 23
+    assert len(operations) == 30
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).

@@ -46,6 +46,8 @@ async def test_create_answers_202_with_the_generation_and_location(
         "error",
         "progress",
         "queue_reason",
+        "queue_position",
+        "priority",
         "timeline",
         "aspect_ratio",
         "resolution",
@@ -57,7 +59,8 @@ async def test_create_answers_202_with_the_generation_and_location(
         "updated_at",
     }
     assert body["status"] == "processing"
-    assert (body["progress"], body["queue_reason"]) == (None, None)
+    assert (body["progress"], body["queue_reason"], body["queue_position"]) == (None, None, None)
+    assert body["priority"] == "normal"
     assert body["timeline"] == [{"status": "processing", "at": body["created_at"]}]
     assert (body["prompt"], body["provider"], body["duration"]) == (VALID["prompt"], "mock", 5)
     assert body["video_url"] is None and body["thumbnail_url"] is None and body["error"] is None

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from tests.support.api import bearer
 from tests.support.images import solid_image
-from videogen_api import openapi, schemas
+from videogen_api import account_schemas, openapi, schemas
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.media import LocalMediaStore, signed_media_url
@@ -80,9 +80,14 @@ class Answers:
         if "$ref" not in schema and "oneOf" not in schema:
             return raw  # a file
         names = [s["$ref"].rsplit("/", 1)[-1] for s in schema.get("oneOf", [schema])]
-        matches = [name for name in names if _valid(getattr(schemas, name), raw)]
+        matches = [name for name in names if _valid(_model(name), raw)]
         assert len(matches) == 1, f"{method} {template} {status}: {raw!r} matches {matches} of {names}"
         return orjson.loads(raw)
+
+
+def _model(name: str) -> type[BaseModel]:
+    found: type[BaseModel] = getattr(schemas, name, None) or getattr(account_schemas, name)
+    return found
 
 
 def _valid(model: type[BaseModel], raw: bytes) -> bool:
@@ -364,6 +369,44 @@ async def test_providers_and_the_video_options_answer_as_documented(answers: Ans
     ]
 
 
+async def test_keys_and_budgets_answer_as_documented(answers: Answers) -> None:
+    made = await answers.call(
+        "POST",
+        "/v1/api-keys",
+        201,
+        json={"name": "dashboard", "scopes": ["usage:read"], "budgets": {"daily_video_seconds": 10}},
+    )
+    assert made["secret"].endswith(made["last_four"])
+    one = f"/v1/api-keys/{made['id']}"
+    await answers.call("POST", "/v1/api-keys", 422, json={"name": "x", "scopes": ["everything"]})
+    await answers.call("POST", "/v1/api-keys", 401, auth=False, json={"name": "x", "scopes": ["usage:read"]})
+    page = await answers.call("GET", "/v1/api-keys", 200, "/v1/api-keys?limit=1")
+    assert page["next_cursor"]  # the fixture's key too
+    await answers.call("GET", "/v1/api-keys", 422, "/v1/api-keys?limit=0")
+    await answers.call("GET", "/v1/api-keys/{id}", 200, one)
+    await answers.call("GET", "/v1/api-keys/{id}", 404, "/v1/api-keys/key_unknown")
+    await answers.call("PATCH", "/v1/api-keys/{id}", 200, one, json={"name": "board"})
+    await answers.call("PATCH", "/v1/api-keys/{id}", 422, one, json={})
+    # A narrow key is refused beyond its scope, and cannot make a key with more.
+    narrow = Answers(answers.client, answers.document, made["secret"])
+    await narrow.call("GET", "/v1/budgets", 200)
+    await narrow.call("GET", "/v1/api-keys", 403)
+    await answers.call("DELETE", "/v1/api-keys/{id}", 200, one)
+    await answers.call("PATCH", "/v1/api-keys/{id}", 409, one, json={"name": "late"})
+    await answers.call("DELETE", "/v1/api-keys/{id}", 404, "/v1/api-keys/key_unknown")
+
+    budgets = await answers.call("PUT", "/v1/budgets", 200, json={"daily_video_seconds": 6})
+    assert budgets["remaining"][0]["remaining"] == 6
+    await answers.call("PUT", "/v1/budgets", 422, json={"daily_video_seconds": -1})
+    await answers.call("GET", "/v1/budgets", 200)
+    body = {"prompt": "a kite", "provider": "mock", "duration": 4}
+    await answers.call("POST", "/v1/generate", 202, json=body)
+    refused = await answers.call("POST", "/v1/generate", 429, json=body)
+    assert refused["budget"] == "daily_video_seconds" and refused["remaining"] == 2
+    usage = await answers.call("GET", "/v1/usage", 200)
+    assert usage["budgets"][0]["used"] == 4
+
+
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
     covered = {
@@ -390,6 +433,13 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/events/{id}"),
         ("get", "/v1/providers"),
         ("post", "/v1/uploads"),
+        ("post", "/v1/api-keys"),
+        ("get", "/v1/api-keys"),
+        ("get", "/v1/api-keys/{id}"),
+        ("patch", "/v1/api-keys/{id}"),
+        ("delete", "/v1/api-keys/{id}"),
+        ("get", "/v1/budgets"),
+        ("put", "/v1/budgets"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

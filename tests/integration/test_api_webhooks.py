@@ -99,3 +99,74 @@ async def test_an_endpoint_can_subscribe_to_webhook_disabled_notices(client: Cli
     )
     assert response.status == 201
     assert (await response.json())["events"] == ["webhook.disabled"]
+
+
+# Hosts deliveries would refuse to connect to, in several spellings: the cloud metadata address, private and
+# loopback ranges, IPv6 forms reaching IPv4 ones, legacy IPv4 spellings getaddrinfo takes, and localhost.
+REFUSED_HOSTS = [
+    "169.254.169.254",
+    "10.1.2.3",
+    "192.168.0.1",
+    "127.0.0.1",
+    "2130706433",  # 127.0.0.1
+    "0x7f.1",  # 127.0.0.1
+    "0251.0376.0251.0376",  # 169.254.169.254
+    "[::1]",
+    "[::ffff:169.254.169.254]",
+    "[fd00::1]",
+    "localhost",
+    "metadata.localhost",
+]
+
+
+@pytest.fixture
+def no_allowed_ranges(api_settings: ApiSettings) -> ApiSettings:
+    """A deployment that opens no range to deliveries (production's default)."""
+    return api_settings.model_copy(update={"webhook_allow_cidrs": ""})
+
+
+@pytest.mark.parametrize("host", REFUSED_HOSTS)
+async def test_a_url_on_an_address_deliveries_refuse_is_422_at_creation_and_nothing_is_stored(
+    no_allowed_ranges: ApiSettings, store: Store, key: str, host: str
+) -> None:
+    async with api_client(no_allowed_ranges) as client:
+        response = await client.post(
+            "/v1/webhooks", json={**HOOK, "url": f"https://{host}/x"}, headers=bearer(key)
+        )
+        assert response.status == 422, await response.text()
+        problem = await response.json()
+    assert [(e["field"], e["code"]) for e in problem["errors"]] == [("url", "destination_not_allowed")]
+    assert await store.webhooks.count_documents({}) == 0
+    assert await store.audit_events.count_documents({"type": "webhook.created"}) == 0
+
+
+async def test_a_url_on_an_address_deliveries_refuse_is_422_on_update_and_nothing_changes(
+    no_allowed_ranges: ApiSettings, store: Store, key: str
+) -> None:
+    async with api_client(no_allowed_ranges) as client:
+        created = await (await client.post("/v1/webhooks", json=HOOK, headers=bearer(key))).json()
+        before = await store.webhooks.find_one({"_id": created["id"]})
+        for host in REFUSED_HOSTS:
+            response = await client.patch(
+                f"/v1/webhooks/{created['id']}", json={"url": f"http://{host}:8080/x"}, headers=bearer(key)
+            )
+            assert response.status == 422, host
+            [error] = (await response.json())["errors"]
+            assert (error["field"], error["code"]) == ("url", "destination_not_allowed")
+            assert error["message"].startswith("the URL points at an address deliveries are never sent to (")
+    assert await store.webhooks.find_one({"_id": created["id"]}) == before
+    assert await store.audit_events.count_documents({"type": "webhook.updated"}) == 0
+
+
+async def test_the_ranges_the_deployment_opens_to_deliveries_may_be_registered(
+    api_settings: ApiSettings, store: Store, key: str
+) -> None:
+    """The tests' (and the dev stack's) receivers listen on loopback, which VIDEOGEN_WEBHOOK_ALLOW_CIDRS opens
+    for the notifier: the api accepts URLs there too, and still refuses the rest."""
+    assert api_settings.webhook_allow_cidrs == "127.0.0.0/8"
+    async with api_client(api_settings) as client:
+        for url in ("http://127.0.0.1:9000/hook", "http://localhost:9000/hook"):
+            response = await client.post("/v1/webhooks", json={**HOOK, "url": url}, headers=bearer(key))
+            assert response.status == 201, url
+        metadata = {**HOOK, "url": "http://169.254.169.254/x"}
+        assert (await client.post("/v1/webhooks", json=metadata, headers=bearer(key))).status == 422

@@ -11,21 +11,24 @@ from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation, stored_generation
 from videogen_common.domain import Status
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.repositories.generations import GenerationRepository, waiting_key
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 
 async def test_a_lease_is_claimed_once_while_it_runs_and_again_once_it_expires(store: Store) -> None:
     clock = ManualClock()
     generations = GenerationRepository(store)
-    doc = await insert_generation(store, clock.now(), slot_wait=waiting_key("acme", "x"))
+    doc = await insert_generation(store, clock.now(), slot_wait="mock\nacme\n1\n000000000000\nx")
     now, until = clock.now(), clock.now() + timedelta(seconds=30)
 
-    first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a")
+    # A generation waiting in line is claimed only by admission starting it (``waiting``).
+    assert await generations.claim_lease(doc["_id"], "a", now, until, "token-a") is None
+    first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a", admitted=True)
     assert first is not None
     assert (first.lease_owner, first.lease_token, first.attempts) == ("a", "token-a", 1)
-    assert first.slot_wait is None  # a claimed generation leaves its account's queue
-    assert await generations.claim_lease(doc["_id"], "b", now, until, "token-b") is None
+    assert first.slot_wait is None  # a claimed generation leaves its line
+    assert first.admitted_at == now
+    assert await generations.claim_lease(doc["_id"], "b", now, until, "token-b", waiting=True) is None
 
     later = clock.advance(timedelta(seconds=31))
     second = await generations.claim_lease(doc["_id"], "b", later, later + timedelta(seconds=30), "token-b")

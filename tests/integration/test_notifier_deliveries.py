@@ -248,6 +248,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "error",
         "progress",
         "queue_reason",
+        "priority",
         "aspect_ratio",
         "resolution",
         "seed",

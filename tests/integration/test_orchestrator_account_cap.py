@@ -1,7 +1,7 @@
 """The per-account cap on generations in flight, against the real MongoDB: beyond the cap new generations wait
-as ``queued`` (not rejected), nothing beyond it ever reaches the provider — also with two instances racing —
-and waiting generations start oldest first as slots free, after a restart, a cancel, or an instance that died
-holding a slot.
+as ``queued`` (not rejected), in line at their provider, nothing beyond it ever reaches the provider — also
+with two instances racing — and waiting generations start oldest first as slots free, after a restart, a
+cancel, or an instance that died holding a slot.
 
 The provider double holds each task until the test lets it finish, so "at once" is exact rather than timed."""
 
@@ -16,57 +16,17 @@ from typing import Any
 import pytest
 
 from tests.support.generations import insert_generation
+from tests.support.held_provider import HeldProvider
 from tests.support.orchestration import Orchestration
 from videogen_common.domain import Status
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.ids import new_id
-from videogen_common.repositories.generations import GenerationRepository, waiting_key
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
-from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
-from videogen_orchestrator.providers.mock import MockProvider
 
 TICK = timedelta(milliseconds=1)
 CAP = 2
-
-
-class HeldProvider(AdapterDefaults):
-    """The mock provider, except that each task stays at the provider until the test calls ``finish``. Records
-    every submission and the most tasks it ever had at once (submitted, not yet reported finished)."""
-
-    name = "mock"
-
-    def __init__(self) -> None:
-        self._inner = MockProvider()
-        self.submitted: list[str] = []
-        self.at_provider: set[str] = set()
-        self.peak = 0
-        self._gates: dict[str, asyncio.Event] = {}
-        self._changed = asyncio.Condition()
-
-    def _gate(self, generation_id: str) -> asyncio.Event:
-        return self._gates.setdefault(generation_id, asyncio.Event())
-
-    async def submit(self, job: Job) -> str:
-        async with self._changed:
-            self.submitted.append(job.generation_id)
-            self.at_provider.add(job.generation_id)
-            self.peak = max(self.peak, len(self.at_provider))
-            self._changed.notify_all()
-        return await self._inner.submit(job)
-
-    async def poll(self, task_id: str, job: Job) -> TaskState:
-        await self._gate(job.generation_id).wait()
-        state = await self._inner.poll(task_id, job)
-        self.at_provider.discard(job.generation_id)
-        return state
-
-    def finish(self, generation_id: str) -> None:
-        self._gate(generation_id).set()
-
-    async def until_submitted(self, count: int, timeout: float = 10.0) -> list[str]:
-        async with asyncio.timeout(timeout), self._changed:
-            await self._changed.wait_for(lambda: len(self.submitted) >= count)
-        return list(self.submitted)
 
 
 class Instances(Orchestration):
@@ -88,16 +48,27 @@ class Instances(Orchestration):
         self, count: int, account: str = "acme", *, waiting: bool = False, **fields: Any
     ) -> list[str]:
         """Generations as the api creates them, each a millisecond after the previous (oldest first); with
-        ``waiting``, as if already parked in the account's queue."""
+        ``waiting``, already put in line by an instance since gone."""
         ids = []
         for i in range(count):
             now = self.clock.advance(TICK)
             generation_id = new_id("gen", now)
+            lease: dict[str, Any] = {}
             if waiting:
-                fields["slot_wait"] = waiting_key(account, generation_id)
-            await insert_generation(
-                self.store, now, account_id=account, prompt=f"shot {i}", generation_id=generation_id, **fields
+                until = now + timedelta(hours=1)
+                lease = {"lease_owner": "gone", "lease_token": "t", "lease_expires_at": until}
+            doc = await insert_generation(
+                self.store,
+                now,
+                account_id=account,
+                prompt=f"shot {i}",
+                generation_id=generation_id,
+                **lease,
+                **fields,
             )
+            if waiting:
+                admission = self.admission(self.settings())
+                assert await admission.wait(GenerationRecord.from_doc(doc), "account_concurrency")
             ids.append(generation_id)
         return ids
 
@@ -140,7 +111,8 @@ async def orch(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncI
 async def assert_waiting(orch: Instances, generation_id: str) -> None:
     doc = await orch.get(generation_id)
     assert doc["status"] == "queued"
-    assert doc["slot_wait"] == waiting_key("acme", generation_id)
+    # In acme's line at the mock provider, at normal priority.
+    assert doc["slot_wait"].startswith("mock\nacme\n1\n") and doc["slot_wait"].endswith(generation_id)
     assert doc["lease_owner"] is None and doc["lease_expires_at"] is None
     assert doc["provider_task_id"] is None
 

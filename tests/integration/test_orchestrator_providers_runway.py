@@ -131,7 +131,9 @@ async def test_a_provider_that_stays_down_while_polled_is_waited_for_not_failed(
     assert doc["status"] == "completed", doc["error"]
 
 
-async def test_throttled_submits_are_retried_and_make_one_task(run: ProviderRun, fake: FakeRunway) -> None:
+async def test_throttled_submits_are_tried_again_and_make_one_task(
+    run: ProviderRun, fake: FakeRunway
+) -> None:
     fake.throttle_next(2, retry_after="0", kind="submit")
     doc = await run.run()
 
@@ -140,18 +142,19 @@ async def test_throttled_submits_are_retried_and_make_one_task(run: ProviderRun,
     assert len(fake.submissions) == 1
 
 
-async def test_a_submit_that_keeps_being_throttled_fails_retriable_without_a_task(
+async def test_a_submit_that_keeps_being_throttled_waits_and_never_fails(
     run: ProviderRun, fake: FakeRunway
 ) -> None:
-    fake.throttle_next(run.settings.provider_retry_attempts, retry_after="0", kind="submit")
+    # More refusals than a call's retries: each sends the generation back in line, never to `failed`.
+    refusals = run.settings.provider_retry_attempts + 2
+    fake.throttle_next(refusals, retry_after="0", kind="submit")
     doc = await run.run()
 
-    assert doc["status"] == "failed"
-    assert doc["error"]["code"] == "provider_unavailable"
-    assert doc["error"]["retriable"] is True
-    assert doc["error"]["provider_code"] == "http_429"
-    assert fake.submissions == []
-    assert fake.count("POST") == run.settings.provider_retry_attempts
+    assert doc["status"] == "completed", doc["error"]
+    assert len(fake.submissions) == 1  # one task, made when the provider took it
+    assert fake.count("POST") == refusals + 1  # a 429 is not retried in a loop: admission decides
+    assert "submit_started_at" in doc and doc["provider_task_id"] is not None
+    assert [step["status"] for step in doc["timeline"]][:2] == ["processing", "queued"]
 
 
 async def test_a_500_on_submit_is_ambiguous_and_not_retried(run: ProviderRun, fake: FakeRunway) -> None:

@@ -1,13 +1,18 @@
-"""The store's indexes as the migration leaves them: every index the code declares, none it has retired."""
+"""The store's indexes and documents as the migration leaves them: every index the code declares, none it has
+retired, and what an earlier version left in a shape this one no longer reads moved to the one it reads."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
+from tests.support.fakes import ManualClock
+from tests.support.generations import insert_generation, stored_generation
+from tests.support.orchestration import Orchestration
 from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.repositories.indexes import INDEXES, RETIRED_INDEXES, ensure_indexes
 from videogen_common.store import Store
@@ -53,3 +58,25 @@ async def test_a_delivery_is_unique_on_its_event_and_endpoint_through_its_id(sto
     await store.deliveries.insert_one(make("evt_1", "wh_2"))  # another endpoint
     await store.deliveries.insert_one(make("evt_2", "wh_1"))  # another event
     assert await store.deliveries.count_documents({}) == 3
+
+
+async def test_migration_puts_generations_left_in_an_account_queue_in_line_at_their_provider(
+    store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    # Waiting in its account's queue as the version before admission left it: unleased, "account\nid".
+    old = await insert_generation(store, clock.now(), status="queued", slot_wait="acme\ngen_old")
+    done = await insert_generation(store, clock.now(), status="completed", slot_wait="acme\ngen_done")
+    await ensure_indexes(store)
+
+    migrated = await stored_generation(store, old["_id"])
+    assert "slot_wait" not in migrated and migrated["lease_expires_at"] < clock.now()
+    assert (await stored_generation(store, done["_id"]))["slot_wait"] == "acme\ngen_done"  # finished: left be
+
+    # The reconciler's next pass resumes it, and admission starts it (nothing else waits).
+    wiring = Orchestration(store, base_env, tmp_path / "media", clock=clock)
+    runner = wiring.runner()
+    await wiring.reconciler(runner).run_once()
+    await runner.wait_idle()
+    assert (await stored_generation(store, old["_id"]))["status"] == "completed"
+    await wiring.stop()

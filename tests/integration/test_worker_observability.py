@@ -162,11 +162,16 @@ async def test_orchestrator_store_wide_gauges(orchestrator: OrchestratorRuntime,
     clock = orchestrator.clock
     for _ in range(2):
         await insert_generation(store, clock.now(), prompt="waiting", trace_id="req")
-    await orchestrator.metrics.refresh(store)
+    await orchestrator.runner.admission.register()
+    await orchestrator.metrics.refresh(store, clock.now())
     _, text = await get(orchestrator.probes.port, "/metrics")
     assert sample(text, "videogen_generations_unfinished", status="processing") == 2
     assert sample(text, "videogen_generations_unfinished", status="queued") == 0
     assert sample(text, "videogen_generations_outbox_pending") == 0
+    # The mock's one pool, without a limit: nothing running, nothing waiting, no limit to report.
+    assert sample(text, "videogen_provider_capacity_running", provider="mock", pool="mock") == 0
+    assert sample(text, "videogen_provider_capacity_waiting", provider="mock") == 0
+    assert "videogen_provider_capacity_limit{" not in text
 
 
 async def test_orchestrator_unready_while_the_store_does_not_answer(

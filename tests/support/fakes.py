@@ -5,6 +5,7 @@ whose tasks have always finished already."""
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 
 from videogen_common.events import Envelope
@@ -25,17 +26,27 @@ def _millis(moment: datetime) -> datetime:
 
 class ManualClock:
     """A ``Clock`` that stands still until the test moves it: tz-aware UTC, millisecond precision (what
-    MongoDB keeps), so a time read back from the store equals the time written."""
+    MongoDB keeps), so a time read back from the store equals the time written. With ``ticking`` it also
+    moves as real time does (for pauses the code under test must see end: a provider's Retry-After), and the
+    test may still move it on by hand."""
 
-    def __init__(self, start: datetime = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)) -> None:
+    def __init__(
+        self,
+        start: datetime = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC),
+        *,
+        ticking: bool = False,
+    ) -> None:
         if start.tzinfo is None:
             raise ValueError("ManualClock needs a timezone-aware start")
         self._now = _millis(start.astimezone(UTC))
+        self._ticking_since = time.monotonic() if ticking else None
         # Every pause asked of this clock, in seconds, in order.
         self.slept: list[float] = []
 
     def now(self) -> datetime:
-        return self._now
+        if self._ticking_since is None:
+            return self._now
+        return _millis(self._now + timedelta(seconds=time.monotonic() - self._ticking_since))
 
     async def sleep(self, seconds: float) -> None:
         """Recorded in ``slept``, then waited in real time; the time ``now`` reads still moves only when the
@@ -45,10 +56,12 @@ class ManualClock:
 
     def advance(self, delta: timedelta) -> datetime:
         self._now = _millis(self._now + delta)
-        return self._now
+        return self.now()
 
     def set(self, moment: datetime) -> None:
         self._now = _millis(moment.astimezone(UTC))
+        if self._ticking_since is not None:
+            self._ticking_since = time.monotonic()
 
 
 class RecordingSink:

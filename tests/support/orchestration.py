@@ -36,11 +36,13 @@ from videogen_common.media import LocalMediaStore, MediaStore
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.admission import Admission
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 Doc = dict[str, Any]
@@ -122,13 +124,18 @@ class Orchestration:
         runner = Runner(
             store=self.store,
             actor=self.actor(owner, providers=providers, clock=clock, **overrides),
+            admission=self.admission(settings, clock),
             clock=clock or self.clock,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
-            account_max_in_flight=settings.account_max_in_flight,
+            sink=self.sink,
         )
         self.runners.append(runner)
         return runner
+
+    def admission(self, settings: OrchestratorSettings, clock: Clock | None = None) -> Admission:
+        """Admission as runtime.py makes it (its pools are made at its first use)."""
+        return admission_for(settings, self.store, clock or self.clock)
 
     def reconciler(self, runner: Runner) -> Reconciler:
         return Reconciler(
@@ -188,6 +195,7 @@ class ProviderRun:
         base_env: dict[str, str],
         media_root: Path,
         fake: FakeProviderAPI,
+        clock: ManualClock | None = None,
         **overrides: Any,
     ) -> None:
         defaults: dict[str, Any] = {
@@ -199,7 +207,7 @@ class ProviderRun:
         }
         self.fake = fake
         settings = {**defaults, **provider_env(fake), **overrides}
-        self.wiring = Orchestration(store, base_env, media_root, providers={}, settings=settings)
+        self.wiring = Orchestration(store, base_env, media_root, providers={}, settings=settings, clock=clock)
         self.settings = self.wiring.settings()
         self.providers: dict[str, ProviderAdapter] = build_providers(self.settings)
         self.wiring.providers = self.providers
@@ -261,9 +269,14 @@ class ProviderRun:
 
 @asynccontextmanager
 async def provider_run(
-    store: Store, base_env: dict[str, str], media_root: Path, fake: FakeProviderAPI, **overrides: Any
+    store: Store,
+    base_env: dict[str, str],
+    media_root: Path,
+    fake: FakeProviderAPI,
+    clock: ManualClock | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[ProviderRun]:
-    run = ProviderRun(store, base_env, media_root, fake, **overrides)
+    run = ProviderRun(store, base_env, media_root, fake, clock, **overrides)
     try:
         yield run
     finally:

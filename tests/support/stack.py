@@ -14,13 +14,15 @@ from typing import Any
 
 import aiohttp
 
+from tests.support.env import settings_for
 from tests.support.pipeline import call
 from tests.support.services import ServiceProcess, wait_http_ok
 from videogen.engines import free_port
 from videogen.keys import create_key
 from videogen.migrate import migrate
+from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
-from videogen_common.store import Store
+from videogen_common.store import Store, connect
 
 ACCOUNT = "acme"
 SERVICES = ("api", "orchestrator", "notifier")
@@ -89,6 +91,21 @@ async def running_stack(
         codes = await asyncio.gather(*(p.stop(stop_signal) for p in stack.services.values()))
         if clean_exit:
             assert codes == [0] * len(codes), f"services did not exit cleanly on SIGTERM: {codes}"
+
+
+@asynccontextmanager
+async def own_stack(env: dict[str, str], logs: Path) -> AsyncIterator[Stack]:
+    """``running_stack`` for a whole module: ``env`` (an ``isolated_env`` and the module's own settings) names
+    its own database, which this connects to, indexes, and drops at the end."""
+    common = settings_for(CommonSettings, env)
+    client, store = connect(common.mongo_url, common.mongo_db, app_name="tests")
+    await ensure_indexes(store)
+    try:
+        async with running_stack(env, common, store, logs) as stack:
+            yield stack
+    finally:
+        await client.drop_database(common.mongo_db)
+        await client.close()
 
 
 async def subscribe(

@@ -45,6 +45,8 @@ LATENCY = (
 )
 FINISHED = 'videogen_generations_finished_total{provider="runway",outcome="%s"}'
 ENDPOINTS = 'videogen_webhook_endpoints{state="%s",instance="notifier-0"}'
+CAPACITY = 'videogen_provider_capacity_%s{provider="luma"%s,instance="%s"}'
+REFUSALS = 'videogen_provider_capacity_refusals_total{provider="luma",pool="luma",instance="o-0"}'
 PROVIDER_ERRORS = (
     'videogen_provider_call_errors_total{provider="luma",call="submit",code="provider_unavailable"}'
 )
@@ -115,6 +117,47 @@ CASES = [
         "20m",
         fires=False,
     ),
+    Case(
+        "VideogenProviderSaturated",
+        {
+            CAPACITY % ("waiting", "", "o-0"): "40x30",
+            CAPACITY % ("waiting", "", "o-1"): "40x30",  # every instance reports the same figure
+            CAPACITY % ("running", ',pool="luma"', "o-0"): "5x30",
+            CAPACITY % ("running", ',pool="luma"', "o-1"): "5x30",
+            CAPACITY % ("effective_limit", ',pool="luma"', "o-0"): "5x30",
+        },
+        "20m",
+        fires=True,
+        labels={"provider": "luma"},
+    ),
+    Case(
+        "VideogenProviderSaturated",
+        {  # full, but nothing waits
+            CAPACITY % ("waiting", "", "o-0"): "0x30",
+            CAPACITY % ("running", ',pool="luma"', "o-0"): "5x30",
+            CAPACITY % ("effective_limit", ',pool="luma"', "o-0"): "5x30",
+        },
+        "20m",
+        fires=False,
+    ),
+    Case(
+        "VideogenProviderSaturated",
+        {  # work waits for a moment only: a slot is free
+            CAPACITY % ("waiting", "", "o-0"): "3x30",
+            CAPACITY % ("running", ',pool="luma"', "o-0"): "4x30",
+            CAPACITY % ("effective_limit", ',pool="luma"', "o-0"): "5x30",
+        },
+        "20m",
+        fires=False,
+    ),
+    Case(
+        "VideogenProviderRefusingCapacity",
+        {REFUSALS: "0+1x30"},
+        "20m",
+        fires=True,
+        labels={"provider": "luma"},
+    ),
+    Case("VideogenProviderRefusingCapacity", {REFUSALS: "0 1 2 3x30"}, "20m", fires=False),
     Case(
         "VideogenGenerationsPilingUp",
         {'videogen_generations_unfinished{status="queued",instance="o-0"}': "1500x40"},

@@ -17,6 +17,7 @@ from videogen_api.middleware import PUBLIC_PREFIXES
 from videogen_api.routes import reference
 from videogen_api.settings import ApiSettings
 from videogen_common.deliveries import STATUSES
+from videogen_common.scopes import Scope
 
 Doc = dict[str, Any]
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -83,7 +84,7 @@ def test_the_router_and_the_document_name_the_same_operations(settings: ApiSetti
     }
     documented = {(method, path) for path, method, _ in operations(document)}
     assert routed == documented
-    assert len(documented) == 23
+    assert len(documented) == 30
 
 
 def test_the_reference_itself_is_served_outside_v1_and_without_a_key(settings: ApiSettings) -> None:
@@ -139,6 +140,10 @@ def test_without_rate_limits_the_document_promises_no_rate_limit_headers() -> No
     for path, method, op in operations(document):
         if path == "/v1/generations/{id}/events":  # an event stream's own bound stays
             assert "too-many-streams" in resolve(document, op["responses"]["429"])["description"]
+        elif op["operationId"] == "createGeneration":  # and a creation's budgets
+            refusal = resolve(document, op["responses"]["429"])
+            assert "budget-exceeded" in refusal["description"]
+            assert "rate-limited" not in refusal["description"]
         else:
             assert "429" not in op["responses"], (path, method)
         for listed in op["responses"].values():
@@ -154,9 +159,14 @@ def test_authentication_is_bearer_everywhere_but_the_signed_media_links(document
     assert document["security"] == [{"bearer": []}]
     for path, _, op in operations(document):
         if path.startswith("/v1/media/"):
-            assert op["security"] == [] and "401" not in op["responses"]
+            assert op["security"] == [] and "401" not in op["responses"] and "403" not in op["responses"]
         else:
-            assert "security" not in op and "401" in op["responses"]
+            # The scope it needs: the bearer requirement's role, and x-required-scope; 403 beyond it.
+            scope = op["x-required-scope"]
+            assert scope in {s.value for s in Scope}, path
+            assert op["security"] == [{"bearer": [scope]}]
+            assert "401" in op["responses"] and "403" in op["responses"]
+            assert scope in document["components"]["securitySchemes"]["bearer"]["description"]
 
 
 def test_operations_with_a_body_document_its_errors(document: Doc) -> None:

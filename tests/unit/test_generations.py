@@ -22,6 +22,8 @@ PUBLIC = {
     "error",
     "progress",
     "queue_reason",
+    "queue_position",
+    "priority",
     "timeline",
     "aspect_ratio",
     "resolution",
@@ -80,7 +82,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 19
+    assert len(view) == 21
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -106,6 +108,8 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "error": None,
         "progress": None,
         "queue_reason": None,
+        "queue_position": None,
+        "priority": "normal",
         "timeline": [{"status": "processing", "at": "2026-11-21T08:47:00.123Z"}],
         "aspect_ratio": None,
         "resolution": None,

@@ -51,6 +51,8 @@ class FakeTask:
     failure: str | None = None
     canceled: bool = False
     created_wall: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # The API key that made it: only that key sees it.
+    key: str | None = None
 
     def phase(self, now: float) -> Phase:
         if self.canceled:
@@ -79,8 +81,15 @@ class FakeProviderAPI:
     - ``submit_seconds``: how long a task-creation request takes to answer after it made the task;
     - ``serve_thumbnail``: whether the provider reports a thumbnail URL (where its API has one).
 
+    - ``max_running``: the provider's own concurrency, per key: a task creation while this many of the key's
+      tasks are queued or running is refused with 429 (``Retry-After: capacity_retry_after`` when set), as
+      Luma and Runway do;
+    - ``add_key()``: another API key the provider accepts (a task is seen only by the key that made it).
+
     Records: ``submissions`` (JSON bodies of the task-creation requests that created a task), ``requests``
-    (method and path of every request), ``canceled`` (task ids the client canceled or deleted).
+    (method and path of every request), ``canceled`` (task ids the client canceled or deleted),
+    ``capacity_refusals`` (429s for ``max_running``) and ``peak_running`` (the most tasks of one key queued
+    or running at once; by key in ``peak_by_key``).
 
     A fake is this skeleton (auth, scripted faults, the task lookup, the task-creation handler) plus its
     provider's routes, wording and JSON shapes: ``add_routes``, ``validate``, ``invalid``, ``created``."""
@@ -103,6 +112,7 @@ class FakeProviderAPI:
         api_key: str | None = None,
     ) -> None:
         self.api_key = api_key or f"{self.provider}-test-{secrets.token_hex(8)}"
+        self.api_keys = [self.api_key]
         self.task_seconds = task_seconds
         self.queue_seconds = queue_seconds
         self.failure = failure
@@ -113,6 +123,11 @@ class FakeProviderAPI:
         self.requests: list[tuple[str, str]] = []
         self.canceled: list[str] = []
         self.tasks: dict[str, FakeTask] = {}
+        self.max_running: int | None = None
+        self.capacity_retry_after: str | None = None
+        self.capacity_refusals = 0
+        self.peak_running = 0
+        self.peak_by_key: dict[str, int] = {}
         self.video = b""
         self.thumbnail = b""
         self.downloads = 0
@@ -165,6 +180,26 @@ class FakeProviderAPI:
     def throttle_next(self, times: int = 1, *, retry_after: str = "1", kind: Kind | None = None) -> None:
         self.fail_next(times, status=429, kind=kind, retry_after=retry_after)
 
+    def add_key(self) -> str:
+        key = f"{self.provider}-test-{secrets.token_hex(8)}"
+        self.api_keys.append(key)
+        return key
+
+    def running_now(self, key: str | None = None) -> int:
+        """Tasks queued or running at the provider now (of ``key`` only, if given)."""
+        now = self.now()
+        return sum(
+            1
+            for task in self.tasks.values()
+            if task.phase(now) in ("queued", "running") and (key is None or task.key == key)
+        )
+
+    def key_of(self, request: web.Request) -> str | None:
+        """The API key a request presents, if the provider accepts it."""
+        header = request.headers.get("Authorization", "")
+        scheme, _, key = header.partition(" ")
+        return key if scheme == self.auth_scheme and key in self.api_keys else None
+
     def count(self, method: str, prefix: str = "") -> int:
         return sum(1 for m, p in self.requests if m == method and p.startswith(prefix))
 
@@ -211,6 +246,7 @@ class FakeProviderAPI:
             queue_seconds=self.queue_seconds,
             run_seconds=self.task_seconds,
             failure=self.failure,
+            key=self.api_key,
         )
         self.tasks[task.id] = task
         self.submissions.append(body)
@@ -239,7 +275,7 @@ class FakeProviderAPI:
 
     def refuse(self, request: web.Request) -> web.Response | None:
         """The provider's refusal of the request's credentials, if it would refuse them."""
-        if request.headers.get("Authorization") != f"{self.auth_scheme} {self.api_key}":
+        if self.key_of(request) is None:
             return self.problem(self.invalid_key, 401)
         return None
 
@@ -256,6 +292,8 @@ class FakeProviderAPI:
         if screened is not None:
             return screened
         task = self.tasks.get(request.match_info["task_id"])
+        if task is not None and task.key != self.key_of(request):
+            task = None  # another key's task: unknown to this one
         if task is None or (self.canceled_gone and task.canceled):
             body = missing if missing is not None else {self.error_key: self.not_found}
             return web.json_response(body, status=404)
@@ -300,7 +338,17 @@ class FakeProviderAPI:
         if problem is not None:
             return self.invalid(problem)
         assert body is not None
-        return await self.answer_submit(request, self.created(self.new_task(body)))
+        key = self.key_of(request)
+        if self.max_running is not None and self.running_now(key) >= self.max_running:
+            self.capacity_refusals += 1
+            headers = {"Retry-After": self.capacity_retry_after} if self.capacity_retry_after else {}
+            return web.json_response(self.error_body(429), status=429, headers=headers)
+        task = self.new_task(body)
+        task.key = key
+        assert key is not None
+        self.peak_by_key[key] = max(self.peak_by_key.get(key, 0), self.running_now(key))
+        self.peak_running = max(self.peak_running, self.peak_by_key[key])
+        return await self.answer_submit(request, self.created(task))
 
     async def read(self, request: web.Request) -> web.Response:
         """The status read of a task: its ``view``."""

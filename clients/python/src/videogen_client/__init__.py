@@ -14,16 +14,27 @@ from videogen_client.errors import (
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    BudgetExceededError,
     ConflictError,
     GenerationFailedError,
     InternalServerError,
     NotFoundError,
+    PermissionDeniedError,
     RateLimitError,
     ValidationError,
     VideogenError,
     WaitTimeoutError,
 )
-from videogen_client.models import Delivery, Generation, ProviderInfo, Webhook, WebhookCreated, WebhookEvent
+from videogen_client.models import (
+    ApiKey,
+    ApiKeyCreated,
+    Delivery,
+    Generation,
+    ProviderInfo,
+    Webhook,
+    WebhookCreated,
+    WebhookEvent,
+)
 
 __version__ = "0.1.0"
 
@@ -31,9 +42,12 @@ __all__ = [
     "APIConnectionError",
     "APIStatusError",
     "APITimeoutError",
+    "ApiKey",
+    "ApiKeyCreated",
     "AsyncClient",
     "AuthenticationError",
     "BadRequestError",
+    "BudgetExceededError",
     "Client",
     "ConflictError",
     "Delivery",
@@ -41,6 +55,7 @@ __all__ = [
     "GenerationFailedError",
     "InternalServerError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ProviderInfo",
     "RateLimitError",
     "ValidationError",

@@ -14,6 +14,7 @@ from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.keys import ApiKeys, AsyncApiKeys, AsyncBudgets, Budgets
 from videogen_client.resources.sync import (
     AuditEvents,
     Deliveries,
@@ -70,6 +71,8 @@ class AsyncClient:
         self.usage = AsyncUsage(self._transport)
         self.audit_events = AsyncAuditEvents(self._transport)
         self.events = AsyncEvents(self._transport)
+        self.api_keys = AsyncApiKeys(self._transport)
+        self.budgets = AsyncBudgets(self._transport)
 
     async def close(self) -> None:
         if self._owns_http:
@@ -117,6 +120,8 @@ class Client:
         self.usage = Usage(self._portal, self._async.usage)
         self.audit_events = AuditEvents(self._portal, self._async.audit_events)
         self.events = Events(self._portal, self._async.events)
+        self.api_keys = ApiKeys(self._portal, self._async.api_keys)
+        self.budgets = Budgets(self._portal, self._async.budgets)
 
     def close(self) -> None:
         self._portal.run(self._async.close())

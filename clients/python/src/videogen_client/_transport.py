@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 
-from videogen_client.errors import APIConnectionError, APITimeoutError, status_error
+from videogen_client.errors import BUDGET_EXCEEDED, APIConnectionError, APITimeoutError, status_error
 from videogen_client.models import Problem
 
 REQUEST_ID = "X-Request-Id"
@@ -154,15 +154,18 @@ class Transport:
             if status < 400:
                 return response
             retry_after = retry_after_seconds(response.headers)
-            # 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream.
-            retriable = status in (429, 503) or (status in (502, 504) and repeatable)
+            await response.aread()
+            problem = _problem(response)
+            # 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream. A spent
+            # budget is a 429 that no wait short of its reset helps.
+            retriable = (status in (429, 503) and problem.type != BUDGET_EXCEEDED) or (
+                status in (502, 504) and repeatable
+            )
             if retriable and retry < self.policy.max_retries:
-                await response.aread()
                 await self._wait(retry, retry_after)
                 retry += 1
                 continue
-            await response.aread()
-            raise status_error(status, _problem(response), response.headers.get(REQUEST_ID), retry_after)
+            raise status_error(status, problem, response.headers.get(REQUEST_ID), retry_after)
 
     async def events(
         self, path: str, last_event_id: str | None = None

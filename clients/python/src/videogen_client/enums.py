@@ -33,11 +33,14 @@ ErrorCode = Literal[
     "image_unusable",
     "mock_failure",
 ]
-QueueReason = Literal["account_concurrency", "provider"]
+QueueReason = Literal["account_concurrency", "provider_capacity", "provider"]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 AuditEventType = Literal[
     "api_key.created",
     "api_key.revoked",
+    "api_key.updated",
+    "budget.updated",
+    "budget.threshold_reached",
     "webhook.created",
     "webhook.updated",
     "webhook.deleted",
@@ -47,8 +50,23 @@ AuditEventType = Literal[
     "delivery.retry_requested",
 ]
 AuditActorType = Literal["api_key", "operator", "system"]
+# What an API key may do; each :write holds the :read of the same resource.
+Scope = Literal[
+    "generations:read",
+    "generations:write",
+    "webhooks:read",
+    "webhooks:write",
+    "events:read",
+    "usage:read",
+    "budgets:write",
+    "audit:read",
+    "keys:read",
+    "keys:write",
+]
+BudgetName = Literal["daily_video_seconds", "monthly_video_seconds"]
 AspectRatio = Literal["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21", "4:5", "5:4", "3:2", "2:3"]
 Resolution = Literal["360p", "480p", "540p", "720p", "1080p", "4k"]
+Priority = Literal["high", "normal", "low"]
 ImageType = Literal["image/png", "image/jpeg", "image/webp"]
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed"})

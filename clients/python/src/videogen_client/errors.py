@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from videogen_client.models import FieldError, Problem
+from videogen_client.models import BudgetProblem, FieldError, Problem
 
 if TYPE_CHECKING:
     from videogen_client.models import Generation
@@ -49,6 +49,16 @@ class AuthenticationError(APIStatusError):
     """401: no API key, or one the API does not know."""
 
 
+class PermissionDeniedError(APIStatusError):
+    """403: the API key does not hold the scope the request needs (``scope``); nothing was done."""
+
+    @property
+    def scope(self) -> str | None:
+        """The scope the request needed (one of ``models.Scope``)."""
+        found = (self.problem.model_extra or {}).get("scope")
+        return found if isinstance(found, str) else None
+
+
 class NotFoundError(APIStatusError):
     """404: no such resource in this account."""
 
@@ -73,6 +83,18 @@ class RateLimitError(APIStatusError):
     ) -> None:
         super().__init__(status, problem, request_id)
         self.retry_after = retry_after
+
+
+class BudgetExceededError(RateLimitError):
+    """429 budget-exceeded: the generation would pass a budget; ``budget`` says which, whose, what is left
+    and when it resets. Not retried: waiting seconds does not help before ``budget.resets_at``."""
+
+    @property
+    def budget(self) -> BudgetProblem:
+        return BudgetProblem.model_validate(self.problem.model_dump())
+
+
+BUDGET_EXCEEDED = "urn:videogen:problem:budget-exceeded"
 
 
 class InternalServerError(APIStatusError):
@@ -100,6 +122,7 @@ class WaitTimeoutError(VideogenError):
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: BadRequestError,
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     413: BadRequestError,
@@ -112,7 +135,8 @@ def status_error(
     status: int, problem: Problem, request_id: str | None, retry_after: float | None
 ) -> APIStatusError:
     if status == 429:
-        return RateLimitError(status, problem, request_id, retry_after)
+        kind = BudgetExceededError if problem.type == BUDGET_EXCEEDED else RateLimitError
+        return kind(status, problem, request_id, retry_after)
     if status >= 500:
         return InternalServerError(status, problem, request_id)
     return _BY_STATUS.get(status, APIStatusError)(status, problem, request_id)

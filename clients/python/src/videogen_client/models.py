@@ -14,13 +14,16 @@ from videogen_client.enums import (
     AspectRatio,
     AuditActorType,
     AuditEventType,
+    BudgetName,
     DeliveryStatus,
     ErrorCode,
     EventType,
     ImageType,
+    Priority,
     Provider,
     QueueReason,
     Resolution,
+    Scope,
     Status,
     SubjectType,
 )
@@ -30,6 +33,8 @@ OpenStatus = Status | str
 OpenProvider = Provider | str
 OpenAspectRatio = AspectRatio | str
 OpenResolution = Resolution | str
+OpenScope = Scope | str
+OpenBudgetName = BudgetName | str
 
 
 class Model(BaseModel):
@@ -69,6 +74,10 @@ class Generation(Model):
     error: GenerationError | None = None
     progress: int | None = None  # 0-100 while processing, when the provider says
     queue_reason: QueueReason | str | None = None
+    # While it waits for capacity, and only when read alone: its place among the account's generations
+    # waiting at that provider (1: the next of yours to start).
+    queue_position: int | None = None
+    priority: Priority | str = "normal"
     timeline: list[TimelineStep] = []
     # As asked; None: the provider's (or the deployment's) default.
     aspect_ratio: OpenAspectRatio | None = None
@@ -112,10 +121,31 @@ class ProviderCapabilities(Model):
     negative_prompt: bool
 
 
+class ProviderKeyCapacity(Model):
+    """One of a provider's keys: its limit (None: none of ours), the limit used now, what runs on it."""
+
+    name: str | None = None
+    limit: int | None = None
+    effective_limit: int | None = None
+    running: int
+    paused_until: datetime | None = None
+
+
+class ProviderCapacity(Model):
+    """What the whole deployment runs at a provider at once, and how many generations wait for it."""
+
+    limit: int | None = None
+    effective_limit: int | None = None
+    running: int
+    waiting: int
+    keys: list[ProviderKeyCapacity] = []
+
+
 class ProviderInfo(Model):
     id: OpenProvider
     enabled: bool  # whether this deployment offers it
     capabilities: ProviderCapabilities
+    capacity: ProviderCapacity | None = None  # None until an orchestrator has started with it
 
 
 class ProviderList(Model):
@@ -191,6 +221,18 @@ class KeyUsage(UsageTotals):
     api_key_id: str | None = None
 
 
+class BudgetRemaining(Model):
+    """One budget of the account (``api_key_id`` None) or of a key, as it stands: what is left until when."""
+
+    api_key_id: str | None = None
+    budget: OpenBudgetName
+    limit: int
+    used: int
+    remaining: int
+    period_start: datetime
+    resets_at: datetime
+
+
 class Usage(Model):
     start: datetime
     end: datetime
@@ -198,6 +240,47 @@ class Usage(Model):
     total: UsageTotals
     data: list[UsageRow]
     api_keys: list[KeyUsage]
+    budgets: list[BudgetRemaining] = []  # what is left of the account's and the key's budgets
+
+
+class Budgets(Model):
+    """The account's budgets (None: no limit), the threshold announced once per period, what is left."""
+
+    daily_video_seconds: int | None = None
+    monthly_video_seconds: int | None = None
+    threshold_percent: int
+    remaining: list[BudgetRemaining]
+
+
+class ApiKeyBudgets(Model):
+    """A key's own budgets, on top of the account's (None: no limit); also what ``budgets=`` takes."""
+
+    daily_video_seconds: int | None = None
+    monthly_video_seconds: int | None = None
+
+
+class ApiKey(Model):
+    """One of the account's keys: never its secret, only its prefix and last four characters."""
+
+    id: str
+    name: str | None = None
+    scopes: list[OpenScope]
+    prefix: str
+    last_four: str | None = None
+    budgets: ApiKeyBudgets
+    created_at: datetime
+    last_used_at: datetime | None = None  # to the minute
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class ApiKeyCreated(ApiKey):
+    secret: str  # the key itself: shown this once
+
+
+class ApiKeyList(Model):
+    data: list[ApiKey]
+    next_cursor: str | None = None
 
 
 class AuditActor(Model):
@@ -260,6 +343,24 @@ class Problem(Model):
     detail: str | None = None
     instance: str | None = None
     errors: list[FieldError] = []
+
+
+class ScopeProblem(Problem):
+    """403 insufficient-scope: ``scope`` is what the request needed."""
+
+    scope: OpenScope
+
+
+class BudgetProblem(Problem):
+    """429 budget-exceeded: which budget (the account's, or ``api_key_id``'s), what is left, until when."""
+
+    budget: OpenBudgetName
+    api_key_id: str | None = None
+    limit: int
+    used: int
+    remaining: int
+    requested: int
+    resets_at: datetime
 
 
 class WebhookEvent(Model):

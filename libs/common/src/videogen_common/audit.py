@@ -1,8 +1,10 @@
-"""The audit trail: every change to an account's API keys and webhook endpoints, who made it (an API key, an
-operator at the command line, or the system), when, and what changed — never a secret.
+"""The audit trail: every change to an account's API keys, budgets and webhook endpoints, who made it (an API
+key, an operator at the command line, or the system), when, and what changed — never a secret; and each
+budget threshold reached (``budget_alerts``).
 
-Events are written right after the change they record, by whoever made it: the api (endpoints created,
-changed, deleted, secrets rotated, deliveries retried and recoveries requested), the notifier (an endpoint it
+Events are written right after the change they record, by whoever made it: the api (keys made, changed and
+revoked, budgets set, endpoints created, changed, deleted, secrets rotated, deliveries retried and recoveries
+requested, thresholds reached), the notifier (an endpoint it
 disabled; written with the ``webhook.disabled`` notice, under an id derived from the endpoint and the moment,
 so the sweeper's repair of an interrupted disable adds it once) and the ``videogen keys`` command (keys made
 and revoked). They are read at ``GET /v1/audit-events``."""
@@ -28,6 +30,9 @@ SECRET_FIELDS = frozenset({"secret", "secrets", "key", "key_hash", "api_key"})
 class AuditEventType(StrEnum):
     API_KEY_CREATED = "api_key.created"
     API_KEY_REVOKED = "api_key.revoked"
+    API_KEY_UPDATED = "api_key.updated"
+    BUDGET_UPDATED = "budget.updated"
+    BUDGET_THRESHOLD_REACHED = "budget.threshold_reached"
     WEBHOOK_CREATED = "webhook.created"
     WEBHOOK_UPDATED = "webhook.updated"
     WEBHOOK_DELETED = "webhook.deleted"

@@ -24,8 +24,8 @@ RETRY_AT = "retry_at"
 STATUSES = (PENDING, SUCCEEDED, FAILED)
 
 # The generation fields a delivery's ``data`` carries: every public one but the timeline (the event is one
-# step of it).
-DATA_FIELDS = tuple(name for name in PUBLIC_FIELDS if name != "timeline")
+# step of it) and the queue position (counted only when a generation is read).
+DATA_FIELDS = tuple(name for name in PUBLIC_FIELDS if name not in ("timeline", "queue_position"))
 
 Doc = dict[str, Any]
 
@@ -43,6 +43,7 @@ def delivery_id(event_id: str, webhook_id: str) -> str:
 def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
     data = {k: generation.get(k) for k in DATA_FIELDS}
     data["metadata"] = data["metadata"] or {}  # events published before metadata existed
+    data["priority"] = data["priority"] or "normal"  # ... and before priority did
     return data
 
 

@@ -44,5 +44,22 @@ class Provider(StrEnum):
     PIKA = "pika"
 
 
+class Priority(StrEnum):
+    """How soon a generation starts among its own account's waiting work at one provider (it does not
+    reorder other accounts' work: a freed slot goes to the account with the fewest running first)."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+    @property
+    def rank(self) -> int:
+        """0 for ``high``: ranks sort the way the work is started."""
+        return _PRIORITY_RANK[self]
+
+
+_PRIORITY_RANK = {Priority.HIGH: 0, Priority.NORMAL: 1, Priority.LOW: 2}
+
+
 MIN_DURATION_S = 3
 MAX_DURATION_S = 10

@@ -32,6 +32,7 @@ class QueueReason(StrEnum):
     """Why a ``queued`` generation waits, when we know (``generation.queue_reason``)."""
 
     ACCOUNT_CONCURRENCY = "account_concurrency"  # the account's cap on generations in flight
+    PROVIDER_CAPACITY = "provider_capacity"  # our share of the provider's concurrency is all in use
     PROVIDER = "provider"  # the provider's own queue or throttling
 
 
@@ -62,11 +63,13 @@ def new_record(
     trace_id: str | None = None,
     api_key_id: str | None = None,
     traceparent: str | None = None,
+    priority: str | None = None,
+    budget_hold: Doc | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
     stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
-    deadline, the creating request's id, key and trace."""
+    deadline, the creating request's id, key and trace, what it reserved of its budgets."""
     given = options or {}
     image = given.get("image")
     return GenerationRecord(
@@ -92,6 +95,9 @@ def new_record(
         trace_id=trace_id,
         api_key_id=api_key_id,
         traceparent=traceparent,
+        # Stored only when it orders something: ``normal`` is the default.
+        priority=priority if priority != "normal" else None,
+        budget_hold=budget_hold,
     )
 
 

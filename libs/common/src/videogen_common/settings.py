@@ -16,9 +16,9 @@ from videogen_common.domain import Provider
 from videogen_common.store import Durability
 
 ENV_PREFIX = "VIDEOGEN_"
-# Settings named like a credential, whose values are never echoed (``*_api_key``, ``s3_access_key_id``,
+# Settings named like a credential, whose values are never echoed (``*_api_key(s)``, ``s3_access_key_id``,
 # ``*secret*``, ``*password*``; not ``s3_key_prefix`` or ``api_key_cache_seconds``).
-_SECRET_NAME = re.compile(r"secret|password|credential|(key|token)(_id)?$", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"secret|password|credential|(key|token)s?(_id)?$", re.IGNORECASE)
 
 
 def is_secret_name(name: str) -> bool:
@@ -71,12 +71,21 @@ class CommonSettings(BaseSettings):
     # Networks an image URL may point into although they are private (the api refuses such an address when
     # the URL names it; the orchestrator's fetch refuses it after DNS). Empty: none.
     image_fetch_allow_cidrs: str = ""
+    # Address ranges webhook URLs may point into although the destination guard refuses them by default
+    # (private, loopback, link-local, …), comma-separated CIDRs: the notifier delivers there, and the api
+    # registers URLs naming them. Empty in production; the dev stack and the tests open loopback so they can
+    # deliver to receivers on 127.0.0.1.
+    webhook_allow_cidrs: str = ""
 
     @property
     def image_fetch_networks(self) -> list[IPv4Network | IPv6Network]:
         return parse_cidrs(self.image_fetch_allow_cidrs)
 
-    @field_validator("image_fetch_allow_cidrs")
+    @property
+    def webhook_networks(self) -> list[IPv4Network | IPv6Network]:
+        return parse_cidrs(self.webhook_allow_cidrs)
+
+    @field_validator("image_fetch_allow_cidrs", "webhook_allow_cidrs")
     @classmethod
     def _cidrs(cls, value: str) -> str:
         parse_cidrs(value)

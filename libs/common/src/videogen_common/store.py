@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -16,6 +17,7 @@ from pymongo.errors import (
     ServerSelectionTimeoutError,
     WriteConcernError,
 )
+from pymongo.monitoring import CommandListener
 
 # The driver's errors the services tell apart (a key already taken, the store unreachable or not answering in
 # time, a write not acknowledged as durable, any store failure), named here so that only libs/common imports
@@ -94,9 +96,34 @@ class Store:
         return self.db["audit_events"]
 
     @property
+    def budgets(self) -> AsyncCollection[Doc]:
+        """Each account's spend limits (a key's own are on the key)."""
+        return self.db["budgets"]
+
+    @property
+    def budget_counters(self) -> AsyncCollection[Doc]:
+        """What each account's and key's generations reserved of their budgets, per month and day."""
+        return self.db["budget_counters"]
+
+    @property
     def account_slots(self) -> AsyncCollection[Doc]:
         """The orchestrator's per-account count of generations in flight (one document per account)."""
         return self.db["account_slots"]
+
+    @property
+    def provider_pools(self) -> AsyncCollection[Doc]:
+        """Each provider key's concurrency slots, shared by every orchestrator instance (admission)."""
+        return self.db["provider_pools"]
+
+    @property
+    def waiting_lanes(self) -> AsyncCollection[Doc]:
+        """Each account's line of generations waiting for a provider, by priority (admission)."""
+        return self.db["waiting_lanes"]
+
+    @property
+    def orchestrators(self) -> AsyncCollection[Doc]:
+        """The orchestrator instances alive, each seen at its last heartbeat (they share provider rates)."""
+        return self.db["orchestrators"]
 
     @property
     def uploads(self) -> AsyncCollection[Doc]:
@@ -141,6 +168,7 @@ def connect(
     app_name: str,
     durability: Durability = Durability.MAJORITY_JOURNALED,
     server_selection_timeout_ms: int | None = None,
+    event_listeners: Sequence[CommandListener] = (),
 ) -> tuple[AsyncMongoClient[Doc], Store]:
     """A client whose every write carries ``durability``'s write concern and whose reads see only what a
     majority acknowledged (so a decision is never taken on a write that a crash could still take back).
@@ -151,6 +179,8 @@ def connect(
         options["journal"] = concern["j"]
     if server_selection_timeout_ms is not None:  # how long a call waits for a store to answer (30 s)
         options["serverSelectionTimeoutMS"] = server_selection_timeout_ms
+    if event_listeners:  # a benchmark counting its round trips
+        options["event_listeners"] = list(event_listeners)
     client: AsyncMongoClient[Doc] = AsyncMongoClient(
         url, appname=app_name, tz_aware=True, readConcernLevel="majority", **options
     )

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from videogen_api import openapi, state
 from videogen_api.auth import KeyCache
+from videogen_api.authorize import scope_middleware
 from videogen_api.drain import Drain
 from videogen_api.metrics import METRICS, ApiMetrics, metrics_middleware
 from videogen_api.middleware import (
@@ -27,6 +28,7 @@ from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import TABLES, console, reference
 from videogen_api.settings import ApiSettings
+from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
 from videogen_common.media import open_media_store
@@ -58,6 +60,7 @@ def create_app(
             request_id_middleware,
             problem_middleware,
             auth_middleware,
+            scope_middleware,
             rate_limit_middleware,
         ],
     )
@@ -93,13 +96,17 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
         durability=settings.mongo_write_concern,
     )
     app[state.STORE] = store
-    app[state.KEYS] = KeyCache(store, settings.api_key_cache_seconds)
+    app[state.KEYS] = keys = KeyCache(store, settings.api_key_cache_seconds, app[state.CLOCK])
+    app[state.ACCOUNT_LIMITS] = AccountLimits(store, settings.budget_cache_seconds)
+    app[state.RESERVATIONS] = reservations = Reservations(store, settings.budget_threshold_percent)
     app[state.GENERATIONS] = generations = GenerationRepository(store)
     app[state.GENERATION_READS] = GenerationReads(store)
     app[state.INSERTS] = InsertBatcher(generations)
     try:
         yield
     finally:
+        await keys.writes_done()
+        await reservations.settled()
         await client.close()
 
 

@@ -7,9 +7,11 @@
 A declaration names its summary and description, tag, success status (with what its answer says and its
 model), its query string's model (``query``: the same model the handler parses with ``query.parse_query``),
 its path and header parameters, its JSON body's model, the response headers it sets, the errors it answers
-beyond the ones every operation may (401 unless public, 429 when rate limited), whether it is public (no API
-key), and whether it streams Server-Sent Events. Errors are a component response's name or a response written
-out (``problem``). Path and header parameters used by several routes are here."""
+beyond the ones every operation may (401 and 403 unless public, 429 when rate limited), the scope an API key
+must hold to call it (``videogen_common.scopes``; every route but a public one names one), whether it is
+public (no API key), whether creating spends budgets, and whether it streams Server-Sent Events. Errors are
+a component response's name or a response written out (``problem``). Path and header parameters used by
+several routes are here."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from videogen_api.middleware import REQUEST_ID
 from videogen_api.prefer import CANCEL_AFTER, MAX_WAIT_SECONDS, PREFER
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.schemas import Problem
+from videogen_common.scopes import Scope
 
 Doc = dict[str, Any]
 H = TypeVar("H", bound=Callable[..., Any])
@@ -61,7 +64,11 @@ class Endpoint:
     headers: tuple[str, ...] = ()
     # Error statuses: a component response's name, or a response object written out.
     errors: Mapping[int, str | Doc] = field(default_factory=dict)
+    # What an API key must hold to call it (checked before the handler runs: authorize.scope_middleware).
+    scope: Scope | None = None
     public: bool = False
+    # Creating spends the account's and the key's budgets: it may answer 429 budget-exceeded.
+    spends_budget: bool = False
     # The answer is a stream of Server-Sent Events (text/event-stream), not a JSON body.
     stream: bool = False
     # The success answer's content when it is not the JSON ``model`` (a stream, a file), written out.
@@ -135,6 +142,7 @@ GENERATION_ID = _id("GenerationId", "generation")
 WEBHOOK_ID = _id("WebhookId", "webhook endpoint")
 DELIVERY_ID = _id("DeliveryId", "delivery")
 EVENT_ID = _id("EventId", "event")
+KEY_ID = _id("KeyId", "API key")
 
 PREFER_WAIT = Parameter(
     "PreferWait",

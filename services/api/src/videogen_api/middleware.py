@@ -1,4 +1,5 @@
-"""Request id, problem responses, authentication and the rate limit, in that order around every handler."""
+"""Request id, problem responses, authentication and the rate limit, in that order around every handler (the
+scope check, ``authorize``, comes between the last two)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from videogen_api import state
-from videogen_api.auth import bearer_token
+from videogen_api.auth import Caller, bearer_token
 from videogen_api.problems import INTERNAL, Problem, from_http_exception, rate_limited, unauthorized
 from videogen_api.ratelimit import Decision
 from videogen_common.logs import log_context
@@ -22,6 +23,7 @@ REQUEST_ID = "X-Request-Id"
 REQUEST_ID_KEY = web.RequestKey("request_id", str)
 ACCOUNT = web.RequestKey("account_id", str)
 API_KEY_ID = web.RequestKey("api_key_id", str)
+CALLER = web.RequestKey("caller", Caller)
 RATE_LIMIT = web.RequestKey("rate_limit", Decision)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Paths outside authentication: health probes and metrics, signed media links (the signature is the
@@ -70,7 +72,8 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     token = bearer_token(request.headers.get("Authorization"))
     caller = await request.app[state.KEYS].caller_for(token)
     if caller is None:
-        raise unauthorized("the API key is not valid")
+        raise unauthorized("the API key is not valid: unknown, revoked or expired")
+    request[CALLER] = caller
     request[ACCOUNT] = caller.account_id
     request[API_KEY_ID] = caller.key_id
     with log_context(account_id=caller.account_id):
@@ -109,3 +112,8 @@ def account_of(request: web.Request) -> str:
 def api_key_id_of(request: web.Request) -> str:
     """The id of the API key the request was made with."""
     return request[API_KEY_ID]
+
+
+def caller_of(request: web.Request) -> Caller:
+    """The API key the request was made with: its account, scopes and budgets."""
+    return request[CALLER]

@@ -21,6 +21,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from videogen_api import query, routes
+from videogen_api.account_schemas import BudgetProblem, ScopeProblem
 from videogen_api.declare import (
     JSON,
     REF_TEMPLATE,
@@ -39,6 +40,7 @@ from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.schemas import CATALOG, Problem, ValidationProblem
 from videogen_api.settings import ApiSettings
 from videogen_common.event_types import EVENT_TYPES
+from videogen_common.scopes import SCOPES
 
 Doc = dict[str, Any]
 
@@ -52,7 +54,7 @@ _TAGS = (
     ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
     ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
     ("Events", "What happened on the account, as its webhooks deliver it."),
-    ("Account", "What the account made, and who changed its keys and webhooks."),
+    ("Account", "What the account made and may spend, its API keys, and who changed what."),
     ("Media", "The files behind the signed links in a generation."),
 )
 
@@ -79,6 +81,8 @@ def endpoints(router: web.UrlDispatcher) -> Iterator[tuple[str, str, Endpoint]]:
             if path.startswith("/v1/"):
                 raise ValueError(f"{route.method} {path} has no declaration (declare.Endpoint)")
             continue
+        if endpoint.scope is None and not endpoint.public:
+            raise ValueError(f"{route.method} {path} declares no scope (declare.Endpoint(scope=...))")
         yield route.method.lower(), path, endpoint
 
 
@@ -99,9 +103,22 @@ def _operation(op: Endpoint, *, rate_limited: bool) -> Doc:
         success["content"] = {JSON: {"schema": ref(op.model)}}
     elif op.content is not None:
         success["content"] = deepcopy(op.content)
-    errors: dict[int, str | Doc] = {} if op.public else {401: "Unauthorized"}
+    errors: dict[int, str | Doc] = {} if op.public else {401: "Unauthorized", 403: "InsufficientScope"}
     if limits:
         errors[429] = "RateLimited"
+    if op.spends_budget:
+        over = with_headers(
+            problem(
+                "budget-exceeded: the generation would pass one of the account's or the key's budgets (named "
+                "in budget and api_key_id, with what is left and when it resets); nothing was written."
+                + (" rate-limited: the account's request quota is spent." if limits else ""),
+                *((Problem,) if limits else ()),
+                BudgetProblem,
+            ),
+            "Retry-After",
+            *(RATE_LIMIT_HEADERS if limits else ()),
+        )
+        errors[429] = over
     if op.stream:  # streams are bounded per account, with or without rate limits
         streams = "too-many-streams: the account holds as many event streams open here as it may."
         errors[429] = (
@@ -134,6 +151,11 @@ def _operation(op: Endpoint, *, rate_limited: bool) -> Doc:
     out["responses"] = responses
     if op.public:
         out["security"] = []
+    elif op.scope is not None:
+        # The scope a key needs, as the security requirement's role (OpenAPI 3.1 allows one for any scheme)
+        # and as its own field for tools that read only OAuth scopes.
+        out["security"] = [{SECURITY_SCHEME: [op.scope.value]}]
+        out["x-required-scope"] = op.scope.value
     return out
 
 
@@ -165,7 +187,7 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
     models: dict[type[BaseModel], None] = {}
     for op in ops:
         models.update((m, None) for m in (op.body, op.model) if m is not None)
-    problems: tuple[type[BaseModel], ...] = (Problem, ValidationProblem)
+    problems: tuple[type[BaseModel], ...] = (Problem, ValidationProblem, ScopeProblem, BudgetProblem)
     for model in (*models, *problems):
         schema = model.model_json_schema(ref_template=REF_TEMPLATE)
         for name, nested in schema.pop("$defs", {}).items():
@@ -181,10 +203,14 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
     prompt["description"] += f" Not blank; at most {settings.prompt_max_chars} characters."
     for name in ("WebhookCreate", "WebhookUpdate"):
         url = schemas[name]["properties"]["url"]
-        url["description"] = "An absolute http(s) URL with a host and no credentials."
+        scheme = "http(s)" if settings.webhook_allow_http else "https"
         if not settings.webhook_allow_http:
             url["pattern"] = url["pattern"].replace("[Ss]?", "[Ss]")
-            url["description"] = "An absolute https URL with a host and no credentials."
+        url["description"] = (
+            f"An absolute {scheme} URL with a host and no credentials, whose host is not an address "
+            "deliveries are refused (private, loopback, link-local and other special-purpose ranges, "
+            "localhost): a 422 with code destination_not_allowed."
+        )
     return dict(sorted(schemas.items()))
 
 
@@ -278,6 +304,11 @@ def _responses(settings: ApiSettings) -> Doc:
     return {
         "MalformedJson": problem("malformed-json: the body is not JSON."),
         "Unauthorized": unauthorized,
+        "InsufficientScope": problem(
+            "insufficient-scope: the API key does not hold the scope this operation needs (named in scope); "
+            "nothing was done.",
+            ScopeProblem,
+        ),
         "NotFound": problem("not-found: no such resource for this account."),
         "PayloadTooLarge": problem(f"payload-too-large: the body is over {settings.max_body_bytes} bytes."),
         "UnsupportedMediaType": problem("unsupported-media-type: the body is not sent as application/json."),
@@ -325,8 +356,11 @@ def build_document(settings: ApiSettings, router: web.UrlDispatcher | None = Non
                 SECURITY_SCHEME: {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "An API key: Authorization: Bearer <API_KEY> (made with videogen keys "
-                    "create --account NAME).",
+                    "description": "An API key: Authorization: Bearer <API_KEY> (made with POST "
+                    "/v1/api-keys, or the account's first with videogen keys create --account NAME). Each "
+                    "operation names the scope the key must hold (its security requirement and "
+                    "x-required-scope); beyond its scopes a key is answered 403 insufficient-scope. "
+                    + " ".join(f"{scope.value}: {text}" for scope, (text, _) in SCOPES.items()),
                 }
             },
         },

@@ -56,6 +56,17 @@ def unauthorized(detail: str) -> Problem:
     )
 
 
+def insufficient_scope(scope: str, detail: str | None = None) -> Problem:
+    """403: the API key does not hold ``scope``, which the request needs; nothing was done."""
+    return Problem(
+        403,
+        "insufficient-scope",
+        "Insufficient scope",
+        detail or f"this API key does not hold the scope {scope!r}, which this request needs",
+        scope=scope,
+    )
+
+
 def not_found(detail: str) -> Problem:
     return Problem(404, "not-found", "Not Found", detail)
 
@@ -99,6 +110,36 @@ def rate_limited(policy: str, quota: int, window: int, retry_after: int) -> Prob
         f"more than {quota} requests in {window} s under the {policy!r} rate limit policy; "
         f"retry after {retry_after} s",
         headers={"Retry-After": str(retry_after)},
+    )
+
+
+def budget_exceeded(
+    *,
+    budget: str,
+    api_key_id: str | None,
+    limit: int,
+    used: int,
+    requested: int,
+    resets_at: str,
+    retry_after: int,
+) -> Problem:
+    """429: the generation would pass a hard budget of the account or of the key; nothing was written."""
+    whose = "the account's" if api_key_id is None else f"API key {api_key_id}'s"
+    left = max(0, limit - used)
+    return Problem(
+        429,
+        "budget-exceeded",
+        "Budget exceeded",
+        f"this generation needs {requested} of {whose} {budget} budget of {limit}, which has {left} left "
+        f"until it resets at {resets_at}",
+        headers={"Retry-After": str(retry_after)},
+        budget=budget,
+        api_key_id=api_key_id,
+        limit=limit,
+        used=used,
+        remaining=left,
+        requested=requested,
+        resets_at=resets_at,
     )
 
 

@@ -27,7 +27,7 @@ from videogen_api import problems
 from videogen_api.problems import invalid, malformed_json
 from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.capabilities import MAX_SEED, AspectRatio, Resolution
-from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, Provider, Status
+from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, Priority, Provider, Status
 from videogen_common.event_types import EVENT_TYPES, SubjectType
 from videogen_common.failures import ErrorCode
 from videogen_common.generations import VIDEO_OPTIONS, QueueReason
@@ -237,6 +237,14 @@ class GenerateRequest(BaseModel):
         ImageInput | None,
         Field(description="The first frame (image to video), where the provider takes one."),
     ] = None
+    priority: Annotated[
+        Priority | None,
+        Field(
+            description="Optional: high, normal (the default) or low. When your generations wait for the "
+            "provider's capacity, yours start in this order (oldest first within each); it does not move "
+            "you ahead of other accounts, which share the provider fairly."
+        ),
+    ] = None
 
     def options(self) -> dict[str, Any]:
         """The optional fields about the video that were given (what a provider may not support), as JSON
@@ -441,10 +449,23 @@ class Generation(_Body):
     queue_reason: Annotated[
         QueueReason | None,
         Field(
-            description="Why a queued generation waits: account_concurrency (the account's cap on "
-            "generations in flight) or provider (the provider's own queue); null otherwise."
+            description="Why a queued generation waits: account_concurrency (your account's cap on "
+            "generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon "
+            "as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null "
+            "otherwise."
         ),
     ]
+    queue_position: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            description="While it waits for capacity (account_concurrency or provider_capacity): its place "
+            "among your account's generations waiting at that provider, 1 being the next of yours to start "
+            "(other accounts' work is interleaved fairly). Given when one generation is read; null in lists "
+            "and otherwise.",
+        ),
+    ]
+    priority: Annotated[Priority, Field(description="As asked (normal by default).")]
     timeline: Annotated[
         list[TimelineStep], Field(min_length=1, description="Every state it entered, oldest first.")
     ]
@@ -495,10 +516,41 @@ class ProviderCapabilities(_Body):
     negative_prompt: bool
 
 
+class ProviderKeyCapacity(_Body):
+    """One of the provider's keys (pools): its own limit and load."""
+
+    name: Annotated[str | None, Field(description="The key's name; null for a provider's only key.")]
+    limit: Annotated[int | None, Field(description="Configured concurrency; null: no limit of ours.")]
+    effective_limit: Annotated[
+        int | None,
+        Field(description="What is used now: lowered when the provider refuses for capacity; null: none."),
+    ]
+    running: Annotated[int, Field(ge=0, description="Generations at the provider on this key now.")]
+    paused_until: Annotated[
+        Moment | None, Field(description="No new work starts on this key before then (after a refusal).")
+    ]
+
+
+class ProviderCapacity(_Body):
+    """What the whole deployment runs at a provider at once, across every orchestrator instance."""
+
+    limit: Annotated[
+        int | None, Field(description="The sum of the keys' limits; null if a key has no limit of ours.")
+    ]
+    effective_limit: Annotated[int | None, Field(description="The sum of the keys' effective limits.")]
+    running: Annotated[int, Field(ge=0)]
+    waiting: Annotated[int, Field(ge=0, description="Generations of every account waiting for a slot.")]
+    keys: list[ProviderKeyCapacity]
+
+
 class ProviderInfo(_Body):
     id: Provider
     enabled: Annotated[bool, Field(description="Whether this deployment offers it.")]
     capabilities: ProviderCapabilities
+    capacity: Annotated[
+        ProviderCapacity | None,
+        Field(description="Its capacity and load; null until an orchestrator has started with it enabled."),
+    ]
 
 
 class ProviderList(_Body):
@@ -608,6 +660,22 @@ class KeyUsage(UsageTotals):
     ]
 
 
+BudgetName = Literal["daily_video_seconds", "monthly_video_seconds"]
+
+
+class BudgetRemaining(_Body):
+    """One hard budget of the account or of one key as it stands now: its limit, what is used (reserved by
+    the period's generations, less what failed ones gave back) and left, and when it resets."""
+
+    api_key_id: Annotated[str | None, Field(description="The key whose budget it is; null: the account's.")]
+    budget: BudgetName
+    limit: Annotated[int, Field(ge=0)]
+    used: Annotated[int, Field(ge=0)]
+    remaining: Annotated[int, Field(ge=0)]
+    period_start: Moment
+    resets_at: Moment
+
+
 class Usage(_Body):
     """The account's generations made in [start, end), counted once each, from the generations themselves."""
 
@@ -617,6 +685,13 @@ class Usage(_Body):
     total: UsageTotals
     data: Annotated[list[UsageRow], Field(description="By day, provider and status; oldest day first.")]
     api_keys: Annotated[list[KeyUsage], Field(description="The same totals per API key.")]
+    budgets: Annotated[
+        list[BudgetRemaining],
+        Field(
+            description="What is left now of each budget of the account and of the key asked about "
+            "(api_key_id), or else of the key making the request; only budgets with a limit."
+        ),
+    ]
 
 
 class AuditActor(_Body):
@@ -631,12 +706,13 @@ class AuditActor(_Body):
 
 
 class AuditTarget(_Body):
-    type: Annotated[str, Field(description="api_key, webhook or delivery")]
+    type: Annotated[str, Field(description="api_key, webhook, delivery or budget")]
     id: str
 
 
 class AuditEvent(_Body):
-    """One change to the account's keys or webhooks. Never holds a secret."""
+    """One change to the account's keys, budgets or webhooks, or a budget threshold reached. Never holds a
+    secret."""
 
     id: Annotated[str, Field(pattern=r"^aud_[0-9a-z]{26}$")]
     type: AuditEventType

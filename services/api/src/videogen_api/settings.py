@@ -12,8 +12,13 @@ class ApiSettings(CommonSettings):
     prompt_max_chars: int = Field(default=2000, ge=1)
     # Production requires https webhook URLs; the dev stack allows plain http (and loopback).
     webhook_allow_http: bool = False
-    # Valid API keys are cached this long; a revoked key may keep working for at most this many seconds.
-    api_key_cache_seconds: float = Field(default=30.0, ge=0)
+    # Valid API keys are cached this long: a key revoked (or its scopes or budgets changed) through another
+    # replica keeps its old standing here for at most this many seconds. An expired key stops at once.
+    api_key_cache_seconds: float = Field(default=5.0, ge=0, le=60)
+    # An account's budgets are cached this long: a change reaches every other replica within it.
+    budget_cache_seconds: float = Field(default=5.0, ge=0, le=60)
+    # A budget's use reaching this share of its limit is announced once per period (budget_alerts).
+    budget_threshold_percent: int = Field(default=80, ge=1, le=100)
     # A publish the broker has not acknowledged within this long counts as failed (logged, counted, /readyz
     # degraded). Creation never waits for it (the document is already durable, and the orchestrator's
     # reconciler picks up any request whose message never arrived); a cancel waits at most this long.

@@ -9,6 +9,7 @@ from videogen_api.drain import Drain
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import RateLimiter
 from videogen_api.settings import ApiSettings
+from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
@@ -26,6 +27,10 @@ GENERATION_READS = web.AppKey("generation_reads", GenerationReads)
 PUBLISHER = web.AppKey("publisher", EventPublisher)
 MEDIA = web.AppKey("media", MediaStore)
 KEYS = web.AppKey("keys", KeyCache)
+# Each account's budgets, cached (POST /v1/generate reserves against them).
+ACCOUNT_LIMITS = web.AppKey("account_limits", AccountLimits)
+# Creations' reservations on their budgets, grouped.
+RESERVATIONS = web.AppKey("reservations", Reservations)
 # New generations' inserts, grouped (POST /v1/generate).
 INSERTS = web.AppKey("inserts", InsertBatcher)
 DRAIN = web.AppKey("drain", Drain)

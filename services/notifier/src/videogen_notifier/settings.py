@@ -5,7 +5,6 @@ from ipaddress import IPv4Network, IPv6Network
 
 from pydantic import Field, field_validator
 
-from videogen_common.destinations.addresses import parse_cidrs
 from videogen_common.settings import CommonSettings
 
 # Standard Webhooks' spirit: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
@@ -45,10 +44,6 @@ class NotifierSettings(CommonSettings):
     # At most this many due deliveries per sweep (the store reads every due one whatever the limit).
     sweep_batch: int = Field(default=1000, ge=1)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
-    # Address ranges deliveries may connect to although the destination guard refuses them by default
-    # (private, loopback, link-local, …), comma-separated CIDRs. Empty in production; the dev stack and the
-    # tests open loopback so they can deliver to receivers on 127.0.0.1.
-    webhook_allow_cidrs: str = ""
     # After this many failed attempts in a row to one endpoint, its lane pauses for the cooldown.
     breaker_failures: int = Field(default=5, ge=1)
     breaker_cooldown_seconds: float = Field(default=30.0, ge=0)
@@ -66,16 +61,12 @@ class NotifierSettings(CommonSettings):
             raise ValueError("delays must be finite, non-negative numbers of seconds")
         return value
 
-    @field_validator("webhook_allow_cidrs")
-    @classmethod
-    def _cidrs(cls, value: str) -> str:
-        parse_cidrs(value)
-        return value
-
     @property
     def retry_delays(self) -> list[float]:
         return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]
 
     @property
     def allowed_networks(self) -> list[IPv4Network | IPv6Network]:
-        return parse_cidrs(self.webhook_allow_cidrs)
+        """Where deliveries may connect although the guard refuses it by default (``webhook_allow_cidrs``,
+        shared with the api, which refuses to register URLs naming the rest)."""
+        return self.webhook_networks

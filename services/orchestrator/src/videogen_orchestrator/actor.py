@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -44,9 +45,10 @@ from videogen_orchestrator.first_frame import (
     guarded_fetcher,
     resolve_first_frame,
 )
-from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, RunResult
+from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, Refused, RunResult
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
+    CapacityRefused,
     Job,
     Output,
     ProviderAdapter,
@@ -75,6 +77,18 @@ CANCEL_TIMEOUT_SECONDS = 15.0
 FinishedObserver = Callable[[GenerationRecord], None]
 
 
+class TaskEvent(StrEnum):
+    """What the actor tells admission about a generation's task at the provider."""
+
+    # The provider accepted it (a lowered limit may climb back).
+    ACCEPTED = "accepted"
+    # It ended at the provider (its slot there is free, before the media is copied).
+    ENDED = "ended"
+
+
+TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
+
+
 @dataclass(frozen=True, slots=True)
 class _PollAgain:
     """Not finished yet: poll again, holding ``record``; ``pause`` first unless the poll was cut short by the
@@ -96,6 +110,17 @@ def _interrupted_submit(provider: str) -> GenerationError:
     )
 
 
+def poll_pause(settings: OrchestratorSettings, record: GenerationRecord, now: datetime) -> float:
+    """Seconds until the next poll of the generation's task: a fraction of the task's age, at least the base
+    interval and at most the maximum, so a long video costs few polls and a short one is seen at once."""
+    base = settings.poll_interval_seconds
+    started = record.task_started_at or record.submit_started_at
+    if started is None:
+        return base
+    age = max(0.0, (now - started).total_seconds())
+    return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
+
+
 class LeaseLost(Exception):
     """Another instance owns this generation now; this actor must stop touching it."""
 
@@ -113,6 +138,7 @@ class GenerationActor:
         downloader: Downloader | None = None,
         image_fetcher: ImageFetcher | None = None,
         on_finished: FinishedObserver | None = None,
+        on_task: TaskObserver | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -126,6 +152,7 @@ class GenerationActor:
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
         self._on_finished = on_finished
+        self.on_task = on_task
 
     @property
     def owner(self) -> str:
@@ -141,8 +168,18 @@ class GenerationActor:
             self._on_finished(result.record)
         return result
 
+    def _adapter_for(self, record: GenerationRecord) -> ProviderAdapter | None:
+        """The adapter of the key the generation runs on (its pool), else of its provider's only or first
+        key (a generation from before pools were kept)."""
+        if record.provider_pool is not None and record.provider_pool in self._providers:
+            return self._providers[record.provider_pool]
+        if record.provider in self._providers:
+            return self._providers[record.provider]
+        prefix = f"{record.provider}/"
+        return next((a for name, a in sorted(self._providers.items()) if name.startswith(prefix)), None)
+
     async def _run(self, record: GenerationRecord) -> RunResult:
-        adapter = self._providers.get(record.provider)
+        adapter = self._adapter_for(record)
         if adapter is None:
             return await self._finish(
                 record,
@@ -211,6 +248,8 @@ class GenerationActor:
             except FirstFrameUnusable as exc:
                 return await self._finish(record, Failed(exc.error))
             record, refused = await self._submitted(record, adapter, job, progress)
+            if isinstance(refused, Refused):
+                return refused
             if refused is not None:
                 return await self._finish(record, refused)
             task_id = record.provider_task_id
@@ -227,7 +266,7 @@ class GenerationActor:
                     return await self._finish(record, step)
                 record = step.record
                 if step.pause:
-                    pause = self._settings.poll_interval_seconds
+                    pause = poll_pause(self._settings, record, self._clock.now())
                     await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
         except LeaseLost:
             log.info(
@@ -239,10 +278,11 @@ class GenerationActor:
 
     async def _submitted(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, progress: ProgressReporter
-    ) -> tuple[GenerationRecord, Failed | None]:
+    ) -> tuple[GenerationRecord, Failed | Refused | None]:
         """The generation with its provider task id: kept from an earlier attempt, or submitted now. Or, with
         the generation as it stands, why no task can be had: past a deadline, an earlier submit interrupted
-        (whether it made a task is unknown), or the provider refused."""
+        (whether it made a task is unknown), the provider refused it, or refused it for now for capacity
+        (``Refused``: it waits again)."""
         if record.provider_task_id is not None:
             return record, None
         if (late := self._late(record)) is not None:
@@ -250,10 +290,23 @@ class GenerationActor:
         if record.submit_started_at is not None:
             return record, Failed(_interrupted_submit(adapter.name))
         record, error = await self._start_task(record, adapter, job)
+        if isinstance(error, Refused):
+            return record, error
         if error is not None:
             return record, Failed(error)
         progress.started(record)
+        await self._tell(record, TaskEvent.ACCEPTED)
         return record, None
+
+    async def _tell(self, record: GenerationRecord, event: TaskEvent) -> None:
+        if self.on_task is None:
+            return
+        try:
+            await self.on_task(record, event)
+        except Exception:
+            log.exception(
+                "could not note the task's news", extra={"generation_id": record.id, "event": event}
+            )
 
     async def _poll_step(
         self,
@@ -270,6 +323,8 @@ class GenerationActor:
             if state is None:
                 return _PollAgain(record, pause=False)
             await self._ensure_owned(record)
+            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+                await self._tell(record, TaskEvent.ENDED)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
                 with tracer.start_as_current_span("media.fetch"):
                     video, thumbnail = await self._fetch_media(state.output)
@@ -313,7 +368,7 @@ class GenerationActor:
 
     async def _start_task(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job
-    ) -> tuple[GenerationRecord, GenerationError | None]:
+    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
         """Submit once and save the task id. Returns the updated generation and, if no task was started,
         why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
         plan = adapter.plan(job)
@@ -330,11 +385,21 @@ class GenerationActor:
 
     async def _submit_and_save(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
-    ) -> tuple[GenerationRecord, GenerationError | None]:
+    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
         try:
             with tracer.start_as_current_span("provider.submit", kind=SpanKind.CLIENT):
                 annotate(provider=adapter.name)
                 task_id = await adapter.submit(job)
+        except CapacityRefused as exc:
+            log.info(
+                "provider refused the task for capacity; it waits again",
+                extra={
+                    "generation_id": record.id,
+                    "provider": adapter.name,
+                    "retry_after_s": exc.retry_after,
+                },
+            )
+            return record, Refused(record, exc.retry_after)
         except ProviderError as exc:
             log.warning(
                 "provider refused or could not take the task",
@@ -375,12 +440,13 @@ class GenerationActor:
                 "the video was not finished by the deadline the request set",
                 retriable=True,
             )
-        created: datetime = record.created_at
+        # Time spent waiting in our own queue for capacity does not count.
+        admitted: datetime = record.admitted_at or record.created_at
         seconds = self._settings.generation_deadline_seconds
-        if now >= created + timedelta(seconds=seconds):
+        if now >= admitted + timedelta(seconds=seconds):
             return GenerationError(
                 ErrorCode.PROVIDER_TIMEOUT,
-                f"the provider did not finish the video within {seconds:g} s of the request",
+                f"the provider did not finish the video within {seconds:g} s of its start",
                 retriable=True,
             )
         return None

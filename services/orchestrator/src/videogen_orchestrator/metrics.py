@@ -4,17 +4,22 @@ side port with the probes (``/metrics``)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.domain import TERMINAL, Provider, Status
 from videogen_common.metrics import LATENCY_BUCKETS, STATE_BUCKETS
+from videogen_common.records.admission import ProviderPool
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.outbox import OutboxRepository
+from videogen_common.repositories.provider_pools import ProviderPoolRepository
+from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
@@ -74,7 +79,7 @@ class OrchestratorMetrics:
         self.resumed = Counter(
             "videogen_reconciler_resumed",
             "Generations the reconciler started: orphans resumed (their lease expired, or their request "
-            "never arrived) and generations that waited for an account slot.",
+            "never arrived) and generations that waited in line.",
             registry=registry,
         )
         self.republished = Counter(
@@ -90,6 +95,57 @@ class OrchestratorMetrics:
             "Generations not yet finished, in the whole store, by status (refreshed periodically; every "
             "instance reports the same figure).",
             ["status"],
+            registry=registry,
+        )
+        self.admission_waited = Histogram(
+            "videogen_admission_wait_seconds",
+            "Time a generation waited in line (for provider capacity or its account's cap) before it was "
+            "admitted to its provider, by provider.",
+            ["provider"],
+            buckets=STATE_BUCKETS,
+            registry=registry,
+        )
+        for provider in Provider:
+            self.admission_waited.labels(provider.value)  # from zero, like the counters
+        self.capacity_refusals = Counter(
+            "videogen_provider_capacity_refusals",
+            "Submits a provider refused for capacity (429): the generation waited again and the key's "
+            "effective limit was lowered. By provider and pool (key).",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        for provider in Provider:
+            self.capacity_refusals.labels(provider.value, provider.value)
+        capacity = "the whole deployment's, refreshed periodically; every instance reports the same figure"
+        self.capacity_limit = Gauge(
+            "videogen_provider_capacity_limit",
+            f"A provider key's configured concurrency ({capacity}); absent for a key without a limit.",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        self.capacity_effective = Gauge(
+            "videogen_provider_capacity_effective_limit",
+            f"A provider key's effective concurrency, lowered after refusals ({capacity}); absent while "
+            "unlimited.",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        self.capacity_running = Gauge(
+            "videogen_provider_capacity_running",
+            f"Generations holding a provider key's slots ({capacity}).",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        self.capacity_paused = Gauge(
+            "videogen_provider_capacity_paused",
+            f"1 while a provider key takes no new work after a refusal ({capacity}).",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        self.capacity_waiting = Gauge(
+            "videogen_provider_capacity_waiting",
+            f"Generations waiting in line at a provider ({capacity}).",
+            ["provider"],
             registry=registry,
         )
         self.outbox_pending = Gauge(
@@ -111,18 +167,41 @@ class OrchestratorMetrics:
         for state, seconds in (final.state_seconds or {}).items():
             self.state_seconds.labels(provider, state).observe(float(seconds))
 
+    def observe_waited(self, provider: str, seconds: float) -> None:
+        self.admission_waited.labels(provider).observe(seconds)
+
+    def observe_refused(self, pool: ProviderPool) -> None:
+        self.capacity_refusals.labels(pool.provider, pool.id).inc()
+
     def observe_call(self, provider: str, call: str, seconds: float, error: BaseException | None) -> None:
         self.provider_calls.labels(provider, call, "ok" if error is None else "error").observe(seconds)
         if error is not None:
             code = error.error.code if isinstance(error, ProviderError) else error.__class__.__name__
             self.provider_errors.labels(provider, call, code).inc()
 
-    async def refresh(self, store: Store) -> None:
-        """The store-wide gauges: a count per unfinished status and of the events owed (all indexed)."""
+    async def refresh(self, store: Store, now: datetime) -> None:
+        """The store-wide gauges: a count per unfinished status and of the events owed (all indexed), and
+        each provider key's capacity."""
         generations = GenerationRepository(store)
         for status in UNFINISHED:
             self.unfinished.labels(status.value).set(await generations.count_in_status(status))
         self.outbox_pending.set(await OutboxRepository(store).count_owed())
+        for pool in await ProviderPoolRepository(store).everything():
+            labels = (pool.provider, pool.id)
+            for gauge, value in (
+                (self.capacity_limit, pool.limit),
+                (self.capacity_effective, pool.effective),
+            ):
+                if value is None:
+                    with contextlib.suppress(KeyError):
+                        gauge.remove(*labels)
+                else:
+                    gauge.labels(*labels).set(value)
+            self.capacity_running.labels(*labels).set(pool.running)
+            self.capacity_paused.labels(*labels).set(1 if pool.paused(now) else 0)
+        waiting = await WaitingRepository(store).waiting_by_provider()
+        for provider in Provider:
+            self.capacity_waiting.labels(provider.value).set(waiting.get(provider.value, 0))
 
 
 class MeasuredProvider:

@@ -1,6 +1,8 @@
 """What an actor's work comes to. Inside the actor, each ending is an ``Outcome``: ``Completed`` (the video's
 bytes, to store) or ``Failed`` (the error to record); ``GenerationActor.run`` answers with a ``RunResult``:
-``Finished`` (the actor wrote the terminal state) or ``Lost`` (someone else moved the generation first)."""
+``Finished`` (the actor wrote the terminal state), ``Lost`` (someone else moved the generation first) or
+``Refused`` (the provider refused the submit for capacity: no task was made, and the generation waits
+again)."""
 
 from __future__ import annotations
 
@@ -42,5 +44,15 @@ class Lost:
     actor wrote no terminal state."""
 
 
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The provider refused to start the task for capacity (429 at submit), so no task was made: the
+    generation, as it stands (``record``, still leased), goes back in line. ``retry_after``: the provider's
+    Retry-After in seconds, if it gave one."""
+
+    record: GenerationRecord
+    retry_after: float | None = None
+
+
 # What ``GenerationActor.run`` answers.
-RunResult = Finished | Lost
+RunResult = Finished | Lost | Refused

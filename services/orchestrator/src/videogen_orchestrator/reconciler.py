@@ -2,23 +2,28 @@
 
 - A generation whose lease expired (its owner died, or a stopping instance handed it back) or that nobody ever
   leased (its request message was lost) is claimed and driven on.
-- An account slot still held by a finished generation (its instance died before giving it back) is reclaimed,
-  and an account with a free slot and generations waiting for one gets them started, oldest first.
+- A provider or account slot still held by a finished generation (its instance died before giving it back) is
+  reclaimed, and every provider with generations waiting and room for them gets them started, in fair turn
+  (``admission``); a waiting generation whose client's deadline passed fails with ``deadline_exceeded``.
 - An event the notifier has not taken in within the grace (any owed event, in any document's outbox: see
   videogen_common.outbox) is put on the events topic again (and waits another grace before the next)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from videogen_common.clock import Clock
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.instances import InstanceRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
+from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.status_events import EventSink
+from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +38,16 @@ class Reconciler:
         clock: Clock,
         grace: timedelta,
         batch: int = 100,
+        instance: str | None = None,
+        interval: timedelta = timedelta(seconds=5),
+        limiters: Iterable[RateLimiter] = (),
     ) -> None:
         self._generations = GenerationRepository(store)
         self._outbox = OutboxRepository(store)
+        self._instances = InstanceRepository(store)
+        self._instance = instance
+        self._interval = interval
+        self._limiters = list(limiters)
         self._runner = runner
         self._sink = sink
         self._clock = clock
@@ -45,36 +57,71 @@ class Reconciler:
     async def run_once(self) -> tuple[int, int]:
         """One pass; returns (generations resumed or started from the queue, events republished)."""
         await self._runner.renew_leases()
+        await self._share_rates()
         resumed = await self._resume_orphans()
         started = await self._start_waiting()
         return resumed + started, await self._flush_outbox()
 
     async def _resume_orphans(self) -> int:
         now = self._clock.now()
-        orphans = [
-            # Leases that ran out (their owner died) or were handed back (expired at the epoch), oldest first.
-            self._generations.expired_leases(now, self._batch),
-            # Never leased: the request message was lost. The api creates generations `processing`; one that
-            # waits for an account slot is `queued` with no lease, and is not orphaned (_start_waiting).
-            self._generations.never_leased(now - self._grace, self._batch),
-        ]
         resumed = 0
-        for ids in orphans:
-            async for generation_id in ids:
-                if await self._runner.start(generation_id, wait_for_slot=False):
-                    resumed += 1
+        # Leases that ran out (their owner died, maybe while it put the generation in line) or were handed
+        # back (expired at the epoch), oldest first.
+        async for generation_id in self._generations.expired_leases(now, self._batch):
+            if await self._runner.start(generation_id, wait_for_slot=False, waiting=True):
+                resumed += 1
+        # Never leased: the request message was lost. The api creates generations `processing`; one that
+        # waits in line is `queued` with no lease, and is not orphaned (_start_waiting).
+        async for generation_id in self._generations.never_leased(now - self._grace, self._batch):
+            if await self._runner.start(generation_id, wait_for_slot=False):
+                resumed += 1
         if resumed:
             log.info("resumed orphaned generations", extra={"count": resumed})
         return resumed
 
     async def _start_waiting(self) -> int:
-        await self._runner.accounts.release_finished()
+        admission = self._runner.admission
+        await admission.release_finished()
+        await self._fail_past_deadline()
         started = 0
-        async for account_id in self._runner.accounts.waiting_accounts():
-            started += await self._runner.wake(account_id, wait_for_slot=False)
+        for provider in admission.providers:
+            started += await self._runner.dispatch(provider, wait_for_slot=False)
         if started:
-            log.info("started generations that waited for an account slot", extra={"count": started})
+            log.info("started generations that waited in line", extra={"count": started})
         return started
+
+    async def _fail_past_deadline(self) -> None:
+        """Waiting generations whose client's deadline passed fail now, not when their turn comes."""
+        for generation_id in await self._runner.admission.past_deadline():
+            record = await self._generations.get(generation_id)
+            if record is None or record.status.terminal:
+                continue
+            error = GenerationError(
+                ErrorCode.DEADLINE_EXCEEDED,
+                "the video was not finished by the deadline the request set (it was still waiting for "
+                "capacity)",
+                retriable=True,
+            )
+            failed = await self._generations.fail(record, error, now=self._clock.now())
+            if failed is not None:
+                await publish_status(self._sink, failed, self._clock.now())
+
+    async def _share_rates(self) -> None:
+        """This instance's heartbeat, and its share of each provider's request-rate cap: the cap divided by
+        the instances seen in the last three passes."""
+        if self._instance is None:
+            return
+        now = self._clock.now()
+        await self._instances.beat(self._instance, now)
+        if self._limiters:
+            alive = await self._instances.alive(now - 3 * self._interval)
+            for limiter in self._limiters:
+                limiter.share(alive)
+
+    async def stopped(self) -> None:
+        """This instance stops: it no longer takes a share of the rate caps."""
+        if self._instance is not None:
+            await self._instances.gone(self._instance)
 
     async def _flush_outbox(self) -> int:
         now = self._clock.now()

@@ -1,11 +1,12 @@
-"""Owns this instance's in-flight generations: claims a lease in MongoDB before starting an actor, holds the
-generation's account slot while it is at its provider, renews the leases of everything it runs, and hands them
-back on shutdown.
+"""Owns this instance's in-flight generations: claims a lease in MongoDB, asks admission for the slots the
+generation needs (its account's and one of its provider's), starts its actor, renews the leases of everything
+it runs, and hands them back on shutdown.
 
-A generation whose account is at its cap waits as ``queued`` with no lease, in its account's queue (see
-``slots``); when one of the account's generations ends, the instance that ran it starts the account's oldest
-waiting one, and the reconciler does the same on every pass for any account with a free slot, so a wake-up
-lost to a crash is only delayed."""
+A generation that cannot have its slots now waits, ``queued`` and unleased, in line at its provider
+(``admission``). Whenever a slot may have freed — one of this instance's generations ended, one joined a
+line, a provider's pause ran out — the instance starts what admission chooses next at that provider
+(``dispatch``, at most one pass per provider at a time). The reconciler dispatches every provider on each
+pass too, so a wake-up lost to a crash is only delayed."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
-from videogen_orchestrator.actor import GenerationActor
-from videogen_orchestrator.outcomes import Finished
+from videogen_orchestrator.actor import GenerationActor, TaskEvent
+from videogen_orchestrator.admission import Admission, Admitted, with_pool
+from videogen_orchestrator.outcomes import Finished, Refused
 from videogen_orchestrator.slots import AccountSlots
+from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
 
@@ -41,25 +44,32 @@ class Runner:
         *,
         store: Store,
         actor: GenerationActor,
+        admission: Admission,
         clock: Clock,
         lease: timedelta,
         max_in_flight: int,
-        account_max_in_flight: int,
+        sink: EventSink | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
         self._actor = actor
+        self.admission = admission
         self._clock = clock
+        self._sink = sink
         # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
         self._owner = actor.owner
         self._lease = lease
         self._slots = asyncio.Semaphore(max_in_flight)
-        self.accounts = AccountSlots(store, cap=account_max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
-        self._wakers: set[asyncio.Task[Any]] = set()
+        # What admission gave each generation running here.
+        self._admitted: dict[str, Admitted] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._dispatching: dict[str, asyncio.Task[int]] = {}
+        self._dispatch_again: set[str] = set()
         self._claiming: set[str] = set()
         self._no_claims = asyncio.Event()
         self._no_claims.set()
         self._stopping = False
+        actor.on_task = self._task_news
 
     @property
     def in_flight(self) -> int:
@@ -69,15 +79,26 @@ class Runner:
     def stopping(self) -> bool:
         return self._stopping
 
+    @property
+    def accounts(self) -> AccountSlots:
+        """The account slots admission counts."""
+        return self.admission.accounts
+
     def owns(self, generation_id: str) -> bool:
         return generation_id in self._tasks
 
     async def start(
-        self, generation_id: str, *, wait_for_slot: bool = True, from_queue: bool = False
+        self,
+        generation_id: str,
+        *,
+        wait_for_slot: bool = True,
+        waiting: bool = False,
+        lane: str | None = None,
     ) -> bool:
         """Claim the generation and start its actor. Returns False if it is finished, already leased by a live
-        owner, this instance is stopping or (with ``wait_for_slot=False``) full, or its account is at its cap,
-        in which case it now waits as ``queued``. A duplicate request is harmless."""
+        owner, this instance is stopping or (with ``wait_for_slot=False``) full, or it cannot have its slots
+        now, in which case it now waits in line. A generation waiting in line is claimed only with
+        ``waiting`` (``lane``: the line admission chose it from). A duplicate request is harmless."""
         if self._stopping or generation_id in self._tasks or generation_id in self._claiming:
             return False
         if not wait_for_slot and self._slots.locked():
@@ -89,10 +110,12 @@ class Runner:
         try:
             await self._slots.acquire()
             try:
-                record = await self._admit(generation_id, from_queue=from_queue)
-                if record is not None:
+                admitted = await self._admit(generation_id, waiting=waiting, lane=lane)
+                if admitted is not None:
+                    record, decision = admitted
+                    self._admitted[generation_id] = decision
                     self._tasks[generation_id] = asyncio.create_task(
-                        self._run(record), name=f"actor:{generation_id}"
+                        self._run(record, decision), name=f"actor:{generation_id}"
                     )
                     started = True
             finally:
@@ -104,45 +127,43 @@ class Runner:
             if not self._claiming:
                 self._no_claims.set()
 
-    async def _admit(self, generation_id: str, *, from_queue: bool) -> GenerationRecord | None:
-        """The lease, then the account slot. Without a slot the generation is parked, unleased, as queued."""
+    async def _admit(
+        self, generation_id: str, *, waiting: bool, lane: str | None
+    ) -> tuple[GenerationRecord, Admitted] | None:
+        """The lease, then the slots. Without them the generation waits in line, unleased, as queued."""
         if self._stopping:  # stop began while this start waited for a slot on this instance
             return None
-        record = await self._claim(generation_id)
+        now = self._clock.now()
+        record = await self._generations.claim_lease(
+            generation_id,
+            self._owner,
+            now,
+            now + self._lease,
+            secrets.token_hex(8),
+            waiting=waiting,
+            admitted=lane is not None,
+        )
         if record is None or self._stopping:
             return None  # a claim that raced stop is handed back by stop
-        account_id = record.account_id
-        if record.provider_task_id is not None:
-            # Already at its provider: it holds a slot whatever the count now is.
-            await self.accounts.keep(account_id, generation_id)
-            return record
-        if await self.accounts.acquire(account_id, generation_id):
-            return record
-        await self._park(record)
-        if not from_queue:
-            # A slot may have freed between the failed acquire and the park, and its releaser found nothing
-            # waiting: look again now that this one is visible as waiting.
-            self._spawn_wake(account_id)
+        if lane is not None:
+            await self.admission.taken_from_line(lane)
+        decision = await self.admission.admit(record, from_line=lane is not None)
+        if isinstance(decision, Admitted):
+            return with_pool(record, decision), decision
+        await self._wait(record, decision.reason)
+        if lane is None:
+            # A slot may have freed between the failed take and the wait, and its releaser found nobody
+            # waiting: look again now that this one is in line.
+            self.wake(record.provider)
         return None
 
-    async def _claim(self, generation_id: str) -> GenerationRecord | None:
-        """Take the lease if it is free or expired, under a unique token. A generation waiting for an account
-        slot leaves the queue while leased: if it still gets no slot, it is parked again."""
-        now = self._clock.now()
-        return await self._generations.claim_lease(
-            generation_id, self._owner, now, now + self._lease, secrets.token_hex(8)
-        )
+    async def _wait(self, record: GenerationRecord, reason: str, *, refused: bool = False) -> None:
+        waiting = await self.admission.wait(record, reason, refused=refused)
+        if waiting is not None and waiting.version != record.version and self._sink is not None:
+            await publish_status(self._sink, waiting, self._clock.now())  # processing → queued
 
-    async def _park(self, record: GenerationRecord) -> None:
-        """The account is at its cap: the generation waits as ``queued``, with no lease, for a slot."""
-        await self._generations.wait_for_slot(record, now=self._clock.now())
-        log.info(
-            "account at its cap; generation waits",
-            extra={"generation_id": record.id, "account_id": record.account_id, "cap": self.accounts.cap},
-        )
-
-    async def _run(self, record: GenerationRecord) -> None:
-        generation_id, account_id = record.id, record.account_id
+    async def _run(self, record: GenerationRecord, admitted: Admitted) -> None:
+        generation_id = record.id
         try:
             # Whether this actor wrote the generation's terminal state.
             finished_here = False
@@ -153,61 +174,108 @@ class Runner:
                     record.traceparent,
                     kind=SpanKind.CONSUMER,
                     generation_id=generation_id,
-                    account_id=account_id,
+                    account_id=record.account_id,
                     provider=record.provider,
                 )
                 with trace.use_span(span, end_on_exit=True):
                     result = await self._actor.run(record)
                     finished_here = isinstance(result, Finished)
                     annotate(status=result.record.status.value if isinstance(result, Finished) else "moved")
+                if isinstance(result, Refused):
+                    resume_at = await self.admission.refused(result.record, admitted.pool, result.retry_after)
+                    self.wake(record.provider, at=resume_at)
+                    return
             except asyncio.CancelledError:
                 raise
             except Exception:
                 # The lease will expire and the reconciler retries it; nothing is lost.
                 log.exception("actor crashed", extra={"generation_id": generation_id})
             try:
-                # Lost: moved by someone else (canceled: give the slot back; taken over: it keeps it).
-                if (finished_here or await self._finished(generation_id)) and await self.accounts.release(
-                    account_id, generation_id
-                ):
-                    self._spawn_wake(account_id)
+                # Lost: moved by someone else (canceled: give the slots back; taken over: it keeps them).
+                if finished_here or await self._finished(generation_id):
+                    await self._released(record)
             except Exception:
-                log.exception("slot not given back", extra={"generation_id": generation_id})
+                log.exception("slots not given back", extra={"generation_id": generation_id})
         finally:
             self._tasks.pop(generation_id, None)
+            self._admitted.pop(generation_id, None)
             self._slots.release()
+
+    async def _released(self, record: GenerationRecord) -> None:
+        """Give back a finished generation's slots, and start what waits for them."""
+        account_slot = await self.admission.release(record)
+        self.wake(record.provider)
+        if account_slot:
+            for provider in await self.admission.providers_waiting_for(record.account_id):
+                if provider != record.provider:
+                    self.wake(provider)
+
+    async def _task_news(self, record: GenerationRecord, event: TaskEvent) -> None:
+        """The provider accepted the generation's task (the pool it was admitted to may climb back), or the
+        task ended there (its provider slot is free now, before the media is copied: the next may start)."""
+        if event is TaskEvent.ACCEPTED:
+            admitted = self._admitted.get(record.id)
+            if admitted is not None:
+                await self.admission.accepted(admitted.pool)
+        elif await self.admission.task_ended(record):
+            self.wake(record.provider)
 
     async def _finished(self, generation_id: str) -> bool:
         status = await self._generations.status_of(generation_id)
         return status is None or status in FINISHED
 
-    def _spawn_wake(self, account_id: str) -> None:
+    # -- starting what waits --------------------------------------------------------------------------------
+
+    def wake(self, provider: str, *, at: datetime | None = None) -> None:
+        """Start what waits at ``provider`` (at ``at``, if given) on this instance, in the background."""
         if self._stopping:
             return
-        task = asyncio.create_task(self.wake(account_id), name=f"wake:{account_id}")
-        self._wakers.add(task)
-        task.add_done_callback(self._wakers.discard)
+        delay = max(0.0, (at - self._clock.now()).total_seconds()) if at is not None else 0.0
+        task = asyncio.create_task(self._wake_after(provider, delay), name=f"wake:{provider}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
-    async def wake(self, account_id: str, *, wait_for_slot: bool = True) -> int:
-        """Start the account's generations waiting for a slot, oldest first, while it has slots free. Returns
-        how many this instance started."""
+    async def _wake_after(self, provider: str, delay: float) -> None:
+        if delay > 0:
+            await self._clock.sleep(delay)
+        await self.dispatch(provider)
+
+    async def dispatch(self, provider: str, *, wait_for_slot: bool = True) -> int:
+        """Start the generations admission chooses at ``provider`` while it has room for them; returns how
+        many this instance started. One pass per provider at a time: a call while one runs makes it look
+        once more instead."""
+        running = self._dispatching.get(provider)
+        if running is not None:
+            self._dispatch_again.add(provider)
+            return 0
+        task = asyncio.ensure_future(self._dispatch(provider, wait_for_slot=wait_for_slot))
+        self._dispatching[provider] = task
+        try:
+            return await task
+        finally:
+            self._dispatching.pop(provider, None)
+
+    async def _dispatch(self, provider: str, *, wait_for_slot: bool) -> int:
         started = 0
         try:
             while not self._stopping:
-                oldest = await self.accounts.oldest_waiting(account_id)
-                if oldest is None:
+                self._dispatch_again.discard(provider)
+                chosen = await self.admission.next_waiting(provider)
+                if chosen is None:
+                    if provider in self._dispatch_again:
+                        continue
                     break
-                oldest_id, oldest_status = oldest
-                if oldest_status in FINISHED:  # canceled while it waited
-                    await self.accounts.leave_queue(oldest_id)
-                    continue
-                if await self.accounts.free(account_id) <= 0:
+                ok = await self.start(
+                    chosen.generation_id, wait_for_slot=wait_for_slot, waiting=True, lane=chosen.lane
+                )
+                if not ok:
+                    # Full again, or another instance is starting it (and goes on from there).
+                    if provider in self._dispatch_again:
+                        continue
                     break
-                if not await self.start(oldest_id, wait_for_slot=wait_for_slot, from_queue=True):
-                    break  # full again, or another instance is starting it (and goes on from there)
                 started += 1
         except Exception:
-            log.exception("starting waiting generations failed", extra={"account_id": account_id})
+            log.exception("starting waiting generations failed", extra={"provider": provider})
         return started
 
     async def renew_leases(self) -> None:
@@ -216,16 +284,21 @@ class Runner:
         await self._generations.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
 
     async def wait_idle(self) -> None:
-        """Wait until no actor runs and no waiting generation is being started (what tests await)."""
-        while self._tasks or self._wakers:
-            await asyncio.gather(*self._tasks.values(), *self._wakers, return_exceptions=True)
+        """Wait until no actor runs and nothing waiting is being started (what tests await)."""
+        while self._tasks or self._background or self._dispatching:
+            await asyncio.gather(
+                *self._tasks.values(),
+                *self._background,
+                *self._dispatching.values(),
+                return_exceptions=True,
+            )
 
     async def stop(self) -> None:
         """Stop taking work, cancel the actors and hand their leases back so another instance resumes them
-        at once (the provider task id is saved, so nothing is submitted twice; account slots stay with their
+        at once (the provider task id is saved, so nothing is submitted twice; slots stay with their
         generations)."""
         self._stopping = True
-        pending = [*self._wakers, *self._tasks.values()]
+        pending = [*self._background, *self._dispatching.values(), *self._tasks.values()]
         for task in pending:
             task.cancel()
         with contextlib.suppress(Exception):

@@ -5,6 +5,7 @@ metrics."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from contextlib import AsyncExitStack
 from datetime import timedelta
@@ -24,9 +25,11 @@ from videogen_common.records.event import Event
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.admission import Admission
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
-from videogen_orchestrator.providers.registry import build_providers, close_providers
+from videogen_orchestrator.providers.rate import RateLimiter
+from videogen_orchestrator.providers.registry import build_limiters, build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -59,9 +62,18 @@ class FaustTopicSink:
         await pending
 
 
-def default_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
-    """The mock and every real provider VIDEOGEN_PROVIDERS enables (see providers.registry)."""
-    return build_providers(settings)
+def admission_for(
+    settings: OrchestratorSettings, store: Store, clock: Clock, metrics: OrchestratorMetrics | None = None
+) -> Admission:
+    """Admission to every provider this deployment enables, with each key's configured limit."""
+    return Admission(
+        store=store,
+        clock=clock,
+        account_cap=settings.account_max_in_flight,
+        pools=[pool for provider in sorted(settings.providers) for pool in settings.pools(provider)],
+        on_waited=metrics.observe_waited if metrics is not None else None,
+        on_refused=metrics.observe_refused if metrics is not None else None,
+    )
 
 
 class OrchestratorRuntime(Service):
@@ -79,7 +91,8 @@ class OrchestratorRuntime(Service):
         super().__init__(**kwargs)
         self.settings = settings
         self.clock = clock or SystemClock()
-        self.providers = providers or default_providers(settings)
+        self.limiters: dict[Any, RateLimiter] = build_limiters(settings) if providers is None else {}
+        self.providers = providers or build_providers(settings, self.limiters)
         self.sink = FaustTopicSink(status_topic, events_topic)
         self.ready = asyncio.Event()
         self._client: Any = None
@@ -122,10 +135,13 @@ class OrchestratorRuntime(Service):
         self.runner = Runner(
             store=self.store,
             actor=actor,
+            # Its pools are made at its first use (the reconciler's first pass at the latest): start-up does
+            # not wait for the store.
+            admission=admission_for(settings, self.store, self.clock, self.metrics),
             clock=self.clock,
             lease=timedelta(seconds=settings.lease_seconds),
             max_in_flight=settings.max_in_flight,
-            account_max_in_flight=settings.account_max_in_flight,
+            sink=self.sink,
         )
         self.reconciler = Reconciler(
             store=self.store,
@@ -133,6 +149,9 @@ class OrchestratorRuntime(Service):
             sink=self.sink,
             clock=self.clock,
             grace=timedelta(seconds=settings.dispatch_grace_seconds),
+            instance=settings.orchestrator_instance,
+            interval=timedelta(seconds=settings.reconcile_interval_seconds),
+            limiters=self.limiters.values(),
         )
         self.metrics.in_flight.set_function(lambda: self.runner.in_flight)
         self._background = Periodic(
@@ -152,7 +171,7 @@ class OrchestratorRuntime(Service):
         self.metrics.republished.inc(republished)
 
     async def _refresh_gauges(self) -> None:
-        await self.metrics.refresh(self.store)
+        await self.metrics.refresh(self.store, self.clock.now())
 
     async def on_stop(self) -> None:
         """Stop taking work (the agent waits on ``ready``), cancel the actors and hand their leases back, then
@@ -164,6 +183,9 @@ class OrchestratorRuntime(Service):
                     await periodic.stop()
             if hasattr(self, "runner"):
                 await self.runner.stop()
+            if hasattr(self, "reconciler"):
+                with contextlib.suppress(Exception):
+                    await self.reconciler.stopped()
             await close_providers(self.providers)
             await self._media.aclose()
             if self._client is not None:

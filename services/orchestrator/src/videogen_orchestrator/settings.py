@@ -2,20 +2,47 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Self
+from dataclasses import dataclass
+from typing import Annotated, Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_core import PydanticCustomError
 
 from videogen_common.domain import Provider
 from videogen_common.settings import CommonSettings
 
-# The credential each real provider needs, by the setting that holds it (pika is reached through fal.ai).
+# The credential each real provider needs, by the setting that holds it (pika is reached through fal.ai); the
+# same name with an ``s`` holds several keys instead (``ProviderKey``).
 CREDENTIALS: dict[Provider, str] = {
     Provider.RUNWAY: "runway_api_key",
     Provider.LUMA: "luma_api_key",
     Provider.PIKA: "fal_api_key",
 }
+
+PositiveLimit = Annotated[int | None, Field(ge=1)]
+PositiveRate = Annotated[float | None, Field(gt=0)]
+
+
+class ProviderKey(BaseModel):
+    """One of several API keys for a provider (``VIDEOGEN_RUNWAY_API_KEYS``, ``..._LUMA_API_KEYS``,
+    ``..._FAL_API_KEYS``: a JSON list of these): each is its own pool of ``max_concurrency`` generations at
+    once (absent: no limit of ours), and the provider's capacity is their sum."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")
+    key: SecretStr
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolConfig:
+    """A provider key and its limit: ``name`` is None for a provider's only key."""
+
+    provider: Provider
+    name: str | None
+    key: str | None
+    limit: int | None
 
 
 def _default_instance() -> str:
@@ -49,18 +76,36 @@ class OrchestratorSettings(CommonSettings):
 
     # Real providers: credentials (required for each provider VIDEOGEN_PROVIDERS enables) and API base URLs.
     runway_api_key: SecretStr | None = None
+    runway_api_keys: list[ProviderKey] = Field(default_factory=list)
     runway_base_url: str = "https://api.dev.runwayml.com"
     runway_api_version: str = "2024-11-06"
     runway_model: str = "gen4.5"
     luma_api_key: SecretStr | None = None
+    luma_api_keys: list[ProviderKey] = Field(default_factory=list)
     luma_base_url: str = "https://api.lumalabs.ai/dream-machine/v1"
     luma_model: str = "ray-2"
     luma_resolution: str = "720p"
     fal_api_key: SecretStr | None = None
+    fal_api_keys: list[ProviderKey] = Field(default_factory=list)
     fal_base_url: str = "https://queue.fal.run"
     pika_model: str = "fal-ai/pika/v2.2/text-to-video"
     pika_resolution: str = "720p"
-    # A generation not finished this long after its creation fails with provider_timeout.
+    # Generations the whole deployment runs at a provider at once, across every orchestrator instance (unset:
+    # no limit of ours); with several keys (``*_API_KEYS``) each key's ``max_concurrency`` instead.
+    mock_max_concurrency: PositiveLimit = None
+    runway_max_concurrency: PositiveLimit = None
+    luma_max_concurrency: PositiveLimit = None
+    pika_max_concurrency: PositiveLimit = None
+    # Calls to a provider's API (submits, polls, cancels) per second, all instances together (unset: no cap).
+    runway_max_requests_per_second: PositiveRate = None
+    luma_max_requests_per_second: PositiveRate = None
+    pika_max_requests_per_second: PositiveRate = None
+    # Polls slow down as a task ages: every max(poll_interval_seconds, age x poll_age_fraction) seconds, at
+    # most poll_max_interval_seconds apart.
+    poll_age_fraction: float = Field(default=0.05, ge=0)
+    poll_max_interval_seconds: float = Field(default=5.0, gt=0)
+    # A generation not finished this long after it was admitted to its provider fails with provider_timeout
+    # (time spent waiting in our queue for capacity does not count).
     generation_deadline_seconds: float = Field(default=1800.0, gt=0)
     # Each call to a provider's API: its timeout, and how transient failures (429, 5xx, resets) are retried.
     provider_timeout_seconds: float = Field(default=30.0, gt=0)
@@ -76,6 +121,22 @@ class OrchestratorSettings(CommonSettings):
     image_fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
 
+    def pools(self, provider: Provider) -> list[PoolConfig]:
+        """The provider's keys, each with its limit: one pool (named None) for a single key or the mock."""
+        setting = CREDENTIALS.get(provider)
+        limit: int | None = getattr(self, f"{provider.value}_max_concurrency")
+        if setting is None:
+            return [PoolConfig(provider, None, None, limit)]
+        keys: list[ProviderKey] = getattr(self, f"{setting}s")
+        if keys:
+            return [PoolConfig(provider, k.name, k.key.get_secret_value(), k.max_concurrency) for k in keys]
+        single: SecretStr | None = getattr(self, setting)
+        return [PoolConfig(provider, None, single.get_secret_value() if single else None, limit)]
+
+    def max_requests_per_second(self, provider: Provider) -> float | None:
+        rate: float | None = getattr(self, f"{provider.value}_max_requests_per_second", None)
+        return rate
+
     @model_validator(mode="after")
     def _credentials_of_enabled_providers(self) -> Self:
         for provider in sorted(self.providers):
@@ -83,10 +144,32 @@ class OrchestratorSettings(CommonSettings):
             if setting is None:
                 continue
             secret = getattr(self, setting)
-            if secret is None or not secret.get_secret_value().strip():
+            keys: list[ProviderKey] = getattr(self, f"{setting}s")
+            single = secret is not None and bool(secret.get_secret_value().strip())
+            variable = setting.upper()
+            if single and keys:
+                raise PydanticCustomError(
+                    "provider_credentials",
+                    "set VIDEOGEN_{variable} or VIDEOGEN_{variable}S, not both",
+                    {"variable": variable},
+                )
+            if keys and getattr(self, f"{provider.value}_max_concurrency") is not None:
+                raise PydanticCustomError(
+                    "provider_credentials",
+                    "VIDEOGEN_{limit} does not apply with VIDEOGEN_{variable}S: give each key its "
+                    "max_concurrency",
+                    {"limit": f"{provider.value}_max_concurrency".upper(), "variable": variable},
+                )
+            if len({k.name for k in keys}) != len(keys):
+                raise PydanticCustomError(
+                    "provider_credentials",
+                    "the keys in VIDEOGEN_{variable}S need names of their own",
+                    {"variable": variable},
+                )
+            if not single and not keys:
                 raise PydanticCustomError(
                     "provider_credentials",
                     "VIDEOGEN_{variable} is required because VIDEOGEN_PROVIDERS enables {provider}",
-                    {"variable": setting.upper(), "provider": provider.value},
+                    {"variable": variable, "provider": provider.value},
                 )
         return self

@@ -1,5 +1,5 @@
 """The per-account cap on generations in flight, counted in MongoDB so that every orchestrator instance sees
-one count.
+one count (one of the limits ``admission`` applies).
 
 Each account has one document listing the generations holding its slots (``repositories.slots``). A
 generation takes a slot before its provider task is submitted and gives it back once it is terminal; the slot
@@ -10,11 +10,7 @@ approximate.
 
 A slot whose generation ended without giving it back (its instance died between the terminal write and the
 release, or the api canceled it while nobody ran it) is reclaimed by the reconciler (``release_finished``).
-
-A generation that found no free slot waits in its account's queue: its ``slot_wait`` field holds
-``"{account_id}\\n{generation id}"`` while it waits, so the queue is an ordered range of a sparse index
-and its oldest member is one index seek (generation ids start with their creation time; see
-``repositories.generations``)."""
+A generation that found no free slot waits in line at its provider (``admission``)."""
 
 from __future__ import annotations
 
@@ -54,17 +50,9 @@ class AccountSlots:
     async def holders(self, account_id: str) -> list[str]:
         return await self._slots.holders(account_id)
 
-    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
-        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
-        return await self._generations.oldest_waiting(account_id)
-
-    async def leave_queue(self, generation_id: str) -> None:
-        """Take a finished generation (canceled while it waited) out of its account's queue."""
-        await self._generations.leave_queue(generation_id)
-
-    def waiting_accounts(self) -> AsyncIterator[str]:
-        """Each account with a generation waiting for a slot."""
-        return self._generations.waiting_accounts()
+    async def held_by(self, account_ids: list[str]) -> dict[str, int]:
+        """How many slots each of these accounts holds."""
+        return await self._slots.held_by(account_ids)
 
     async def release_finished(self, batch: int = 500) -> list[str]:
         """Give back every slot whose generation is terminal (or gone); returns the accounts that got one."""

@@ -15,15 +15,17 @@ from typing import Any, NoReturn
 from pydantic import BaseModel
 
 from videogen_client._client import Client
-from videogen_client.cli import output, settings
+from videogen_client.cli import account, output, settings
 from videogen_client.cli.listen import listen
 from videogen_client.enums import (
     AspectRatio,
     AuditEventType,
     DeliveryStatus,
     EventType,
+    Priority,
     Provider,
     Resolution,
+    Scope,
     Status,
     known,
 )
@@ -39,7 +41,18 @@ OK, FAILED, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4,
 GENERATION_COLUMNS = ("id", "status", "provider", "duration", "created_at", "prompt")
 WEBHOOK_COLUMNS = ("id", "url", "events", "active", "disabled_reason")
 DELIVERY_COLUMNS = ("id", "event_type", "status", "generation_id", "created_at", "failure_reason")
-PROVIDER_COLUMNS = ("id", "enabled", "aspect_ratios", "resolutions", "durations", "image", "seed", "negative")
+PROVIDER_COLUMNS = (
+    "id",
+    "enabled",
+    "aspect_ratios",
+    "resolutions",
+    "durations",
+    "image",
+    "seed",
+    "negative",
+    "running",
+    "waiting",
+)
 USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENT_COLUMNS = ("created_at", "id", "type", "subject")
@@ -119,6 +132,7 @@ def _generate(args: argparse.Namespace) -> int:
             negative_prompt=args.negative_prompt,
             metadata=dict(args.metadata or []) or None,
             image=args.image,
+            priority=args.priority,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -215,11 +229,18 @@ def _providers(args: argparse.Namespace) -> int:
             "image": "yes" if p.capabilities.image_input else "no",
             "seed": "yes" if p.capabilities.seed else "no",
             "negative": "yes" if p.capabilities.negative_prompt else "no",
+            "running": _capacity(p.capacity.running, p.capacity.effective_limit) if p.capacity else "",
+            "waiting": p.capacity.waiting if p.capacity else "",
         }
         for p in found
     ]
     print(output.rows_table(rows, PROVIDER_COLUMNS))
     return OK
+
+
+def _capacity(running: int, limit: int | None) -> str:
+    """``running/limit`` (the limit in use now), or the count alone without a limit."""
+    return f"{running}/{limit}" if limit is not None else str(running)
 
 
 def _image(text: str) -> str | Path:
@@ -277,6 +298,18 @@ def _events(args: argparse.Namespace) -> int:
     return OK
 
 
+def _keys(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        account.keys(client, args)
+    return OK
+
+
+def _budgets(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        account.budgets(client, args)
+    return OK
+
+
 def _listen(args: argparse.Namespace) -> int:
     with _client(args) as client:
         return listen(
@@ -317,6 +350,12 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--metadata", type=_metadata_pair, action="append", metavar="KEY=VALUE", help="your own ids (repeat)"
     )
+    generate.add_argument(
+        "--priority",
+        metavar="PRIORITY",
+        help=f"{', '.join(known(Priority))}: the order your generations start in when they wait for capacity "
+        "(default normal)",
+    )
     generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
     generate.add_argument(
         "--download", type=Path, metavar="PATH", help="then save the video there (implies --wait)"
@@ -339,12 +378,17 @@ def _parser() -> argparse.ArgumentParser:
     susage.add_argument("--start", type=_moment, help="a date or an ISO 8601 time (default: 30 days ago)")
     susage.add_argument("--end", type=_moment, help="a date or an ISO 8601 time (default: now)")
     susage.add_argument("--key-id", help="only the generations made with this API key (its id)")
-    saudit = _command(sub, "audit", "changes to the account's keys and webhooks, newest first", _audit)
+    saudit = _command(
+        sub, "audit", "changes to the account's keys, budgets and webhooks, newest first", _audit
+    )
     saudit.add_argument("--type", action="append", **_open_choice(AuditEventType, "type"))
     saudit.add_argument("--target", help="only changes to this webhook, key or delivery (its id)")
     saudit.add_argument("--limit", type=int, default=20)
 
     _event_commands(sub.add_parser("events", help="what happened on the account, as its webhooks deliver it"))
+    _key_commands(sub.add_parser("keys", help="the account's API keys: make, list, read, revoke"))
+    sbudgets = _command(sub, "budgets", "the account's budgets and what is left of them", _budgets)
+    _budget_commands(sbudgets)
 
     slisten = _command(sub, "listen", "receive the account's events here, verified, until Ctrl-C", _listen)
     slisten.add_argument(
@@ -416,6 +460,42 @@ def _webhook_commands(parser: argparse.ArgumentParser) -> None:
     wrecover.add_argument("id")
     wrecover.add_argument(
         "--since", type=datetime.fromisoformat, required=True, help="ISO 8601, with a time zone"
+    )
+
+
+def _key_commands(parser: argparse.ArgumentParser) -> None:
+    ksub = parser.add_subparsers(dest="keys_command", required=True)
+    kcreate = _command(ksub, "create", "make a key; prints its secret once", _keys)
+    kcreate.add_argument("name")
+    kcreate.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        metavar="SCOPE",
+        help=f"what it may do (repeat): {', '.join(known(Scope))}",
+    )
+    kcreate.add_argument(
+        "--expires-at", type=_moment, help="when it stops working (ISO 8601; default: never)"
+    )
+    _budget_options(kcreate, "its own ")
+    klist = _command(ksub, "list", "the account's keys, newest first (revoked ones too)", _keys)
+    klist.add_argument("--limit", type=int, default=50)
+    _command(ksub, "get", "one key", _keys).add_argument("id")
+    _command(ksub, "revoke", "revoke a key: it stops working within seconds", _keys).add_argument("id")
+
+
+def _budget_commands(parser: argparse.ArgumentParser) -> None:
+    bsub = parser.add_subparsers(dest="budgets_command")
+    _command(bsub, "show", "the budgets and what is left of them (the default)", _budgets)
+    _budget_options(_command(bsub, "set", "replace the budgets (one not given has no limit)", _budgets), "")
+
+
+def _budget_options(parser: argparse.ArgumentParser, whose: str) -> None:
+    parser.add_argument(
+        "--daily-video-seconds", type=int, metavar="N", help=f"{whose}seconds of video per UTC day"
+    )
+    parser.add_argument(
+        "--monthly-video-seconds", type=int, metavar="N", help=f"{whose}seconds of video per calendar month"
     )
 
 

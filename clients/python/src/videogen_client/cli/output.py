@@ -54,6 +54,15 @@ def _cell(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def waiting(generation: Generation) -> str:
+    """Why a queued generation waits, and its place in line when known: `` (provider_capacity, 3rd in
+    line)``; empty otherwise."""
+    if generation.status != "queued" or generation.queue_reason is None:
+        return ""
+    place = f", #{generation.queue_position} in line" if generation.queue_position is not None else ""
+    return f" ({generation.queue_reason}{place})"
+
+
 class Progress:
     """A generation's progress as it goes: on a terminal one line redrawn in place (status, elapsed time, a
     spinner; bytes while downloading), otherwise a line per change. Callbacks may come from another thread."""
@@ -71,7 +80,7 @@ class Progress:
             self._ticker.start()
 
     def generation(self, generation: Generation) -> None:
-        text = f"{generation.id}  {generation.status}"
+        text = f"{generation.id}  {generation.status}{waiting(generation)}"
         with self._lock:
             if text == self._text:
                 return

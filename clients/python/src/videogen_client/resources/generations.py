@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from videogen_client._paging import walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
-from videogen_client.enums import AspectRatio, Provider, Resolution, Status
+from videogen_client.enums import AspectRatio, Priority, Provider, Resolution, Status
 from videogen_client.errors import (
     APIConnectionError,
     GenerationFailedError,
@@ -53,6 +53,7 @@ class AsyncGenerations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
@@ -61,7 +62,8 @@ class AsyncGenerations:
         provider can make is in ``client.providers.list()``. ``metadata``: your own keys and values, returned
         on the generation and in its webhooks. ``image``: the first frame, as an ``https://`` URL, an
         upload's id, or a file (a path, bytes or a binary file object, uploaded first). ``deadline_seconds``:
-        past it, the generation fails with ``deadline_exceeded``."""
+        past it, the generation fails with ``deadline_exceeded``. ``priority``: ``high``, ``normal`` or
+        ``low``, the order your own generations start in when they wait for the provider's capacity."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
         given = {
             "aspect_ratio": aspect_ratio,
@@ -71,6 +73,7 @@ class AsyncGenerations:
             "metadata": metadata,
             "image": await self._image(image) if image is not None else None,
             "deadline_seconds": deadline_seconds,
+            "priority": priority,
         }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
         body.update({name: value for name, value in given.items() if value is not None})
@@ -214,6 +217,7 @@ class AsyncGenerations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -230,6 +234,7 @@ class AsyncGenerations:
             metadata=metadata,
             image=image,
             deadline_seconds=deadline_seconds,
+            priority=priority,
             idempotency_key=idempotency_key,
         )
         if on_progress is not None:

@@ -14,6 +14,7 @@ from videogen_client.enums import (
     AuditEventType,
     DeliveryStatus,
     EventType,
+    Priority,
     Provider,
     Resolution,
     Status,
@@ -71,6 +72,7 @@ class Generations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
@@ -85,6 +87,7 @@ class Generations:
                 metadata=metadata,
                 image=image,
                 deadline_seconds=deadline_seconds,
+                priority=priority,
                 idempotency_key=idempotency_key,
             )
         )
@@ -173,6 +176,7 @@ class Generations:
         metadata: dict[str, str] | None = None,
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
+        priority: Priority | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -189,6 +193,7 @@ class Generations:
                 metadata=metadata,
                 image=image,
                 deadline_seconds=deadline_seconds,
+                priority=priority,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,

@@ -53,6 +53,7 @@ REFUSED_IPV6: tuple[tuple[IPv6Network, str], ...] = tuple(
 )
 
 # Checked before the embedded-IPv4 forms below, whose ::/96 they sit in.
+LOOPBACKS: tuple[IPAddress, ...] = (IPv4Address("127.0.0.1"), IPv6Address("::1"))
 EXACT_IPV6 = {IPv6Address("::"): "unspecified", IPv6Address("::1"): "loopback"}
 GLOBAL_UNICAST_V6 = IPv6Network("2000::/3")
 # Prefixes whose last 32 bits are an IPv4 address the packet ends up at; that address decides.
@@ -132,10 +133,10 @@ def parse_cidrs(value: str) -> list[Network]:
 
 def refused_host(url: str, policy: AddressPolicy) -> str | None:
     """Why a request to ``url`` is refused on its face, without DNS: its host is an address the policy
-    refuses, or a name that means this machine (``localhost``). None otherwise (a name is checked again after
-    it is resolved, by the guarded connector)."""
+    refuses, or a name that means this machine (``localhost``) while the policy opens no loopback address.
+    None otherwise (a name is checked again after it is resolved, by the guarded connector)."""
     host = (urlsplit(url).hostname or "").rstrip(".").lower()
     if host == "localhost" or host.endswith(".localhost"):
-        return "loopback"
+        return None if any(policy.refusal(a) is None for a in LOOPBACKS) else "loopback"
     address = parse_address(host)
     return policy.refusal(address) if address is not None else None

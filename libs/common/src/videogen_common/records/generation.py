@@ -29,6 +29,8 @@ PUBLIC_FIELDS = (
     "error",
     "progress",
     "queue_reason",
+    "queue_position",
+    "priority",
     "timeline",
     "aspect_ratio",
     "resolution",
@@ -58,6 +60,12 @@ _OPTIONAL = (
     "status_since",
     "state_seconds",
     "slot_wait",
+    "queue_place",
+    "wait_deadline",
+    "priority",
+    "provider_pool",
+    "admitted_at",
+    "task_started_at",
     "lease_token",
     "provider_request",
     "submit_started_at",
@@ -66,6 +74,7 @@ _OPTIONAL = (
     "idem",
     "idem_hash",
     "idem_response",
+    "budget_hold",
 )
 
 
@@ -157,7 +166,19 @@ class GenerationRecord:
     # Since when it is in its state, and the seconds spent in each state it left.
     status_since: datetime | None = None
     state_seconds: Mapping[str, float] | None = None
+    # Waiting to be admitted to the provider: its key in its lane, its place there (kept when the provider
+    # refuses it, so it waits at the front again), and the client's deadline while it waits
+    # (``repositories.waiting``).
     slot_wait: str | None = None
+    queue_place: int | None = None
+    wait_deadline: datetime | None = None
+    # ``high`` or ``low`` orders it among its account's waiting work (None: ``normal``).
+    priority: str | None = None
+    # The provider key (pool) its task runs on, once admitted, and when it last left our queue.
+    provider_pool: str | None = None
+    admitted_at: datetime | None = None
+    # When the provider accepted its task (polls slow down as the task ages).
+    task_started_at: datetime | None = None
     lease_token: str | None = None
     # What was sent to the provider, and when sending began (a submit that may have made a task).
     provider_request: Mapping[str, Any] | None = None
@@ -168,6 +189,14 @@ class GenerationRecord:
     idem: str | None = None
     idem_hash: str | None = None
     idem_response: Mapping[str, Any] | None = None
+    # What it reserved of its account's and key's budgets (``budgets.Hold``): given back if it fails before
+    # it cost anything.
+    budget_hold: Mapping[str, Any] | None = None
+
+    @property
+    def charged(self) -> bool:
+        """Whether a provider may bill for it: a submit that may have made a task began (or made one)."""
+        return self.submit_started_at is not None or self.provider_task_id is not None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> GenerationRecord:
@@ -223,6 +252,11 @@ class GenerationRecord:
                 doc[name] = value
         return doc
 
+    @property
+    def waiting_in_line(self) -> bool:
+        """Whether it waits in line to be admitted to its provider (``repositories.waiting``)."""
+        return self.status is Status.QUEUED and self.slot_wait is not None
+
     def public_view(self) -> Doc:
         """What clients see (``PUBLIC_FIELDS``): spec 2.1, timestamps as ISO 8601 UTC. Internal fields never
         leave."""
@@ -245,6 +279,9 @@ class GenerationRecord:
             "error": self.error.to_doc() if self.error is not None else None,
             "progress": self.progress,
             "queue_reason": self.queue_reason if status is Status.QUEUED else None,
+            # Known only where it is read (GET /v1/generations/{id} counts the line): see ``with_position``.
+            "queue_position": None,
+            "priority": self.priority or "normal",
             "timeline": [
                 {"status": step.status, "at": created_at if step.at == created else isoformat(step.at)}
                 for step in timeline

@@ -1,7 +1,8 @@
 """The ``generations`` collection's writes and the orchestrator's queries: creation, compare-and-set
-transitions (a terminal one carrying its event: ``videogen_common.outbox``), leases, the account slot queue
-and the reconciler's scans. What the api reads is ``repositories.generation_reads``, the Idempotency-Key's
-saved reply ``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
+transitions (a terminal one carrying its event: ``videogen_common.outbox``), leases, joining a provider's
+line, the reconciler's scans, and what budgets charged. What the api reads is
+``repositories.generation_reads``, the Idempotency-Key's saved reply ``repositories.idempotency``, and the
+usage aggregation ``repositories.usage``.
 
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
 and the difference stays here:
@@ -16,27 +17,34 @@ and the difference stays here:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.budgets import Hold
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
 from videogen_common.outbox import OUTBOX, OUTBOX_AT, OUTBOX_INDEX, owing
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.budgets import BudgetCounterRepository
 from videogen_common.store import Engine, Store
+
+log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 
 ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
-# Separates the account from the generation id in ``slot_wait``; account ids never contain it.
-_SEP = "\n"
+# The smallest datetime: a field at or after it is any such field (an indexed range, unlike $exists).
+_EVER = datetime.min.replace(tzinfo=UTC)
+# An expiry long past: the reconciler resumes such a generation at its next pass.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # The collection's other indexes are beside the queries they serve: generation_reads (listing), idempotency.
@@ -45,25 +53,30 @@ INDEXES: list[IndexModel] = [
     IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
     # Terminal generations owing their event to the notifier (videogen_common.outbox).
     OUTBOX_INDEX,
-    # Generations waiting for one of their account's in-flight slots: "{account_id}\n{id}", set only while
-    # waiting, so one account's queue is an ordered range of this small index (ids are time-ordered).
+    # Generations waiting to be admitted to their provider: "{provider}\n{account}\n{rank}\n{place}\n{id}",
+    # set only while waiting, so one lane's line is an ordered range of this small index
+    # (repositories.waiting).
     IndexModel([("slot_wait", ASCENDING)], name="by_slot_wait", sparse=True),
+    # Waiting generations with a client's deadline, by it: those past it are failed without waiting longer.
+    IndexModel([("wait_deadline", ASCENDING)], name="by_wait_deadline", sparse=True),
 ]
-
-
-def waiting_key(account_id: str, generation_id: str) -> str:
-    """The ``slot_wait`` value of a generation waiting in its account's queue."""
-    return f"{account_id}{_SEP}{generation_id}"
-
-
-def _queue_range(account_id: str) -> Doc:
-    return {"$gt": f"{account_id}{_SEP}", "$lt": f"{account_id}{chr(ord(_SEP) + 1)}"}
 
 
 def _seconds_since(since: datetime | None, now: datetime) -> float | None:
     if since is None or (since.tzinfo is None) != (now.tzinfo is None):
         return None
     return max(0.0, (now - since).total_seconds())
+
+
+def _admission_fields(record: GenerationRecord) -> Doc:
+    """What admission decided in memory, saved with the actor's first write: the pool the generation runs
+    on, and since when it is out of our queue."""
+    fields: Doc = {}
+    if record.provider_pool is not None:
+        fields["provider_pool"] = record.provider_pool
+    if record.admitted_at is not None:
+        fields["admitted_at"] = record.admitted_at
+    return fields
 
 
 class GenerationRepository:
@@ -84,6 +97,10 @@ class GenerationRepository:
 
     # -- what the orchestrator reads ----------------------------------------------------------------------
 
+    async def get(self, generation_id: str) -> GenerationRecord | None:
+        doc = await self._generations.find_one({"_id": generation_id})
+        return None if doc is None else GenerationRecord.from_doc(doc)
+
     async def status_of(self, generation_id: str) -> str | None:
         """The generation's status, None if there is no such generation."""
         doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1})
@@ -95,6 +112,36 @@ class GenerationRepository:
         if doc is None or doc["status"] != Status.FAILED.value:
             return False
         return bool((doc.get("error") or {}).get("code") == ErrorCode.CANCELED)
+
+    # -- what budgets charged -----------------------------------------------------------------------------
+
+    async def charged_seconds_by_day(
+        self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
+    ) -> dict[str, int]:
+        """Seconds of video the account's generations (of one key, if given) created in [start, end) have
+        spent of their budgets, by UTC day of the month (``DD``): all but those that failed before anything
+        was submitted to a provider (a budget's give-back rule)."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        uncharged: Doc = {
+            "$and": [
+                {"$eq": ["$status", Status.FAILED.value]},
+                {"$eq": [{"$ifNull": ["$submit_started_at", None]}, None]},
+                {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
+            ]
+        }
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
+                    "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return {group["_id"]: int(group["seconds"]) for group in groups if group["seconds"]}
 
     # -- state transitions --------------------------------------------------------------------------------
 
@@ -141,6 +188,8 @@ class GenerationRepository:
         if lease_token is not None:
             query["lease_token"] = lease_token
         write: Doc = {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        if target.terminal and doc.get("wait_deadline") is not None:
+            write["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
         moved = {
             **doc,
             **update,
@@ -165,8 +214,22 @@ class GenerationRepository:
         self, record: GenerationRecord, error: GenerationError, *, now: datetime, owner: str | None = None
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
-        the lease of ``owner``); None if someone else moved it first."""
-        return await self._move(record, Status.FAILED, now=now, fields={"error": error.to_doc()}, owner=owner)
+        the lease of ``owner``); None if someone else moved it first.
+
+        A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
+        task) cost nothing: what it reserved of its budgets is given back here, by whoever's transition this
+        is. The transition is a compare-and-set out of an unfinished state, so it succeeds once per
+        generation, and so does the give-back (``record`` is the generation as it was just before: the
+        compare-and-set checked its version). A process that dies between the two keeps the reservation (the
+        budget errs on the side of spending less)."""
+        fields = {"error": error.to_doc()}
+        failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner)
+        if failed is not None and record.budget_hold is not None and not record.charged:
+            try:
+                await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
+            except Exception:
+                log.exception("a failed generation's budget reservation could not be given back")
+        return failed
 
     async def complete(
         self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str
@@ -216,14 +279,10 @@ class GenerationRepository:
     async def mark_submitting(
         self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
     ) -> GenerationRecord | None:
-        """A submit that may make a (paid) task begins now, with the request ``plan``."""
-        return await self._set_owned(
-            record,
-            owner,
-            {"submit_started_at": now, "provider_request": plan},
-            submit_started_at=now,
-            provider_request=plan,
-        )
+        """A submit that may make a (paid) task begins now, with the request ``plan``, on the provider key the
+        generation was admitted to (``record.provider_pool``)."""
+        fields: Doc = {"submit_started_at": now, "provider_request": plan, **_admission_fields(record)}
+        return await self._set_owned(record, owner, fields, submit_started_at=now, provider_request=plan)
 
     async def save_task_id(
         self,
@@ -233,13 +292,21 @@ class GenerationRepository:
         now: datetime,
         plan: Mapping[str, Any] | None,
     ) -> GenerationRecord | None:
-        """The provider took the task: its id (and the request, if given) saved before the first poll."""
-        fields: Doc = {"provider_task_id": task_id, "updated_at": now}
+        """The provider took the task: its id (and the request, if given) saved before the first poll, with
+        the provider key it runs on and when it was accepted."""
+        fields: Doc = {"provider_task_id": task_id, "updated_at": now, "task_started_at": now}
+        fields.update(_admission_fields(record))
         if plan:
             fields["provider_request"] = plan
         request = plan or record.provider_request
         return await self._set_owned(
-            record, owner, fields, provider_task_id=task_id, updated_at=now, provider_request=request
+            record,
+            owner,
+            fields,
+            provider_task_id=task_id,
+            updated_at=now,
+            task_started_at=now,
+            provider_request=request,
         )
 
     async def _set_owned(
@@ -280,13 +347,24 @@ class GenerationRepository:
     # -- leases -------------------------------------------------------------------------------------------
 
     async def claim_lease(
-        self, generation_id: str, owner: str, now: datetime, until: datetime, token: str
+        self,
+        generation_id: str,
+        owner: str,
+        now: datetime,
+        until: datetime,
+        token: str,
+        *,
+        waiting: bool = False,
+        admitted: bool = False,
     ) -> GenerationRecord | None:
         """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
-        or one that ended before now, without an ``$or``), leaving its account's slot queue; returns the
-        generation so leased, or None. On MongoDB one findAndModify; on the embedded store, which answers
-        findAndModify with a collection scan, a conditional update stamping the unique ``token``, then a read
-        by id (``_claim_lease_in_two_steps``)."""
+        or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
+        generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
+        reconciler resuming one whose joining was cut short): it then leaves its lane. ``admitted``: admission
+        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one
+        findAndModify; on the embedded store, which answers findAndModify with a collection scan, a
+        conditional update stamping the unique ``token``, then a read by id
+        (``_claim_lease_in_two_steps``)."""
         condition: Doc = {
             "_id": generation_id,
             "status": {"$in": ACTIVE},
@@ -294,9 +372,14 @@ class GenerationRepository:
         }
         update: Doc = {
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            "$unset": {"slot_wait": ""},
             "$inc": {"attempts": 1},
         }
+        if waiting or admitted:
+            update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
+            if admitted:
+                update["$set"]["admitted_at"] = now
+        else:
+            condition["slot_wait"] = None
         if await self._store.engine() is Engine.SECANTUSDB:
             return await self._claim_lease_in_two_steps(condition, update, token)
         doc = await self._generations.find_one_and_update(
@@ -315,25 +398,47 @@ class GenerationRepository:
             return None
         return GenerationRecord.from_doc(doc)
 
-    async def wait_for_slot(self, record: GenerationRecord, *, now: datetime) -> None:
-        """Park a generation leased under ``record``'s token in its account's queue, unleased, ``queued``
-        (for the account's concurrency): a transition from ``processing``; from ``queued``, the same fields
-        without a new version (no state changes). Nothing if it moved since ``record``."""
-        parked: Doc = {
-            "slot_wait": waiting_key(record.account_id, record.id),
-            "lease_owner": None,
-            "lease_expires_at": None,
-            "queue_reason": QueueReason.ACCOUNT_CONCURRENCY,
-        }
+    async def join_lane(
+        self,
+        record: GenerationRecord,
+        key: str,
+        place: int,
+        reason: str,
+        *,
+        now: datetime,
+        refused: bool = False,
+    ) -> GenerationRecord | None:
+        """Make a generation leased under ``record``'s token wait, ``queued`` for ``reason``, at ``key`` in
+        its lane (``repositories.waiting``), still leased: a transition from ``processing``; from ``queued``,
+        the same fields without a new version (no state changes). ``refused``: the provider refused its submit
+        for capacity, so no task was made: the submit's mark and plan go. The lease is let go by
+        ``leave_lease`` once the lane knows the place. None if it moved since ``record``."""
+        fields: Doc = {"slot_wait": key, "queue_place": place, "queue_reason": reason}
+        if record.deadline_at is not None:
+            fields["wait_deadline"] = record.deadline_at
+        if refused:
+            fields["submit_started_at"] = None
+            fields["provider_request"] = None
+        changes: Doc = {name: value for name, value in fields.items() if name != "wait_deadline"}
         if record.status is Status.QUEUED:
-            await self._generations.update_one(
+            parked = await self._generations.update_one(
                 {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
-                {"$set": parked},
+                {"$set": fields},
             )
-        else:
-            await self.transition(
-                record.to_doc(), Status.QUEUED, now=now, fields=parked, lease_token=record.lease_token
-            )
+            return replace(record, **changes) if parked.modified_count == 1 else None
+        moved = await self.transition(
+            record.to_doc(), Status.QUEUED, now=now, fields=fields, lease_token=record.lease_token
+        )
+        return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def leave_lease(self, record: GenerationRecord) -> bool:
+        """Let go of the lease of a generation that now waits in its lane (``join_lane``), so admission can
+        start it; False if it moved meanwhile."""
+        left = await self._generations.update_one(
+            {"_id": record.id, "lease_token": record.lease_token, "slot_wait": record.slot_wait},
+            {"$set": {"lease_owner": None, "lease_expires_at": None}},
+        )
+        return left.modified_count == 1
 
     async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
         await self._generations.update_many(
@@ -349,35 +454,6 @@ class GenerationRepository:
         )
         return released.modified_count
 
-    # -- the account slot queue ---------------------------------------------------------------------------
-
-    async def oldest_waiting(self, account_id: str) -> tuple[str, str] | None:
-        """The (id, status) of the account's longest-waiting generation, or None if none waits."""
-        doc = await self._generations.find_one(
-            {"slot_wait": _queue_range(account_id)}, projection={"status": 1}, sort=[("slot_wait", 1)]
-        )
-        return None if doc is None else (doc["_id"], doc["status"])
-
-    async def leave_queue(self, generation_id: str) -> None:
-        """Take a finished generation (canceled while it waited) out of its account's queue."""
-        await self._generations.update_one(
-            {"_id": generation_id, "status": {"$in": FINISHED}}, {"$unset": {"slot_wait": ""}}
-        )
-
-    async def waiting_accounts(self) -> AsyncIterator[str]:
-        """Each account with a generation waiting for a slot: one index seek per account, skipping from one
-        account's queue to the next."""
-        after = ""
-        while True:
-            doc = await self._generations.find_one(
-                {"slot_wait": {"$gt": after}}, projection={"slot_wait": 1}, sort=[("slot_wait", 1)]
-            )
-            if doc is None:
-                return
-            account_id = doc["slot_wait"].split(_SEP, 1)[0]
-            yield account_id
-            after = f"{account_id}{chr(ord(_SEP) + 1)}"
-
     async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
         """Which of these generations exist and are not finished."""
         found = self._generations.find(
@@ -392,9 +468,11 @@ class GenerationRepository:
         the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
         index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
         for status in ACTIVE:
+            # Bounded below too: without it the embedded store reads every unleased generation of the status
+            # (those waiting in line: their lease is null, which sorts first) before the range.
             found = (
                 self._generations.find(
-                    {"status": status, "lease_expires_at": {"$lt": now}}, projection={"_id": 1}
+                    {"status": status, "lease_expires_at": {"$gte": _EVER, "$lt": now}}, projection={"_id": 1}
                 )
                 .sort("lease_expires_at", 1)
                 .limit(limit)
@@ -419,6 +497,18 @@ class GenerationRepository:
         )
         async for doc in found:
             yield doc["_id"]
+
+    # -- migration ----------------------------------------------------------------------------------------
+
+    async def requeue_account_waits(self) -> int:
+        """Migration: generations a version before admission left waiting in their account's queue
+        (``slot_wait`` of ``account\nid``) are handed to the reconciler, which puts them in line at their
+        provider (their lease expires at the epoch, like a handed-back one). Returns how many."""
+        moved = await self._generations.update_many(
+            {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
+            {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
+        )
+        return moved.modified_count
 
     # -- metrics ------------------------------------------------------------------------------------------
 

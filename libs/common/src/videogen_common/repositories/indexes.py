@@ -7,16 +7,21 @@ from pymongo import IndexModel
 
 from videogen_common.repositories import (
     audit,
+    budgets,
     deliveries,
     events,
     generation_reads,
     generations,
     idempotency,
+    instances,
     keys,
+    provider_pools,
     rate_limits,
     uploads,
+    waiting,
     webhooks,
 )
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
@@ -28,6 +33,10 @@ INDEXES: dict[str, list[IndexModel]] = {
     "audit_events": audit.INDEXES,
     "uploads": uploads.INDEXES,
     "rate_limits": rate_limits.INDEXES,
+    "provider_pools": provider_pools.INDEXES,
+    "waiting_lanes": waiting.INDEXES,
+    "orchestrators": instances.INDEXES,
+    "budget_counters": budgets.COUNTER_INDEXES,
 }
 
 
@@ -48,6 +57,8 @@ RETIRED_INDEXES: dict[str, list[str]] = {
 async def ensure_indexes(store: Store) -> None:
     for collection, models in INDEXES.items():
         await store.db[collection].create_indexes(models)
+    # Generations waiting in an account's queue (before admission's lines at the providers) join those lines.
+    await GenerationRepository(store).requeue_account_waits()
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:

@@ -37,7 +37,9 @@ class SlotRepository:
                 return True
             doc = await self._slots.find_one({"_id": account_id})
             if doc is not None:
-                return generation_id in doc["holders"]
+                if generation_id in doc["holders"] or len(doc["holders"]) >= cap:
+                    return generation_id in doc["holders"]
+                continue  # another instance made the document after the update looked: take it now
             try:
                 await self._slots.insert_one({"_id": account_id, "holders": [generation_id]})
                 return True
@@ -61,6 +63,14 @@ class SlotRepository:
     async def holders(self, account_id: str) -> list[str]:
         doc = await self._slots.find_one({"_id": account_id})
         return list(doc["holders"]) if doc else []
+
+    async def held_by(self, account_ids: list[str]) -> dict[str, int]:
+        """How many slots each of these accounts holds (0 for one with no document)."""
+        found = self._slots.find({"_id": {"$in": account_ids}}, projection={"holders": 1})
+        held = dict.fromkeys(account_ids, 0)
+        async for doc in found:
+            held[doc["_id"]] = len(doc["holders"])
+        return held
 
     async def all_holders(self) -> AsyncIterator[tuple[str, list[str]]]:
         """Each account holding a slot, with its holders."""

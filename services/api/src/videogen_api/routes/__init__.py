@@ -3,7 +3,9 @@
 from aiohttp import web
 
 from videogen_api.routes import (
+    api_keys,
     audit,
+    budgets,
     console,
     deliveries,
     event_log,
@@ -27,6 +29,8 @@ TABLES: tuple[web.RouteTableDef, ...] = (
     deliveries.routes,
     event_log.routes,
     usage.routes,
+    budgets.routes,
+    api_keys.routes,
     audit.routes,
     media.routes,
     health.routes,

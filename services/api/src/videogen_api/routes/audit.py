@@ -29,6 +29,7 @@ from videogen_common.audit import AuditActorType, AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.records.audit_event import AuditEvent
 from videogen_common.repositories.audit import AuditFilter, AuditRepository
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -103,6 +104,7 @@ def _position(event: AuditEvent) -> tuple[datetime, str]:
 @routes.get("/v1/audit-events")
 @Endpoint(
     operation_id="listAuditEvents",
+    scope=Scope.AUDIT_READ,
     tag="Account",
     summary="List the account's audit events",
     description=(

@@ -36,6 +36,7 @@ from videogen_common.records.webhook import WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryFilter, DeliveryRepository
 from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.webhooks import WebhookRepository
+from videogen_common.scopes import Scope
 from videogen_common.tracing import current_traceparent
 
 routes = web.RouteTableDef()
@@ -137,6 +138,7 @@ class DeliveryListing(BaseModel):
 @routes.get("/v1/webhooks/{id}/deliveries")
 @Endpoint(
     operation_id="listDeliveries",
+    scope=Scope.WEBHOOKS_READ,
     tag="Deliveries",
     summary="List an endpoint's deliveries",
     description="Newest first, each with every attempt made.",
@@ -174,6 +176,7 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Delivery:
 @routes.get("/v1/deliveries/{id}")
 @Endpoint(
     operation_id="getDelivery",
+    scope=Scope.WEBHOOKS_READ,
     tag="Deliveries",
     summary="Read a delivery",
     description=(
@@ -200,6 +203,7 @@ def _already_pending(delivery_id: str) -> Problem:
 @routes.post("/v1/deliveries/{id}/retry")
 @Endpoint(
     operation_id="retryDelivery",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Retry a delivery",
     description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
@@ -244,6 +248,7 @@ def _window(seconds: float) -> str:
 @routes.post("/v1/webhooks/{id}/recover")
 @Endpoint(
     operation_id="recoverDeliveries",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Re-send failed deliveries",
     description=(
@@ -287,6 +292,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
 @routes.post("/v1/webhooks/{id}/test")
 @Endpoint(
     operation_id="sendTestEvent",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Deliveries",
     summary="Send a test event",
     description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",

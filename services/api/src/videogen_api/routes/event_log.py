@@ -26,6 +26,7 @@ from videogen_api.serialize import json_response
 from videogen_common.event_types import EVENT_TYPES
 from videogen_common.records.event import Event
 from videogen_common.repositories.events import EventFilter, EventRepository
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -114,6 +115,7 @@ def event_view(event: Event) -> Doc:
 @routes.get("/v1/events")
 @Endpoint(
     operation_id="listEvents",
+    scope=Scope.EVENTS_READ,
     tag="Events",
     summary="List the account's events",
     description=(
@@ -145,6 +147,7 @@ async def list_events(request: web.Request) -> web.Response:
 @routes.get("/v1/events/{id}")
 @Endpoint(
     operation_id="getEvent",
+    scope=Scope.EVENTS_READ,
     tag="Events",
     summary="Read an event",
     description="What happened, to what, and the data each of its deliveries carried.",

@@ -22,9 +22,11 @@ from videogen_api import state
 from videogen_api.declare import GENERATION_ID, JSON, Endpoint, Parameter, ref
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
+from videogen_api.queue_position import view_with_position
 from videogen_api.schemas import Generation
 from videogen_api.status_feed import Change, Key, change_key
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -106,6 +108,7 @@ _EVENTS = {
 @routes.get("/v1/generations/{id}/events")
 @Endpoint(
     operation_id="streamGenerationEvents",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="Follow a generation live (Server-Sent Events)",
     description=(
@@ -150,6 +153,11 @@ async def generation_events(request: web.Request) -> web.StreamResponse:
             while change is not None:
                 view = change[1]
                 key = change_key(change)
+                if view["status"] == "queued" and view.get("queue_position") is None:
+                    # Waiting in line: where, as a read of it alone says (its state events do not carry it).
+                    record = await read()
+                    if record is not None and record.version == key[0]:
+                        view = await view_with_position(app[state.STORE], record)
                 if last is None or key > last:  # newer than what the client has
                     frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
                     await response.write(frame + orjson.dumps(view) + b"\n\n")

@@ -27,7 +27,7 @@ from videogen_api.idempotency import (
     request_hash,
     saved_response,
 )
-from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
+from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of, caller_of
 from videogen_api.paging import page_from
 from videogen_api.prefer import (
     CANCEL_AFTER,
@@ -40,6 +40,7 @@ from videogen_api.prefer import (
 )
 from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
 from videogen_api.query import parse_query
+from videogen_api.queue_position import view_with_position
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
 from videogen_api.schemas import (
@@ -51,6 +52,7 @@ from videogen_api.schemas import (
     parse_body,
 )
 from videogen_api.serialize import json_response
+from videogen_api.spend import give_back, spend_of
 from videogen_common.capabilities import unsupported
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.domain import Provider
@@ -60,6 +62,7 @@ from videogen_common.generations import new_record, status_envelope, terminal_ev
 from videogen_common.ids import new_id
 from videogen_common.outbox import publish
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.scopes import Scope
 from videogen_common.store import DuplicateKeyError
 from videogen_common.tracing import annotate, current_traceparent
 
@@ -120,12 +123,16 @@ async def _waited(
     seconds = preferred_wait(request.headers.getall(PREFER, []))
     if seconds is None:
         if view is None and (record := await read()) is not None:
-            view = record.public_view()
+            view = await view_with_position(request.app[state.STORE], record)
         found = view
         waited: dict[str, str] = {}
     else:
         found = await request.app[state.FEED].until_terminal(generation_id, read, seconds)
         waited = applied(seconds)
+        if found is not None and found["status"] == "queued" and (record := await read()) is not None:
+            found = await view_with_position(
+                request.app[state.STORE], record
+            )  # still waiting: say where in line
     if found is None:
         # A foreign id answers exactly like an unknown one.
         raise not_found(f"no generation {generation_id!r}")
@@ -155,6 +162,8 @@ async def _first_frame(
 @routes.post("/v1/generate")
 @Endpoint(
     operation_id="createGeneration",
+    scope=Scope.GENERATIONS_WRITE,
+    spends_budget=True,
     tag="Generations",
     summary="Submit a generation",
     description=(
@@ -162,7 +171,8 @@ async def _first_frame(
         "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
         f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation. With "
         f"{PREFER}: wait=N the answer comes once the generation is finished or after N seconds (at most "
-        f"{MAX_WAIT_SECONDS}), whichever is first."
+        f"{MAX_WAIT_SECONDS}), whichever is first. Its seconds are reserved on the account's and the key's "
+        "budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written."
     ),
     status=202,
     answer="Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
@@ -204,6 +214,17 @@ async def create_generation(request: web.Request) -> web.Response:
                 return await _accepted(request, saved, replayed=True)
         raise
     deadline = _deadline_seconds(request, body.deadline_seconds)
+    digest = request_hash(body) if key is not None else ""
+    # The account's and the key's budgets: reserved before anything is written (429 budget-exceeded when one
+    # has no room). A repeat of an accepted request replays its answer and reserves nothing.
+    spend = await spend_of(app[state.ACCOUNT_LIMITS], caller_of(request))
+    hold = None
+    if spend:
+        if key is not None:
+            saved = await saved_response(app[state.STORE], account, key, digest)
+            if saved is not None:
+                return await _accepted(request, saved, replayed=True)
+        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, now)
     traceparent = current_traceparent()
     record = new_record(
         generation_id=new_id("gen", now),
@@ -224,12 +245,13 @@ async def create_generation(request: web.Request) -> web.Response:
         api_key_id=api_key_id_of(request),
         # And, when traces are on, this request's trace: the orchestrator's and the notifier's work joins it.
         traceparent=traceparent,
+        priority=body.priority.value if body.priority is not None else None,
+        budget_hold=hold.to_doc() if hold is not None else None,
     )
     if traceparent is not None:
         annotate(generation_id=record.id, account_id=account, provider=record.provider)
     view = record.public_view()
     doc = record.to_doc()
-    digest = request_hash(body) if key is not None else ""
     if key is not None:
         doc.update(idempotency_fields(account, key, digest, view))
     # Durable first: the 202 promises the generation is never lost, so it is in the store before we answer
@@ -238,6 +260,10 @@ async def create_generation(request: web.Request) -> web.Response:
     try:
         await app[state.INSERTS].insert(doc)
     except DuplicateKeyError:
+        # Not written (a concurrent repeat under the same key was): what it reserved goes back. An insert
+        # that fails otherwise may still have been written, and keeps its reservation.
+        if hold is not None:
+            await give_back(app[state.STORE], hold)
         saved = await saved_response(app[state.STORE], account, key, digest) if key is not None else None
         if saved is None:
             raise
@@ -262,6 +288,7 @@ async def create_generation(request: web.Request) -> web.Response:
 @routes.get("/v1/generations/{id}")
 @Endpoint(
     operation_id="getGeneration",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="Read a generation",
     description=(
@@ -288,6 +315,7 @@ def _position(record: GenerationRecord) -> tuple[datetime, str]:
 @routes.get("/v1/generations")
 @Endpoint(
     operation_id="listGenerations",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="List generations",
     description=(
@@ -317,6 +345,7 @@ async def list_generations(request: web.Request) -> web.Response:
 @routes.post("/v1/generations/{id}/cancel")
 @Endpoint(
     operation_id="cancelGeneration",
+    scope=Scope.GENERATIONS_WRITE,
     tag="Generations",
     summary="Cancel a generation",
     description=(

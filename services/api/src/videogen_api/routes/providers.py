@@ -1,7 +1,12 @@
-"""GET /v1/providers: every provider the API knows, whether this deployment offers it, and what it can make
-(from ``videogen_common.capabilities``, the tables the orchestrator's adapters are held to)."""
+"""GET /v1/providers: every provider the API knows, whether this deployment offers it, what it can make (from
+``videogen_common.capabilities``, the tables the orchestrator's adapters are held to), and its capacity and
+load (the pools admission keeps in the store)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
 
 from aiohttp import web
 
@@ -10,7 +15,12 @@ from videogen_api.declare import Endpoint
 from videogen_api.schemas import ProviderList
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import CAPABILITIES
+from videogen_common.clock import isoformat
 from videogen_common.domain import Provider
+from videogen_common.records.admission import ProviderPool
+from videogen_common.repositories.provider_pools import ProviderPoolRepository
+from videogen_common.repositories.waiting import WaitingRepository
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -18,12 +28,14 @@ routes = web.RouteTableDef()
 @routes.get("/v1/providers")
 @Endpoint(
     operation_id="listProviders",
+    scope=Scope.GENERATIONS_READ,
     tag="Generations",
     summary="List providers and what they can make",
     description=(
         "Every provider the API knows, whether this deployment offers it, and its aspect ratios, "
         "resolutions, durations and inputs. A request asking a provider for something it cannot make is a "
-        "422 naming the field and what the provider would accept."
+        "422 naming the field and what the provider would accept. Each provider's capacity is the "
+        "deployment's: its keys' limits, how many run and how many wait now."
     ),
     status=200,
     answer="The providers.",
@@ -31,11 +43,56 @@ routes = web.RouteTableDef()
 )
 async def list_providers(request: web.Request) -> web.Response:
     enabled = request.app[state.SETTINGS].providers
+    store = request.app[state.STORE]
+    pools: dict[str, list[ProviderPool]] = {}
+    for pool in await ProviderPoolRepository(store).everything():
+        pools.setdefault(pool.provider, []).append(pool)
+    waiting = await WaitingRepository(store).waiting_by_provider()
+    now = request.app[state.CLOCK].now()
     return json_response(
         {
             "data": [
-                {"id": p.value, "enabled": p in enabled, "capabilities": CAPABILITIES[p].public()}
+                {
+                    "id": p.value,
+                    "enabled": p in enabled,
+                    "capabilities": CAPABILITIES[p].public(),
+                    "capacity": _capacity(pools.get(p.value), waiting.get(p.value, 0), now),
+                }
                 for p in Provider
             ]
         }
     )
+
+
+def _capacity(pools: list[ProviderPool] | None, waiting: int, now: datetime) -> dict[str, Any] | None:
+    if not pools:
+        return None
+    pools = sorted(pools, key=lambda pool: pool.id)
+    return {
+        "limit": _total(pool.limit for pool in pools),
+        "effective_limit": _total(pool.effective for pool in pools),
+        "running": sum(pool.running for pool in pools),
+        "waiting": waiting,
+        "keys": [
+            {
+                "name": pool.name,
+                "limit": pool.limit,
+                "effective_limit": pool.effective,
+                "running": pool.running,
+                "paused_until": isoformat(pool.paused_until)
+                if pool.paused_until and pool.paused(now)
+                else None,
+            }
+            for pool in pools
+        ],
+    }
+
+
+def _total(limits: Iterable[int | None]) -> int | None:
+    """The sum, or None if any is None (a key without a limit makes the provider's unlimited)."""
+    total = 0
+    for limit in limits:
+        if limit is None:
+            return None
+        total += limit
+    return total

@@ -29,6 +29,7 @@ from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
 from videogen_common.images import EXTENSIONS, NotAnImage, inspect_image
 from videogen_common.repositories.uploads import UploadRepository
+from videogen_common.scopes import Scope
 from videogen_common.store import Store
 
 routes = web.RouteTableDef()
@@ -92,6 +93,7 @@ def upload_view(doc: dict[str, Any]) -> dict[str, Any]:
 @routes.post("/v1/uploads")
 @Endpoint(
     operation_id="createUpload",
+    scope=Scope.GENERATIONS_WRITE,
     tag="Generations",
     summary="Upload an image for a first frame",
     description=(

@@ -16,13 +16,18 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 
 from videogen_api import state
 from videogen_api.declare import Endpoint
-from videogen_api.middleware import account_of
+from videogen_api.middleware import account_of, caller_of
 from videogen_api.query import Param, once, parse_query, refused
+from videogen_api.routes.budgets import remaining_view
 from videogen_api.schemas import Usage, parse_timestamp
 from videogen_api.serialize import json_response
+from videogen_common.budgets import ACCOUNT, Remaining
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
+from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository
+from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.repositories.usage import UsageGroup, UsageRepository
+from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
 
@@ -145,13 +150,16 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
 @routes.get("/v1/usage")
 @Endpoint(
     operation_id="getUsage",
+    scope=Scope.USAGE_READ,
     tag="Account",
     summary="Read the account's usage",
     description=(
         "How many generations the account made and how many seconds of video, by UTC day, provider and "
         "status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API "
         "key. Counted from the generations themselves by when each was made: once each, however often their "
-        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones)."
+        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). "
+        "budgets: what is left now of the account's budgets and of the key's (the one asked about, or else "
+        "the one making the request)."
     ),
     status=200,
     answer="The usage.",
@@ -161,6 +169,23 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
 )
 async def get_usage(request: web.Request) -> web.Response:
     app = request.app
-    start, end, api_key_id = parse_range(request.query, app[state.CLOCK].now())
-    groups = await UsageRepository(app[state.STORE]).groups(account_of(request), start, end, api_key_id)
-    return json_response(usage_view(groups, start, end, api_key_id))
+    now = app[state.CLOCK].now()
+    start, end, api_key_id = parse_range(request.query, now)
+    account = account_of(request)
+    groups = await UsageRepository(app[state.STORE]).groups(account, start, end, api_key_id)
+    budgets = remaining_view(await _budgets_left(request, account, api_key_id, now))
+    return json_response({**usage_view(groups, start, end, api_key_id), "budgets": budgets})
+
+
+async def _budgets_left(
+    request: web.Request, account: str, api_key_id: str | None, now: datetime
+) -> list[Remaining]:
+    """What is left of the account's budgets and of the key asked about (or else the calling key's)."""
+    store = request.app[state.STORE]
+    owners = [(ACCOUNT, await BudgetRepository(store).limits_of(account))]
+    if api_key_id is None:
+        caller = caller_of(request)
+        owners.append((caller.key_id, caller.budgets))
+    elif (key := await ApiKeyRepository(store).owned(api_key_id, account)) is not None:
+        owners.append((key.id, key.budgets))
+    return await BudgetCounterRepository(store).remaining(account, owners, now)

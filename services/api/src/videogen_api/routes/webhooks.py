@@ -30,10 +30,12 @@ from videogen_api.serialize import json_response
 from videogen_api.settings import ApiSettings
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
+from videogen_common.destinations.addresses import AddressPolicy, refused_host
 from videogen_common.ids import new_id
 from videogen_common.records.webhook import Secret, WebhookEndpoint
 from videogen_common.repositories.deliveries import DeliveryRepository
 from videogen_common.repositories.webhooks import WebhookRepository
+from videogen_common.scopes import Scope
 from videogen_common.signing import new_webhook_secret
 
 routes = web.RouteTableDef()
@@ -77,14 +79,21 @@ def _audited(endpoint: WebhookEndpoint) -> Doc:
     return {"url": endpoint.url, "events": list(endpoint.events), "active": endpoint.active}
 
 
-def _require_https(url: str, settings: ApiSettings) -> None:
+def _require_deliverable(url: str, settings: ApiSettings) -> None:
+    """A URL deliveries could be sent to: https (unless the deployment allows http), and not on an address
+    the notifier's destination guard refuses (``VIDEOGEN_WEBHOOK_ALLOW_CIDRS`` opens ranges for both), the
+    way image URLs are checked. A name is checked again, after DNS, at each delivery."""
     if urlsplit(url).scheme != "https" and not settings.webhook_allow_http:
         raise invalid([{"field": "url", "message": "must use https", "code": "https_required"}])
+    if (why := refused_host(url, AddressPolicy(settings.webhook_networks))) is not None:
+        message = f"the URL points at an address deliveries are never sent to ({why})"
+        raise invalid([{"field": "url", "message": message, "code": "destination_not_allowed"}])
 
 
 @routes.post("/v1/webhooks")
 @Endpoint(
     operation_id="createWebhook",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Webhooks",
     summary="Register a webhook endpoint",
     description="The answer carries the endpoint's signing secret, shown only here (and on rotation).",
@@ -102,7 +111,7 @@ async def create_webhook(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]
     body = parse_body(WebhookCreate, await json_body(request))
-    _require_https(body.url, settings)
+    _require_deliverable(body.url, settings)
     account = account_of(request)
     webhooks = WebhookRepository(app[state.STORE])
     # Checked before the insert, so a refused request writes nothing; concurrent creations by one account can
@@ -143,6 +152,7 @@ async def create_webhook(request: web.Request) -> web.Response:
 @routes.get("/v1/webhooks")
 @Endpoint(
     operation_id="listWebhooks",
+    scope=Scope.WEBHOOKS_READ,
     tag="Webhooks",
     summary="List webhook endpoints",
     description="All of the account's endpoints, oldest first, without their secrets.",
@@ -158,6 +168,7 @@ async def list_webhooks(request: web.Request) -> web.Response:
 @routes.get("/v1/webhooks/{id}")
 @Endpoint(
     operation_id="getWebhook",
+    scope=Scope.WEBHOOKS_READ,
     tag="Webhooks",
     summary="Read a webhook endpoint",
     description="Without its secret.",
@@ -174,6 +185,7 @@ async def get_webhook(request: web.Request) -> web.Response:
 @routes.patch("/v1/webhooks/{id}")
 @Endpoint(
     operation_id="updateWebhook",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Webhooks",
     summary="Change a webhook endpoint",
     description=(
@@ -194,7 +206,7 @@ async def update_webhook(request: web.Request) -> web.Response:
     webhook_id = request.match_info["id"]
     patch = parse_body(WebhookUpdate, await json_body(request))
     if patch.url is not None:
-        _require_https(patch.url, app[state.SETTINGS])
+        _require_deliverable(patch.url, app[state.SETTINGS])
     current = await owned_webhook(request, webhook_id)
     # Re-enabling starts the endpoint's circuit breaker afresh (see ``change_settings``).
     endpoint = await WebhookRepository(app[state.STORE]).change_settings(
@@ -219,6 +231,7 @@ async def update_webhook(request: web.Request) -> web.Response:
 @routes.delete("/v1/webhooks/{id}")
 @Endpoint(
     operation_id="deleteWebhook",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Webhooks",
     summary="Delete a webhook endpoint",
     description="Its pending deliveries fail with reason endpoint deleted; its deliveries stay readable.",
@@ -268,6 +281,7 @@ def rotated_secrets(
 @routes.post("/v1/webhooks/{id}/rotate-secret")
 @Endpoint(
     operation_id="rotateWebhookSecret",
+    scope=Scope.WEBHOOKS_WRITE,
     tag="Webhooks",
     summary="Rotate an endpoint's signing secret",
     description=(

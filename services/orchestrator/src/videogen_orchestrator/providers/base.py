@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from videogen_common.failures import GenerationError
+from videogen_common.failures import ErrorCode, GenerationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,17 @@ class ProviderError(Exception):
         super().__init__(error.message)
         self.error = error
         self.transient = transient
+
+
+class CapacityRefused(ProviderError):
+    """The provider refused to start the task now because the key is at its concurrency or rate limit (429 at
+    submit): no task was made, so the generation waits for capacity again instead of failing, and admission
+    lowers the key's limit. ``retry_after``: the provider's Retry-After, in seconds, if it gave one."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        error = GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, message, "http_429", retriable=True)
+        super().__init__(error, transient=True)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,10 @@ from typing import Any
 
 import aiohttp
 import orjson
+from multidict import CIMultiDict
 
 from videogen_common.destinations.guarded_http import DestinationNotAllowed
+from videogen_orchestrator.providers.rate import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,7 @@ class Reply:
 
     status: int
     body: Any
-    headers: Mapping[str, str]
+    headers: Mapping[str, str]  # case-insensitive
 
     @property
     def ok(self) -> bool:
@@ -117,8 +119,11 @@ class ProviderHTTP:
         timeout_seconds: float,
         sleep: Sleep = asyncio.sleep,
         rand: Callable[[], float] = random.random,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.name = name
+        # Shared by every key of the provider: each try takes a token first.
+        self.limiter = limiter
         self.base_url = base_url.rstrip("/")
         self._headers = {"Accept": "application/json", **headers}
         self._policy = policy
@@ -159,6 +164,8 @@ class ProviderHTTP:
         attempts = self._policy.attempts
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
+            if self.limiter is not None:
+                await self.limiter.acquire()
             try:
                 async with self._client().request(
                     method, url, data=data, headers=headers, allow_redirects=False
@@ -172,7 +179,7 @@ class ProviderHTTP:
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
                         last: Exception = TransientFailure(failure, status)
                     else:
-                        return Reply(status, _decode(raw), dict(response.headers))
+                        return Reply(status, _decode(raw), CIMultiDict(response.headers))
             except aiohttp.ClientConnectorError as exc:
                 # Never connected: nothing was sent, so even a submit may be repeated.
                 last = TransientFailure(f"{method} {url}: {exc.__class__.__name__}: {exc}")

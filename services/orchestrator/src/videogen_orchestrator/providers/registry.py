@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from videogen_common.domain import Provider
+from videogen_common.records.admission import pool_id
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.http import ProviderHTTP, RetryPolicy
 from videogen_orchestrator.providers.luma import LumaAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.pika import PikaAdapter
+from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.providers.runway import RunwayAdapter
-from videogen_orchestrator.settings import CREDENTIALS, OrchestratorSettings
+from videogen_orchestrator.settings import OrchestratorSettings
 
 
 def retry_policy(settings: OrchestratorSettings) -> RetryPolicy:
@@ -26,75 +28,71 @@ def retry_policy(settings: OrchestratorSettings) -> RetryPolicy:
     )
 
 
-def _secret(settings: OrchestratorSettings, name: str) -> str:
-    value = getattr(settings, name)
-    if value is None:  # settings validation requires it for an enabled provider
-        raise ValueError(f"VIDEOGEN_{name.upper()} is not set")
-    secret: str = value.get_secret_value()
-    return secret
+def build_limiters(settings: OrchestratorSettings) -> dict[Provider, RateLimiter]:
+    """A request-rate cap for each enabled provider that has one (the mock makes no API calls)."""
+    limiters: dict[Provider, RateLimiter] = {}
+    for provider in settings.providers:
+        rate = settings.max_requests_per_second(provider)
+        if rate is not None and provider is not Provider.MOCK:
+            limiters[provider] = RateLimiter(rate)
+    return limiters
 
 
-# Makes the HTTP client of one provider's adapter: its name, base URL and headers.
-Http = Callable[[str, str, dict[str, str]], ProviderHTTP]
-
-
-def _mock(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
-    return MockProvider(
-        latency_ms=settings.mock_latency_ms,
-        failure_rate=settings.mock_failure_rate,
-        cache_entries=settings.mock_render_cache_entries,
-    )
-
-
-def _runway(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
-    key = _secret(settings, CREDENTIALS[Provider.RUNWAY])
-    return RunwayAdapter(
-        http("runway", settings.runway_base_url, RunwayAdapter.headers(key, settings.runway_api_version)),
-        model=settings.runway_model,
-    )
-
-
-def _luma(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
-    key = _secret(settings, CREDENTIALS[Provider.LUMA])
-    return LumaAdapter(
-        http("luma", settings.luma_base_url, LumaAdapter.headers(key)),
-        model=settings.luma_model,
-        resolution=settings.luma_resolution,
-    )
-
-
-def _pika(settings: OrchestratorSettings, http: Http) -> ProviderAdapter:
-    key = _secret(settings, CREDENTIALS[Provider.PIKA])
-    return PikaAdapter(
-        http("pika", settings.fal_base_url, PikaAdapter.headers(key)),
-        model=settings.pika_model,
-        resolution=settings.pika_resolution,
-    )
-
-
-# How each provider's adapter is built: one entry per ``Provider`` (a test holds them to one another).
-BUILDERS: dict[Provider, Callable[[OrchestratorSettings, Http], ProviderAdapter]] = {
-    Provider.MOCK: _mock,
-    Provider.RUNWAY: _runway,
-    Provider.LUMA: _luma,
-    Provider.PIKA: _pika,
-}
-
-
-def build_providers(settings: OrchestratorSettings) -> dict[str, ProviderAdapter]:
-    """An adapter for each provider ``VIDEOGEN_PROVIDERS`` enables, by name, in ``Provider``'s order."""
+def build_providers(
+    settings: OrchestratorSettings, limiters: Mapping[Provider, RateLimiter] | None = None
+) -> dict[str, ProviderAdapter]:
+    """The adapters by pool id (``records.admission.pool_id``): one per key of each enabled provider, the
+    keys of one provider sharing its request-rate cap (``limiters``)."""
+    enabled = settings.providers
     policy = retry_policy(settings)
-
-    def http(name: str, base_url: str, headers: dict[str, str]) -> ProviderHTTP:
-        return ProviderHTTP(
-            name=name,
-            base_url=base_url,
-            headers=headers,
-            policy=policy,
-            timeout_seconds=settings.provider_timeout_seconds,
+    providers: dict[str, ProviderAdapter] = {}
+    if Provider.MOCK in enabled:
+        providers[pool_id(Provider.MOCK.value)] = MockProvider(
+            latency_ms=settings.mock_latency_ms,
+            failure_rate=settings.mock_failure_rate,
+            cache_entries=settings.mock_render_cache_entries,
         )
+    for provider in (Provider.RUNWAY, Provider.LUMA, Provider.PIKA):
+        if provider not in enabled:
+            continue
+        limiter = (limiters or {}).get(provider)
+        for pool in settings.pools(provider):
+            if pool.key is None:  # settings validation requires a key for an enabled provider
+                raise ValueError(f"no API key for {provider.value}")
+            http = ProviderHTTP(
+                name=provider.value,
+                base_url=_base_url(settings, provider),
+                headers=_headers(settings, provider, pool.key),
+                policy=policy,
+                timeout_seconds=settings.provider_timeout_seconds,
+                limiter=limiter,
+            )
+            providers[pool_id(provider.value, pool.name)] = _adapter(settings, provider, http)
+    return providers
 
-    return {p.value: BUILDERS[p](settings, http) for p in Provider if p in settings.providers}
+
+def _base_url(settings: OrchestratorSettings, provider: Provider) -> str:
+    return {
+        Provider.RUNWAY: settings.runway_base_url,
+        Provider.LUMA: settings.luma_base_url,
+        Provider.PIKA: settings.fal_base_url,
+    }[provider]
+
+
+def _headers(settings: OrchestratorSettings, provider: Provider, key: str) -> dict[str, str]:
+    if provider is Provider.RUNWAY:
+        return RunwayAdapter.headers(key, settings.runway_api_version)
+    if provider is Provider.LUMA:
+        return LumaAdapter.headers(key)
+    return PikaAdapter.headers(key)
+
+
+def _adapter(settings: OrchestratorSettings, provider: Provider, http: ProviderHTTP) -> ProviderAdapter:
+    if provider is Provider.RUNWAY:
+        return RunwayAdapter(http, model=settings.runway_model)
+    if provider is Provider.LUMA:
+        return LumaAdapter(http, model=settings.luma_model, resolution=settings.luma_resolution)
+    return PikaAdapter(http, model=settings.pika_model, resolution=settings.pika_resolution)
 
 
 async def close_providers(providers: Mapping[str, ProviderAdapter]) -> None:

@@ -13,13 +13,25 @@ from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_orchestrator.providers.base import (
     AdapterDefaults,
+    CapacityRefused,
     Job,
     ProviderError,
     TaskState,
     TaskStatus,
     nearest_duration,
 )
-from videogen_orchestrator.providers.http import AmbiguousRequest, ProviderHTTP, Reply, TransientFailure
+from videogen_orchestrator.providers.http import (
+    TRANSIENT_STATUSES,
+    AmbiguousRequest,
+    ProviderHTTP,
+    Reply,
+    TransientFailure,
+    parse_retry_after,
+)
+
+# A submit answered 429 is not retried here: admission puts the generation back in line and lowers the key's
+# limit, so the provider's capacity, not a retry loop, decides when it goes again.
+_SUBMIT_RETRY_STATUSES = TRANSIENT_STATUSES - {429}
 
 # Words a provider's refusal uses when content moderation (not a malformed request) refused it.
 _MODERATION = re.compile(r"moderat|content.?polic|safety|nsfw|inappropriate|not allowed", re.IGNORECASE)
@@ -141,9 +153,16 @@ class RemoteAdapter(AdapterDefaults):
             raise ProviderError(self.refusal(reply))
 
     async def send_submit(self, path: str, body: Any) -> Reply:
+        """A task-creation call: a 429 raises ``CapacityRefused`` at once; other transient answers are retried
+        only where they prove no task was made (``submit_safe_statuses``)."""
         try:
             reply = await self.http.request(
-                "POST", path, json=body, idempotent=False, safe_statuses=self.submit_safe_statuses
+                "POST",
+                path,
+                json=body,
+                idempotent=False,
+                safe_statuses=self.submit_safe_statuses,
+                retry_statuses=_SUBMIT_RETRY_STATUSES,
             )
         except TransientFailure as exc:
             raise _unavailable(f"{self.name} did not take the task ({exc})", exc.status) from exc
@@ -153,6 +172,11 @@ class RemoteAdapter(AdapterDefaults):
                 "so it is never paid for twice",
                 exc.status,
             ) from exc
+        if reply.status == 429:
+            raise CapacityRefused(
+                f"{self.name} refused the task for now (429): {message_of(reply.body)}",
+                parse_retry_after(reply.headers.get("Retry-After")),
+            )
         if not reply.ok:
             raise ProviderError(self.refusal(reply))
         return reply

@@ -3,6 +3,9 @@ import { api, ApiError, forgetKey, hasKey, loadKey, setKey, whenUnauthorized } f
 import { announce, clear, field, h, notice } from "./dom.js";
 import { generationDetail, generationList, newGeneration } from "./generations.js";
 import { deliveryDetail, eventDetail, webhookDetail, webhookList } from "./webhooks.js";
+import { auditPage } from "./audit.js";
+import { keyList } from "./keys.js";
+import { budgetsPage, usagePage } from "./usage.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -16,6 +19,10 @@ const ROUTES = [
   [/^#\/webhooks$/, "webhooks", webhookList],
   [/^#\/deliveries\/(msg_[0-9a-z]+)$/, "webhooks", deliveryDetail],
   [/^#\/events\/(evt_[0-9a-z_]+)$/, "webhooks", eventDetail],
+  [/^#\/usage$/, "usage", usagePage],
+  [/^#\/budgets$/, "budgets", budgetsPage],
+  [/^#\/keys$/, "keys", keyList],
+  [/^#\/audit$/, "audit", auditPage],
 ];
 
 function signInPage(message) {
@@ -43,7 +50,12 @@ function signInPage(message) {
     }
     submit.disabled = true;
     try {
-      await api("GET", "/webhooks", { key: value });
+      try {
+        await api("GET", "/webhooks", { key: value });
+      } catch (error) {
+        // A key without webhooks:read is still a key: only a 401 refuses it.
+        if (!(error instanceof ApiError && error.status === 403)) throw error;
+      }
       setKey(value, remember.checked);
       if (!window.location.hash || window.location.hash === "#/signin") window.location.hash = "#/generations";
       else route();

@@ -113,3 +113,27 @@ export function checkboxGroup(legend, name, values, checked = []) {
 export function select(options, value) {
   return h("select", {}, options.map(([v, label]) => h("option", { value: v, selected: v === value }, label)));
 }
+
+/** A secret shown once (a webhook's signing secret, an API key), with a copy button; ``note`` says what it is
+ * for. */
+export function secretPanel(title, secret, note, label = "Copy secret") {
+  const value = h("code.secret", { id: "secret-value" }, secret);
+  const copied = h("span.hint", { role: "status" });
+  const copy = h("button.quiet", { type: "button", id: "copy-secret" }, label);
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      copied.textContent = "Copied.";
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(value);
+      window.getSelection().removeAllRanges();
+      window.getSelection().addRange(range);
+      copied.textContent = "Selected: press Ctrl-C (⌘-C) to copy.";
+    }
+  });
+  return h("div.notice.ok", { id: "secret-panel" },
+    h("p", {}, h("strong", {}, title)),
+    h("p", {}, `This is the only time it is shown: store it now. ${note}`),
+    h("p", {}, value), h("div.actions", {}, copy, copied));
+}

@@ -89,6 +89,20 @@ export async function generationList(main, { signal }) {
   await load();
 }
 
+// Why a queued generation waits, in words (a reason the console does not know is shown as it comes).
+const WAITING = {
+  account_concurrency: "your account's limit",
+  provider_capacity: "provider capacity",
+  provider: "the provider's queue",
+};
+
+function waitingFor(g) {
+  const why = WAITING[g.queue_reason] || g.queue_reason;
+  if (g.queue_position === null || g.queue_position === undefined) return why;
+  const place = g.queue_position === 1 ? "next of yours to start" : `#${g.queue_position} of yours in line`;
+  return `${why} — ${place} at ${g.provider}`;
+}
+
 function generationRow(generation) {
   const cells = {
     status: h("td"), provider: h("td"), duration: h("td"), prompt: h("td.prompt"), created: h("td"),
@@ -98,6 +112,9 @@ function generationRow(generation) {
     clear(cells.status).append(statusBadge(g.status));
     if (g.status === "processing" && g.progress !== null && g.progress !== undefined) {
       cells.status.append(" ", h("span.hint", {}, `${g.progress}%`));
+    }
+    if (g.status === "queued" && g.queue_reason) {
+      cells.status.append(" ", h("span.hint", {}, WAITING[g.queue_reason] || g.queue_reason));
     }
     cells.provider.textContent = g.provider;
     cells.duration.textContent = `${g.duration} s`;
@@ -282,7 +299,9 @@ export async function generationDetail(main, { signal, params: [id] }) {
       h("dt", {}, "Duration"), h("dd", {}, `${g.duration} s`),
       h("dt", {}, "Created"), h("dd", {}, when(g.created_at)),
       h("dt", {}, "Updated"), h("dd", {}, when(g.updated_at)),
-      g.queue_reason ? [h("dt", {}, "Waiting for"), h("dd", {}, g.queue_reason)] : null,
+      g.status === "queued" && g.queue_reason
+        ? [h("dt", {}, "Waiting for"), h("dd", { id: "generation-waiting" }, waitingFor(g))] : null,
+      g.priority && g.priority !== "normal" ? [h("dt", {}, "Priority"), h("dd", {}, g.priority)] : null,
       asked(g),
     ]);
     clear(progressSlot);

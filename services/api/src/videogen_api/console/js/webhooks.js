@@ -2,40 +2,18 @@
 // secret rotation, test events, deletion; each endpoint's deliveries with every attempt, retry and recovery; an event.
 import { api, ApiError, enumValues } from "./api.js";
 import {
-  announce, checkboxGroup, clear, field, h, localToIso, notice, select, showFieldError, statusBadge, when,
+  announce, checkboxGroup, clear, field, h, localToIso, notice, secretPanel, select, showFieldError, statusBadge, when,
 } from "./dom.js";
 import { describe } from "./generations.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const POLL_MS = 1500;
+const SIGNS = "It signs every delivery to this endpoint.";
 
 function health(hook) {
   return hook.active
     ? h("span.status.health-active", {}, "Active")
     : h("span.status.health-disabled", {}, "Disabled", hook.disabled_reason ? `: ${hook.disabled_reason}` : "");
-}
-
-/** The secret, shown once, with a copy button. */
-function secretPanel(title, secret) {
-  const value = h("code.secret", { id: "secret-value" }, secret);
-  const copied = h("span.hint", { role: "status" });
-  const copy = h("button.quiet", { type: "button", id: "copy-secret" }, "Copy secret");
-  copy.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      copied.textContent = "Copied.";
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents(value);
-      window.getSelection().removeAllRanges();
-      window.getSelection().addRange(range);
-      copied.textContent = "Selected: press Ctrl-C (⌘-C) to copy.";
-    }
-  });
-  return h("div.notice.ok", { id: "secret-panel" },
-    h("p", {}, h("strong", {}, title)),
-    h("p", {}, "This is the only time it is shown: store it now. It signs every delivery to this endpoint."),
-    h("p", {}, value), h("div.actions", {}, copy, copied));
 }
 
 // ---------------------------------------------------------------------------------------------------- list
@@ -84,7 +62,7 @@ export async function webhookList(main, { signal }) {
     showFieldError(url, "");
     try {
       const created = await api("POST", "/webhooks", { body: { url: url.control.value.trim(), events: eventGroup.selected() }, signal });
-      outcome.append(secretPanel("Endpoint added. Its signing secret:", created.secret),
+      outcome.append(secretPanel("Endpoint added. Its signing secret:", created.secret, SIGNS),
         h("p", {}, h("a", { href: `#/webhooks/${created.id}` }, "Open the endpoint")));
       form.reset();
       announce("Endpoint added. Its secret is shown once.");
@@ -173,7 +151,7 @@ export async function webhookDetail(main, { signal, params: [id] }) {
   }));
   rotate.addEventListener("click", () => act(rotate, async () => {
     const rotated = await api("POST", `/webhooks/${id}/rotate-secret`, { signal });
-    outcome.append(secretPanel("Secret rotated. The new signing secret:", rotated.secret),
+    outcome.append(secretPanel("Secret rotated. The new signing secret:", rotated.secret, SIGNS),
       h("p.hint", {}, "The previous secret keeps signing beside the new one for a while (24 h by default)."));
     announce("Secret rotated. The new secret is shown once.");
   }));

@@ -1,0 +1,143 @@
+"""``client.api_keys`` and ``client.budgets``: the account's own API keys (made with scopes, an expiry and
+budgets of their own; the secret answered once), and the account's budgets with what is left of them. The
+sync twins (``ApiKeys``, ``Budgets``) are here too."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from videogen_client._paging import walk, walk_blocking
+from videogen_client._portal import Portal
+from videogen_client._transport import Transport
+from videogen_client.enums import Scope
+from videogen_client.models import ApiKey, ApiKeyBudgets, ApiKeyCreated, ApiKeyList
+from videogen_client.models import Budgets as BudgetState
+
+BudgetsIn = ApiKeyBudgets | Mapping[str, int | None]
+
+
+def _budgets(given: BudgetsIn) -> dict[str, Any]:
+    return given.model_dump() if isinstance(given, ApiKeyBudgets) else dict(given)
+
+
+class AsyncApiKeys:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def create(
+        self,
+        *,
+        name: str,
+        scopes: Sequence[Scope],
+        expires_at: datetime | None = None,
+        budgets: BudgetsIn | None = None,
+    ) -> ApiKeyCreated:
+        """Make a key holding ``scopes`` (at most those of the key making it); ``secret`` on the answer is the
+        key itself, shown this once. ``budgets``: its own, e.g. ``{"daily_video_seconds": 600}``."""
+        body: dict[str, Any] = {"name": name, "scopes": list(scopes)}
+        if expires_at is not None:
+            body["expires_at"] = expires_at.isoformat()
+        if budgets is not None:
+            body["budgets"] = _budgets(budgets)
+        response = await self._t.request("POST", "api-keys", json_body=body)
+        return ApiKeyCreated.model_validate_json(response.content)
+
+    async def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> ApiKeyList:
+        response = await self._t.request("GET", "api-keys", params={"limit": limit, "cursor": cursor})
+        return ApiKeyList.model_validate_json(response.content)
+
+    def list(self, *, page_size: int | None = None) -> AsyncIterator[ApiKey]:
+        """Every key of the account, newest first (revoked ones too), page after page."""
+        return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor))
+
+    async def get(self, key_id: str) -> ApiKey:
+        response = await self._t.request("GET", f"api-keys/{key_id}")
+        return ApiKey.model_validate_json(response.content)
+
+    async def update(
+        self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None
+    ) -> ApiKey:
+        """Rename it, or replace its own budgets (a budget left out has no limit)."""
+        body: dict[str, Any] = {}
+        if name is not None:
+            body["name"] = name
+        if budgets is not None:
+            body["budgets"] = _budgets(budgets)
+        response = await self._t.request("PATCH", f"api-keys/{key_id}", json_body=body)
+        return ApiKey.model_validate_json(response.content)
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        """It stops working within seconds on every api replica (at once on the one answering)."""
+        response = await self._t.request("DELETE", f"api-keys/{key_id}")
+        return ApiKey.model_validate_json(response.content)
+
+
+class AsyncBudgets:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def get(self) -> BudgetState:
+        """The account's budgets, and what is left of each until when."""
+        response = await self._t.request("GET", "budgets")
+        return BudgetState.model_validate_json(response.content)
+
+    async def set(
+        self, *, daily_video_seconds: int | None = None, monthly_video_seconds: int | None = None
+    ) -> BudgetState:
+        """Replace the account's budgets: one left as None has no limit."""
+        body = {"daily_video_seconds": daily_video_seconds, "monthly_video_seconds": monthly_video_seconds}
+        response = await self._t.request("PUT", "budgets", json_body=body)
+        return BudgetState.model_validate_json(response.content)
+
+
+class ApiKeys:
+    __doc__ = AsyncApiKeys.__doc__
+
+    def __init__(self, portal: Portal, api_keys: AsyncApiKeys) -> None:
+        self._run = portal.run
+        self._a = api_keys
+
+    def create(
+        self,
+        *,
+        name: str,
+        scopes: Sequence[Scope],
+        expires_at: datetime | None = None,
+        budgets: BudgetsIn | None = None,
+    ) -> ApiKeyCreated:
+        return self._run(self._a.create(name=name, scopes=scopes, expires_at=expires_at, budgets=budgets))
+
+    def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> ApiKeyList:
+        return self._run(self._a.list_page(limit=limit, cursor=cursor))
+
+    def list(self, *, page_size: int | None = None) -> Iterator[ApiKey]:
+        return walk_blocking(self._run, lambda cursor: self._a.list_page(limit=page_size, cursor=cursor))
+
+    def get(self, key_id: str) -> ApiKey:
+        return self._run(self._a.get(key_id))
+
+    def update(self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None) -> ApiKey:
+        return self._run(self._a.update(key_id, name=name, budgets=budgets))
+
+    def revoke(self, key_id: str) -> ApiKey:
+        return self._run(self._a.revoke(key_id))
+
+
+class Budgets:
+    __doc__ = AsyncBudgets.__doc__
+
+    def __init__(self, portal: Portal, budgets: AsyncBudgets) -> None:
+        self._run = portal.run
+        self._a = budgets
+
+    def get(self) -> BudgetState:
+        return self._run(self._a.get())
+
+    def set(
+        self, *, daily_video_seconds: int | None = None, monthly_video_seconds: int | None = None
+    ) -> BudgetState:
+        return self._run(
+            self._a.set(daily_video_seconds=daily_video_seconds, monthly_video_seconds=monthly_video_seconds)
+        )

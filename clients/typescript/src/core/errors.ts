@@ -1,0 +1,138 @@
+/**
+ * Every error the SDK throws derives from `VideogenError`. An answer with an error status becomes the
+ * subclass for its status, carrying the problem document's fields and the request id to quote to support.
+ */
+import type { FieldError, Generation, Problem } from "../models.js";
+
+export class VideogenError extends Error {
+  override name = "VideogenError";
+}
+
+/** The API could not be reached, or the connection broke before an answer came. */
+export class APIConnectionError extends VideogenError {
+  override name = "APIConnectionError";
+}
+
+/** No answer (or, on a stream, no byte) within the client's timeout. */
+export class APITimeoutError extends APIConnectionError {
+  override name = "APITimeoutError";
+}
+
+/** The API answered with an error status (4xx/5xx); `problem` is its `application/problem+json` body. */
+export class APIError extends VideogenError {
+  override name = "APIError";
+  readonly status: number;
+  readonly problem: Problem;
+  /** The problem's type, a URN such as `urn:videogen:problem:not-found` (or `about:blank`). */
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string | null;
+  /** The answer's `X-Request-Id`: quote it when asking about a request. */
+  readonly requestId: string | null;
+
+  constructor(status: number, problem: Problem, requestId: string | null) {
+    let message = `${status} ${problem.title || "error"}`;
+    if (problem.detail) message += `: ${problem.detail}`;
+    if (requestId) message += ` (request ${requestId})`;
+    super(message);
+    this.status = status;
+    this.problem = problem;
+    this.type = problem.type ?? "about:blank";
+    this.title = problem.title ?? "";
+    this.detail = problem.detail ?? null;
+    this.requestId = requestId;
+  }
+}
+
+/** The Python SDK's name for `APIError`. */
+export { APIError as APIStatusError };
+
+/** 400, 413, 415: the request could not be read. */
+export class BadRequestError extends APIError {
+  override name = "BadRequestError";
+}
+
+/** 401: no API key, or one the API does not know. */
+export class AuthenticationError extends APIError {
+  override name = "AuthenticationError";
+}
+
+/** 404: no such resource in this account. */
+export class NotFoundError extends APIError {
+  override name = "NotFoundError";
+}
+
+/** 409: the resource's state does not allow it (e.g. cancelling a finished generation). */
+export class ConflictError extends APIError {
+  override name = "ConflictError";
+}
+
+/** 422: a field, parameter or header is invalid; `errors` names each. */
+export class ValidationError extends APIError {
+  override name = "ValidationError";
+  get errors(): FieldError[] {
+    return this.problem.errors ?? [];
+  }
+}
+
+/** 429: over the account's rate or its limit of generations in flight; `retryAfter` in seconds. */
+export class RateLimitError extends APIError {
+  override name = "RateLimitError";
+  readonly retryAfter: number | null;
+
+  constructor(status: number, problem: Problem, requestId: string | null, retryAfter: number | null) {
+    super(status, problem, requestId);
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** 5xx: the API failed or is unavailable. */
+export class InternalServerError extends APIError {
+  override name = "InternalServerError";
+}
+
+/** A generation that was waited for ended `failed` (cancelled included); `generation.error` says why. */
+export class GenerationFailedError extends VideogenError {
+  override name = "GenerationFailedError";
+  readonly generation: Generation;
+
+  constructor(generation: Generation) {
+    const error = generation.error;
+    const reason = error ? `${error.code}: ${error.message}` : "no reason given";
+    super(`generation ${generation.id} failed (${reason})`);
+    this.generation = generation;
+  }
+}
+
+/** A wait ran out of time before the generation finished; `generation` is its last state seen. */
+export class WaitTimeoutError extends VideogenError {
+  override name = "WaitTimeoutError";
+  readonly generation: Generation;
+
+  constructor(generation: Generation, timeoutMs: number) {
+    super(`generation ${generation.id} still ${generation.status} after ${timeoutMs / 1000} s`);
+    this.generation = generation;
+  }
+}
+
+const BY_STATUS: Record<number, typeof APIError> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: BadRequestError,
+  415: BadRequestError,
+  422: ValidationError,
+};
+
+export function statusError(
+  status: number,
+  problem: Problem,
+  requestId: string | null,
+  retryAfter: number | null,
+): APIError {
+  if (status === 429) return new RateLimitError(status, problem, requestId, retryAfter);
+  if (status >= 500) return new InternalServerError(status, problem, requestId);
+  const Kind = BY_STATUS[status] ?? APIError;
+  return new Kind(status, problem, requestId);
+}

@@ -1,0 +1,3014 @@
+// The videogen API's types, generated from its OpenAPI document by scripts/generate-types.mjs
+// (openapi-typescript). Do not edit: run `make ts-types` after the API changes.
+
+export interface paths {
+    "/v1/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a generation
+         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
+         */
+        post: operations["createGeneration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/generations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a generation
+         * @description Another account's generation answers exactly like an unknown one. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first: no polling.
+         */
+        get: operations["getGeneration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/generations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List generations
+         * @description The account's generations, newest first (ties by id). Filters narrow the set; a cursor holds only a position, so a walk never skips or repeats while new generations arrive.
+         */
+        get: operations["listGenerations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/generations/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a generation
+         * @description An unfinished generation becomes failed, with error code canceled, and video.failed is sent. The orchestrator then cancels the provider's own task where the provider allows it (best effort); any result it still produces is discarded.
+         */
+        post: operations["cancelGeneration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/generations/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a generation live (Server-Sent Events)
+         * @description The generation as it is, at once, then an event for every change of its status or progress until it is completed or failed, when the stream ends. Every event is `event: generation` with the generation (as GET answers it) as `data`, and an `id` ordering its changes: reconnect with `Last-Event-ID` to get only what is newer. Served by any api replica. Each account may hold a bounded number of streams open on one api process.
+         */
+        get: operations["streamGenerationEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List providers and what they can make
+         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an image for a first frame
+         * @description The image's bytes with its Content-Type, or a multipart/form-data form whose file part holds them. Its type is taken from its content, which must decode as a PNG, JPEG or WebP image, at most 8192 pixels on each side. Use the answer's id as image.upload_id on POST /v1/generate until expires_at; only this account can.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description All of the account's endpoints, oldest first, without their secrets.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description The answer carries the endpoint's signing secret, shown only here (and on rotation).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description Without its secret.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Its pending deliveries fail with reason endpoint deleted; its deliveries stay readable.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Any of url, events and active, each checked as on creation. active: true re-enables a disabled endpoint and resets its health; active: false disables it.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description The new secret is shown only here. The previous one keeps signing beside it for the overlap period (24 h by default), so a receiver can switch at its own pace.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description Newest first, each with every attempt made.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a delivery
+         * @description Every attempt (time, status code, latency, error), the next attempt's time, and why it failed.
+         */
+        get: operations["getDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery
+         * @description Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.
+         */
+        post: operations["retryDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send failed deliveries
+         * @description Queues again every failed delivery of the endpoint created at or after since (which may reach back at most the recovery window, 14 days by default).
+         */
+        post: operations["recoverDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.
+         */
+        post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's usage
+         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's budgets
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
+         */
+        get: operations["getBudgets"];
+        /**
+         * Set the account's budgets
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
+         */
+        put: operations["setBudgets"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's API keys
+         * @description Newest first, revoked ones too: never a secret, only each key's prefix and last four.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make an API key
+         * @description A new key of the account, with the scopes given (at most those of the key making it), an optional expiry and optional budgets of its own (at most those of the key making it). The answer carries the key itself, in secret: shown only here. Only its hash is kept.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description Another account's key answers exactly like an unknown one.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description It stops working at once on the api replica that answers, and on every other within the key cache's bound (VIDEOGEN_API_KEY_CACHE_SECONDS, 5 s by default). Revoking a revoked key changes nothing. A key holding scopes the requesting key lacks is a 403; a key may revoke itself.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an API key's name or budgets
+         * @description Its name, its own budgets (replaced as a whole, same fields as PUT /v1/budgets; at most those of the key making the request), or both; a key holding scopes the requesting key lacks is a 403. The change reaches every api replica within the key cache's bound (5 s by default).
+         */
+        patch: operations["updateApiKey"];
+        trace?: never;
+    };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's audit events
+         * @description Every change to the account's API keys and webhook endpoints, newest first: what changed, who made it (one of your API keys, an operator at the command line, or the system, e.g. the notifier disabling an endpoint that answered 410), when, and the request that made it. Never a secret.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{folder}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a video or thumbnail
+         * @description The target of a generation's video_url and thumbnail_url. The signature is the credential: no API key. An expired or forged link answers like a missing file. Supports a single byte `Range` (with `If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and `Last-Modified` it sends; `HEAD` answers the headers alone.
+         */
+        get: operations["getMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /**
+         * ApiKey
+         * @description An API key as the account sees it: never its secret, only its prefix and last four characters.
+         */
+        ApiKey: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @description null for keys made before keys had names.
+             */
+            name: string | null;
+            /**
+             * Scopes
+             * @description What it may do (as given; :write holds :read).
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Prefix
+             * @description How every key begins.
+             */
+            prefix: string;
+            /**
+             * Last Four
+             * @description Its last four characters; null for keys made before they were kept.
+             */
+            last_four: string | null;
+            budgets: components["schemas"]["ApiKeyBudgets"];
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Last Used At
+             * @description When it was last used, to the minute; null: never since kept.
+             */
+            last_used_at: string | null;
+            /**
+             * Expires At
+             * @description When it stops working; null: never.
+             */
+            expires_at: string | null;
+            /**
+             * Revoked At
+             * @description When it was revoked; null: it was not.
+             */
+            revoked_at: string | null;
+        };
+        /**
+         * ApiKeyBudgets
+         * @description A key's own budgets (null: no limit), on top of the account's.
+         */
+        ApiKeyBudgets: {
+            /** Daily Video Seconds */
+            daily_video_seconds: number | null;
+            /** Monthly Video Seconds */
+            monthly_video_seconds: number | null;
+        };
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /**
+             * Name
+             * @description Yours, to tell it by.
+             */
+            name: string;
+            /**
+             * Scopes
+             * @description What the key may do (each :write holds the :read of the same resource); at most the scopes of the key making it.
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Expires At
+             * @description When it stops working (ISO 8601 with a time zone, in the future); null: never.
+             * @default null
+             */
+            expires_at?: string | null;
+            /**
+             * @description Its own budgets, on top of the account's; at most those of the key making it. Absent: none.
+             * @default null
+             */
+            budgets?: components["schemas"]["BudgetLimits"] | null;
+        };
+        /** ApiKeyCreated */
+        ApiKeyCreated: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @description null for keys made before keys had names.
+             */
+            name: string | null;
+            /**
+             * Scopes
+             * @description What it may do (as given; :write holds :read).
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Prefix
+             * @description How every key begins.
+             */
+            prefix: string;
+            /**
+             * Last Four
+             * @description Its last four characters; null for keys made before they were kept.
+             */
+            last_four: string | null;
+            budgets: components["schemas"]["ApiKeyBudgets"];
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Last Used At
+             * @description When it was last used, to the minute; null: never since kept.
+             */
+            last_used_at: string | null;
+            /**
+             * Expires At
+             * @description When it stops working; null: never.
+             */
+            expires_at: string | null;
+            /**
+             * Revoked At
+             * @description When it was revoked; null: it was not.
+             */
+            revoked_at: string | null;
+            /**
+             * Secret
+             * @description The key itself: shown here only, once. Send it as Authorization: Bearer.
+             */
+            secret: string;
+        };
+        /**
+         * ApiKeyList
+         * @description A page of the account's keys, newest first (revoked ones too).
+         */
+        ApiKeyList: {
+            /** Data */
+            data: components["schemas"]["ApiKey"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * ApiKeyUpdate
+         * @description PATCH /v1/api-keys/{id}: its name, its budgets (replaced as a whole: a budget left out has no limit),
+         *     or both.
+         */
+        ApiKeyUpdate: {
+            /**
+             * Name
+             * @description Yours, to tell it by.
+             */
+            name?: string;
+            budgets?: components["schemas"]["BudgetLimits"];
+        };
+        /**
+         * AspectRatio
+         * @description Every aspect ratio the API knows (width:height); a provider accepts a subset.
+         * @enum {string}
+         */
+        AspectRatio: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9" | "9:21" | "4:5" | "5:4" | "3:2" | "2:3" | (string & {});
+        /** AuditActor */
+        AuditActor: {
+            /** @description api_key: a request with one of your keys; operator: the videogen command; system: a service on its own (e.g. the notifier disabling an endpoint). */
+            type: components["schemas"]["AuditActorType"];
+            /**
+             * Id
+             * @description The key's id, or which service; null for an operator.
+             */
+            id: string | null;
+        };
+        /**
+         * AuditActorType
+         * @enum {string}
+         */
+        AuditActorType: "api_key" | "operator" | "system" | (string & {});
+        /**
+         * AuditEvent
+         * @description One change to the account's keys, budgets or webhooks, or a budget threshold reached. Never holds a
+         *     secret.
+         */
+        AuditEvent: {
+            /** Id */
+            id: string;
+            type: components["schemas"]["AuditEventType"];
+            actor: components["schemas"]["AuditActor"];
+            target: components["schemas"]["AuditTarget"];
+            /**
+             * Data
+             * @description What changed: e.g. the fields before and after.
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Request Id
+             * @description The request that made the change, if one did.
+             */
+            request_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+        };
+        /**
+         * AuditEventList
+         * @description A page of the account's audit events, newest first.
+         */
+        AuditEventList: {
+            /** Data */
+            data: components["schemas"]["AuditEvent"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * AuditEventType
+         * @enum {string}
+         */
+        AuditEventType: "api_key.created" | "api_key.revoked" | "api_key.updated" | "budget.updated" | "budget.threshold_reached" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.disabled" | "webhook.recovery_requested" | "delivery.retry_requested" | (string & {});
+        /** AuditTarget */
+        AuditTarget: {
+            /**
+             * Type
+             * @description api_key, webhook, delivery or budget
+             */
+            type: string;
+            /** Id */
+            id: string;
+        };
+        /**
+         * BudgetLimits
+         * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
+         *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
+         *     that fails before it reaches a provider gives its seconds back. PUT replaces every budget: a field left
+         *     out has no limit.
+         */
+        BudgetLimits: {
+            /**
+             * Daily Video Seconds
+             * @description At most this many seconds of video per UTC day; null or absent: no limit.
+             * @default null
+             */
+            daily_video_seconds?: number | null;
+            /**
+             * Monthly Video Seconds
+             * @description At most this many seconds of video per calendar month (UTC); null or absent: no limit.
+             * @default null
+             */
+            monthly_video_seconds?: number | null;
+        };
+        /**
+         * BudgetProblem
+         * @description 429 budget-exceeded: which budget the generation would pass, whose, what is left, when it resets.
+         */
+        BudgetProblem: {
+            /**
+             * Type
+             * @constant
+             */
+            type: "urn:videogen:problem:budget-exceeded";
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            /**
+             * Budget
+             * @enum {string}
+             */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            /**
+             * Api Key Id
+             * @description The key whose budget it is; null: the account's.
+             */
+            api_key_id: string | null;
+            /** Limit */
+            limit: number;
+            /** Used */
+            used: number;
+            /** Remaining */
+            remaining: number;
+            /**
+             * Requested
+             * @description What the generation needed.
+             */
+            requested: number;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            resets_at: string;
+        };
+        /**
+         * BudgetRemaining
+         * @description One hard budget of the account or of one key as it stands now: its limit, what is used (reserved by
+         *     the period's generations, less what failed ones gave back) and left, and when it resets.
+         */
+        BudgetRemaining: {
+            /**
+             * Api Key Id
+             * @description The key whose budget it is; null: the account's.
+             */
+            api_key_id: string | null;
+            /**
+             * Budget
+             * @enum {string}
+             */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            /** Limit */
+            limit: number;
+            /** Used */
+            used: number;
+            /** Remaining */
+            remaining: number;
+            /**
+             * Period Start
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            period_start: string;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            resets_at: string;
+        };
+        /**
+         * Budgets
+         * @description The account's budgets, and what is left of each that has a limit.
+         */
+        Budgets: {
+            /**
+             * Daily Video Seconds
+             * @description Per UTC day; null: no limit.
+             */
+            daily_video_seconds: number | null;
+            /**
+             * Monthly Video Seconds
+             * @description Per calendar month (UTC); null: no limit.
+             */
+            monthly_video_seconds: number | null;
+            /**
+             * Threshold Percent
+             * @description When a budget's use in its period reaches this share of its limit, it is announced once in that period (the audit trail's budget.threshold_reached).
+             */
+            threshold_percent: number;
+            /** Remaining */
+            remaining: components["schemas"]["BudgetRemaining"][];
+        };
+        /**
+         * Delivery
+         * @description One event's delivery to one endpoint, with every attempt made.
+         */
+        Delivery: {
+            /**
+             * Id
+             * @description Also the webhook-id header of every attempt.
+             */
+            id: string;
+            /** Webhook Id */
+            webhook_id: string;
+            /** Event Id */
+            event_id: string;
+            /**
+             * Event Type
+             * @description video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test
+             */
+            event_type: string;
+            /** Generation Id */
+            generation_id: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | (string & {});
+            /**
+             * Failure Reason
+             * @description Why it failed for good, once failed.
+             */
+            failure_reason: string | null;
+            /** Attempts */
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /**
+             * Next Attempt At
+             * @description When it is tried next; null once finished.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            updated_at: string;
+        };
+        /** DeliveryAttempt */
+        DeliveryAttempt: {
+            /**
+             * At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            at: string;
+            /**
+             * Status Code
+             * @description The endpoint's HTTP status; null if none came.
+             */
+            status_code: number | null;
+            /** Latency Ms */
+            latency_ms: number | null;
+            /**
+             * Error
+             * @description What went wrong, if anything.
+             */
+            error: string | null;
+        };
+        /**
+         * DeliveryList
+         * @description A page of an endpoint's deliveries, newest first.
+         */
+        DeliveryList: {
+            /** Data */
+            data: components["schemas"]["Delivery"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * EventType
+         * @description What an endpoint can subscribe to.
+         * @enum {string}
+         */
+        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | (string & {});
+        /** FieldError */
+        FieldError: {
+            /**
+             * Field
+             * @description The field, parameter or header, dotted for nested fields.
+             */
+            field: string;
+            /** Message */
+            message: string;
+            /** Code */
+            code: string;
+        };
+        /** GenerateRequest */
+        GenerateRequest: {
+            /**
+             * Prompt
+             * @description Text description of the video. Not blank; at most 2000 characters.
+             */
+            prompt: string;
+            provider: components["schemas"]["Provider"];
+            /**
+             * Duration
+             * @description Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".
+             */
+            duration: number;
+            /**
+             * Deadline Seconds
+             * @description Optional: if the video is not finished this many seconds after the request, the generation fails with error code deadline_exceeded (the provider's task is cancelled where the provider allows it, and video.failed is sent). The Cancel-After header says the same.
+             * @default null
+             */
+            deadline_seconds?: number | null;
+            /**
+             * @description Width:height. Optional (the provider's default, 16:9); see GET /v1/providers.
+             * @default null
+             */
+            aspect_ratio?: components["schemas"]["AspectRatio"] | null;
+            /**
+             * @description The frame's shorter side. Optional (the deployment's default for the provider); see GET /v1/providers.
+             * @default null
+             */
+            resolution?: components["schemas"]["Resolution"] | null;
+            /**
+             * Seed
+             * @default null
+             */
+            seed?: number | null;
+            /**
+             * Negative Prompt
+             * @description What the video should not show (where the provider takes one).
+             * @default null
+             */
+            negative_prompt?: string | null;
+            /**
+             * Metadata
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description The first frame (image to video), where the provider takes one.
+             * @default null
+             */
+            image?: components["schemas"]["ImageInput"] | null;
+            /**
+             * @description Optional: high, normal (the default) or low. When your generations wait for the provider's capacity, yours start in this order (oldest first within each); it does not move you ahead of other accounts, which share the provider fairly.
+             * @default null
+             */
+            priority?: components["schemas"]["Priority"] | null;
+        };
+        /**
+         * Generation
+         * @description A generation as clients see it.
+         */
+        Generation: {
+            /** Id */
+            id: string;
+            status: components["schemas"]["Status"];
+            /** Prompt */
+            prompt: string;
+            provider: components["schemas"]["Provider"];
+            /** Duration */
+            duration: number;
+            /**
+             * Video Url
+             * @description A signed link, once completed.
+             */
+            video_url: string | null;
+            /**
+             * Thumbnail Url
+             * @description A signed link, once completed.
+             */
+            thumbnail_url: string | null;
+            /** @description Why it failed, once failed. */
+            error: components["schemas"]["GenerationError"] | null;
+            /**
+             * Progress
+             * @description How far the provider is, 0 to 100, while processing (100 once completed); null when the provider does not say.
+             */
+            progress: number | null;
+            /**
+             * Queue Reason
+             * @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise.
+             */
+            queue_reason: ("account_concurrency" | "provider_capacity" | "provider" | (string & {})) | null;
+            /**
+             * Queue Position
+             * @description While it waits for capacity (account_concurrency or provider_capacity): its place among your account's generations waiting at that provider, 1 being the next of yours to start (other accounts' work is interleaved fairly). Given when one generation is read; null in lists and otherwise.
+             */
+            queue_position: number | null;
+            /** @description As asked (normal by default). */
+            priority: components["schemas"]["Priority"];
+            /**
+             * Timeline
+             * @description Every state it entered, oldest first.
+             */
+            timeline: components["schemas"]["TimelineStep"][];
+            /** @description As asked; null: the provider's default. */
+            aspect_ratio: components["schemas"]["AspectRatio"] | null;
+            /** @description As asked; null: the deployment's default. */
+            resolution: components["schemas"]["Resolution"] | null;
+            /**
+             * Seed
+             * @description As asked; null if none was given.
+             */
+            seed: number | null;
+            /**
+             * Negative Prompt
+             * @description As asked; null if none was given.
+             */
+            negative_prompt: string | null;
+            /**
+             * Metadata
+             * @description Your metadata, as given ({} if none).
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description The first frame asked for; null if none. */
+            image: components["schemas"]["GenerationImage"] | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            updated_at: string;
+        };
+        /**
+         * GenerationError
+         * @description Why a generation failed.
+         */
+        GenerationError: {
+            /**
+             * Code
+             * @description e.g. provider_error, timeout, canceled
+             */
+            code: string;
+            /** Message */
+            message: string;
+            /**
+             * Provider Code
+             * @description The provider's own error code, when it gave one.
+             */
+            provider_code: string | null;
+            /**
+             * Retriable
+             * @description Whether submitting the same request again may succeed.
+             */
+            retriable: boolean;
+        };
+        /**
+         * GenerationImage
+         * @description The first frame asked for: one of the two is set.
+         */
+        GenerationImage: {
+            /** Url */
+            url: string | null;
+            /** Upload Id */
+            upload_id: string | null;
+        };
+        /**
+         * GenerationList
+         * @description A page of generations, newest first.
+         */
+        GenerationList: {
+            /** Data */
+            data: components["schemas"]["Generation"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * ImageInput
+         * @description The video's first frame: an image at a URL we fetch, or one uploaded with POST /v1/uploads. Exactly
+         *     one of the two.
+         */
+        ImageInput: {
+            /**
+             * Url
+             * @description An absolute http(s) URL of a PNG, JPEG or WebP image; it must be reachable from the internet (private, loopback and link-local addresses are refused).
+             */
+            url?: string;
+            /**
+             * Upload Id
+             * @description The id POST /v1/uploads answered.
+             */
+            upload_id?: string;
+        };
+        /**
+         * KeyUsage
+         * @description What one API key made.
+         */
+        KeyUsage: {
+            /** Generations */
+            generations: number;
+            /**
+             * Seconds
+             * @description Seconds of video asked for.
+             */
+            seconds: number;
+            /**
+             * Video Seconds
+             * @description Seconds of video made: completed ones only.
+             */
+            video_seconds: number;
+            /**
+             * Api Key Id
+             * @description The key's id; null for generations made before keys were recorded.
+             */
+            api_key_id: string | null;
+        };
+        /**
+         * Priority
+         * @description How soon a generation starts among its own account's waiting work at one provider (it does not
+         *     reorder other accounts' work: a freed slot goes to the account with the fewest running first).
+         * @enum {string}
+         */
+        Priority: "high" | "normal" | "low" | (string & {});
+        /**
+         * Problem
+         * @description An RFC 9457 problem: every error the API returns, as application/problem+json.
+         */
+        Problem: {
+            /**
+             * Type
+             * @description What kind of error.
+             */
+            type: string;
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+        };
+        /**
+         * Provider
+         * @enum {string}
+         */
+        Provider: "mock" | "runway" | "luma" | "pika" | (string & {});
+        /**
+         * ProviderCapabilities
+         * @description What a provider can make.
+         */
+        ProviderCapabilities: {
+            /**
+             * Durations
+             * @description The lengths it makes; a request's duration is mapped to the nearest.
+             */
+            durations: number[];
+            /** Aspect Ratios */
+            aspect_ratios: components["schemas"]["AspectRatio"][];
+            /** Resolutions */
+            resolutions: components["schemas"]["Resolution"][];
+            default_resolution: components["schemas"]["Resolution"];
+            /**
+             * Image Input
+             * @description Whether it takes a first frame.
+             */
+            image_input: boolean;
+            /** Seed */
+            seed: boolean;
+            /** Negative Prompt */
+            negative_prompt: boolean;
+        };
+        /**
+         * ProviderCapacity
+         * @description What the whole deployment runs at a provider at once, across every orchestrator instance.
+         */
+        ProviderCapacity: {
+            /**
+             * Limit
+             * @description The sum of the keys' limits; null if a key has no limit of ours.
+             */
+            limit: number | null;
+            /**
+             * Effective Limit
+             * @description The sum of the keys' effective limits.
+             */
+            effective_limit: number | null;
+            /** Running */
+            running: number;
+            /**
+             * Waiting
+             * @description Generations of every account waiting for a slot.
+             */
+            waiting: number;
+            /** Keys */
+            keys: components["schemas"]["ProviderKeyCapacity"][];
+        };
+        /** ProviderInfo */
+        ProviderInfo: {
+            id: components["schemas"]["Provider"];
+            /**
+             * Enabled
+             * @description Whether this deployment offers it.
+             */
+            enabled: boolean;
+            capabilities: components["schemas"]["ProviderCapabilities"];
+            /** @description Its capacity and load; null until an orchestrator has started with it enabled. */
+            capacity: components["schemas"]["ProviderCapacity"] | null;
+        };
+        /**
+         * ProviderKeyCapacity
+         * @description One of the provider's keys (pools): its own limit and load.
+         */
+        ProviderKeyCapacity: {
+            /**
+             * Name
+             * @description The key's name; null for a provider's only key.
+             */
+            name: string | null;
+            /**
+             * Limit
+             * @description Configured concurrency; null: no limit of ours.
+             */
+            limit: number | null;
+            /**
+             * Effective Limit
+             * @description What is used now: lowered when the provider refuses for capacity; null: none.
+             */
+            effective_limit: number | null;
+            /**
+             * Running
+             * @description Generations at the provider on this key now.
+             */
+            running: number;
+            /**
+             * Paused Until
+             * @description No new work starts on this key before then (after a refusal).
+             */
+            paused_until: string | null;
+        };
+        /**
+         * ProviderList
+         * @description Every provider the API knows, whether this deployment offers it, and what it can make.
+         */
+        ProviderList: {
+            /** Data */
+            data: components["schemas"]["ProviderInfo"][];
+        };
+        /**
+         * RecoverRequest
+         * @description POST /v1/webhooks/{id}/recover: re-queue the endpoint's failed deliveries created since then.
+         */
+        RecoverRequest: {
+            /**
+             * Since
+             * Format: date-time
+             */
+            since: string;
+        };
+        /**
+         * Recovered
+         * @description How many failed deliveries were queued again.
+         */
+        Recovered: {
+            /** Requeued */
+            requeued: number;
+        };
+        /**
+         * Resolution
+         * @description Every resolution the API knows, by the frame's shorter side; a provider accepts a subset.
+         * @enum {string}
+         */
+        Resolution: "360p" | "480p" | "540p" | "720p" | "1080p" | "4k" | (string & {});
+        /**
+         * RotatedSecret
+         * @description The new signing secret, shown only this once.
+         */
+        RotatedSecret: {
+            /** Id */
+            id: string;
+            /**
+             * Secret
+             * @description whsec_ + base64 of 32 random bytes: the HMAC key is this whole string as issued.
+             */
+            secret: string;
+        };
+        /**
+         * Scope
+         * @enum {string}
+         */
+        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
+        /**
+         * ScopeProblem
+         * @description 403 insufficient-scope: the scope the request needed, which the key does not hold.
+         */
+        ScopeProblem: {
+            /**
+             * Type
+             * @constant
+             */
+            type: "urn:videogen:problem:insufficient-scope";
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            scope: components["schemas"]["Scope"];
+        };
+        /**
+         * Status
+         * @enum {string}
+         */
+        Status: "queued" | "processing" | "completed" | "failed" | (string & {});
+        /**
+         * TimelineStep
+         * @description A state the generation entered, and when.
+         */
+        TimelineStep: {
+            status: components["schemas"]["Status"];
+            /**
+             * At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            at: string;
+        };
+        /**
+         * Upload
+         * @description An image uploaded for use as a first frame (``"image": {"upload_id": …}`` on POST /v1/generate).
+         */
+        Upload: {
+            /** Id */
+            id: string;
+            /**
+             * Content Type
+             * @description From its content.
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/webp" | (string & {});
+            /** Bytes */
+            bytes: number;
+            /** Width */
+            width: number;
+            /** Height */
+            height: number;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Expires At
+             * Format: date-time
+             * @description Usable in a request until then.
+             */
+            expires_at: string;
+        };
+        /**
+         * Usage
+         * @description The account's generations made in [start, end), counted once each, from the generations themselves.
+         */
+        Usage: {
+            /**
+             * Start
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            start: string;
+            /**
+             * End
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            end: string;
+            /**
+             * Api Key Id
+             * @description Only this key's generations, when asked for.
+             */
+            api_key_id: string | null;
+            total: components["schemas"]["UsageTotals"];
+            /**
+             * Data
+             * @description By day, provider and status; oldest day first.
+             */
+            data: components["schemas"]["UsageRow"][];
+            /**
+             * Api Keys
+             * @description The same totals per API key.
+             */
+            api_keys: components["schemas"]["KeyUsage"][];
+            /**
+             * Budgets
+             * @description What is left now of each budget of the account and of the key asked about (api_key_id), or else of the key making the request; only budgets with a limit.
+             */
+            budgets: components["schemas"]["BudgetRemaining"][];
+        };
+        /**
+         * UsageRow
+         * @description One day's generations of one provider that ended in (or are in) one status.
+         */
+        UsageRow: {
+            /**
+             * Date
+             * @description The UTC day they were made.
+             */
+            date: string;
+            provider: components["schemas"]["Provider"];
+            status: components["schemas"]["Status"];
+            /** Generations */
+            generations: number;
+            /**
+             * Seconds
+             * @description Seconds of video asked for.
+             */
+            seconds: number;
+            /**
+             * Video Seconds
+             * @description Seconds of video made: completed ones only.
+             */
+            video_seconds: number;
+        };
+        /** UsageTotals */
+        UsageTotals: {
+            /** Generations */
+            generations: number;
+            /**
+             * Seconds
+             * @description Seconds of video asked for.
+             */
+            seconds: number;
+            /**
+             * Video Seconds
+             * @description Seconds of video made: completed ones only.
+             */
+            video_seconds: number;
+        };
+        /**
+         * ValidationProblem
+         * @description A problem with the request's fields, parameters or headers: one entry per failing one.
+         */
+        ValidationProblem: {
+            /**
+             * Type
+             * @description What kind of error.
+             */
+            type: string;
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            /** Errors */
+            errors: components["schemas"]["FieldError"][];
+        };
+        /**
+         * Webhook
+         * @description A webhook endpoint. Its signing secret is never part of it.
+         */
+        Webhook: {
+            /** Id */
+            id: string;
+            /** Url */
+            url: string;
+            /** Events */
+            events: components["schemas"]["EventType"][];
+            /** Active */
+            active: boolean;
+            /**
+             * Disabled Reason
+             * @description Why it was disabled; null while active.
+             */
+            disabled_reason: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            updated_at: string;
+        };
+        /** WebhookCreate */
+        WebhookCreate: {
+            /**
+             * Url
+             * @description An absolute https URL with a host and no credentials, whose host is not an address deliveries are refused (private, loopback, link-local and other special-purpose ranges, localhost): a 422 with code destination_not_allowed.
+             */
+            url: string;
+            /** Events */
+            events: components["schemas"]["EventType"][];
+        };
+        /**
+         * WebhookCreated
+         * @description A new webhook endpoint with its signing secret, shown only this once.
+         */
+        WebhookCreated: {
+            /** Id */
+            id: string;
+            /** Url */
+            url: string;
+            /** Events */
+            events: components["schemas"]["EventType"][];
+            /** Active */
+            active: boolean;
+            /**
+             * Disabled Reason
+             * @description Why it was disabled; null while active.
+             */
+            disabled_reason: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            updated_at: string;
+            /**
+             * Secret
+             * @description whsec_ + base64 of 32 random bytes: the HMAC key is this whole string as issued.
+             */
+            secret: string;
+        };
+        /**
+         * WebhookList
+         * @description All of the account's webhook endpoints, oldest first.
+         */
+        WebhookList: {
+            /** Data */
+            data: components["schemas"]["Webhook"][];
+        };
+        /**
+         * WebhookUpdate
+         * @description PATCH /v1/webhooks/{id}: any of url, events and active; each is checked exactly as on creation, and an
+         *     explicit null is refused rather than read as "unchanged".
+         */
+        WebhookUpdate: {
+            /**
+             * Url
+             * @description An absolute https URL with a host and no credentials, whose host is not an address deliveries are refused (private, loopback, link-local and other special-purpose ranges, localhost): a 422 with code destination_not_allowed.
+             */
+            url?: string;
+            /** Events */
+            events?: components["schemas"]["EventType"][];
+            /** Active */
+            active?: boolean;
+        };
+    };
+    responses: {
+        /** @description malformed-json: the body is not JSON. */
+        MalformedJson: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description unauthorized: the API key is missing, malformed, unknown or revoked. */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description insufficient-scope: the API key does not hold the scope this operation needs (named in scope); nothing was done. */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ScopeProblem"];
+            };
+        };
+        /** @description not-found: no such resource for this account. */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description payload-too-large: the body is over 65536 bytes. */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description unsupported-media-type: the body is not sent as application/json. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description validation-error: a field, parameter or header is invalid; errors names each one. */
+        Invalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ValidationProblem"];
+            };
+        };
+        /** @description rate-limited: the account has spent this policy's quota for the current window; retry after Retry-After seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Only the generations made with this API key (its id, e.g. key_…). */
+        ApiKeyId: string;
+        /** @description Only these types of change: repeat the parameter or separate values with commas. */
+        AuditEventType: (components["schemas"]["AuditEventType"] | string)[];
+        /** @description A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins). */
+        CancelAfter: string;
+        /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+        CreatedAfter: string;
+        /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+        CreatedBefore: string;
+        /** @description The next_cursor of the previous page, as returned. */
+        Cursor: string;
+        /** @description The delivery's id. */
+        DeliveryId: string;
+        /** @description Only deliveries in this status. */
+        DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
+        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+        EventType: string;
+        /** @description The generation's id. */
+        GenerationId: string;
+        /** @description Only these providers: repeat the parameter or separate values with commas. */
+        GenerationProvider: (components["schemas"]["Provider"] | string)[];
+        /** @description Only these statuses: repeat the parameter or separate values with commas. */
+        GenerationStatus: (components["schemas"]["Status"] | string)[];
+        /** @description Makes the request safe to repeat: the same key with the same body replays the first answer; with another body it is a 422. Kept as long as the generation. Printable ASCII; spaces at either end are not part of it (HTTP drops them). */
+        IdempotencyKey: string;
+        /** @description The API key's id. */
+        KeyId: string;
+        /** @description The id of the last event received, to resume a stream: only newer changes come. */
+        LastEventId: string;
+        /** @description Page size, 1 to 100. */
+        Limit: number;
+        /** @description The link's expiry (seconds since the epoch), as in the signed link. */
+        MediaExpires: number;
+        /** @description video.mp4 or thumbnail.jpg, as in the signed link. */
+        MediaFile: string;
+        /** @description The generation's id, as in the signed link. */
+        MediaFolder: string;
+        /** @description The link's signature, as in the signed link. */
+        MediaSignature: string;
+        /** @description metadata[KEY]=VALUE: only those whose metadata has exactly VALUE under KEY; several must all match. */
+        Metadata: {
+            [key: string]: string;
+        };
+        /** @description wait=N (RFC 7240): answer once the generation is finished, or after N seconds (at most 60; more counts as 60), whichever is first. Other preferences, and a malformed one, are ignored. */
+        PreferWait: string;
+        /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+        RequestId: string;
+        /** @description Only changes to this key, webhook endpoint or delivery (its id). */
+        TargetId: string;
+        /** @description The range's end (exclusive); by default now. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
+        UsageEnd: string;
+        /** @description The range's start (inclusive); by default 30 days before end. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
+        UsageStart: string;
+        /** @description The webhook endpoint's id. */
+        WebhookId: string;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description The request's id: the one sent, if well-formed, or one made up. Quote it when asking about a request. */
+        "X-Request-Id": string;
+        /** @description wait=N when the request's Prefer: wait=N was honoured (N as applied). */
+        "Preference-Applied": string;
+        /** @description The path of what was created or queued. */
+        Location: string;
+        /** @description true when this is the saved answer to an earlier request with the same key. */
+        "Idempotent-Replayed": "true";
+        /** @description The authentication scheme: Bearer. */
+        "WWW-Authenticate": string;
+        /** @description The account's rate limit policy that this request spends (IETF draft-ietf-httpapi-ratelimit-headers-10), e.g. "generate";q=50;w=1: q requests per window of w seconds. POST /v1/generate spends the generate policy, every other request the default one. On every answer to an authenticated request. */
+        "RateLimit-Policy": string;
+        /** @description What is left of it, e.g. "generate";r=42;t=1: r more requests in this window, which ends in t seconds. On every answer to an authenticated request. */
+        RateLimit: string;
+        /** @description Seconds to wait before trying again: until the rate limit window ends. */
+        "Retry-After": string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    createGeneration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: the same key with the same body replays the first answer; with another body it is a 422. Kept as long as the generation. Printable ASCII; spaces at either end are not part of it (HTTP drops them). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description wait=N (RFC 7240): answer once the generation is finished, or after N seconds (at most 60; more counts as 60), whichever is first. Other preferences, and a malformed one, are ignored. */
+                Prefer?: components["parameters"]["PreferWait"];
+                /** @description A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins). */
+                "Cancel-After"?: components["parameters"]["CancelAfter"];
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GenerateRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description validation-error: a field is invalid (one entry per field in errors); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description budget-exceeded: the generation would pass one of the account's or the key's budgets (named in budget and api_key_id, with what is left and when it resets); nothing was written. rate-limited: the account's request quota is spent. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["BudgetProblem"];
+                };
+            };
+        };
+    };
+    getGeneration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description wait=N (RFC 7240): answer once the generation is finished, or after N seconds (at most 60; more counts as 60), whichever is first. Other preferences, and a malformed one, are ignored. */
+                Prefer?: components["parameters"]["PreferWait"];
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The generation's id. */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The generation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listGenerations: {
+        parameters: {
+            query?: {
+                /** @description Only these statuses: repeat the parameter or separate values with commas. */
+                status?: components["parameters"]["GenerationStatus"];
+                /** @description Only these providers: repeat the parameter or separate values with commas. */
+                provider?: components["parameters"]["GenerationProvider"];
+                /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /** @description metadata[KEY]=VALUE: only those whose metadata has exactly VALUE under KEY; several must all match. */
+                metadata?: components["parameters"]["Metadata"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of generations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    cancelGeneration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The generation's id. */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled generation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description generation-terminal: it has already finished; generation-busy: it kept changing; try again. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    streamGenerationEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received, to resume a stream: only newer changes come. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The generation's id. */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        id: string;
+                        /** @constant */
+                        event: "generation";
+                        data: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description rate-limited: the account's request quota is spent; too-many-streams: the account holds as many event streams open here as it may. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/jpeg": string;
+                "image/webp": string;
+                "multipart/form-data": {
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the upload. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            /** @description malformed-form: the multipart form does not parse. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description payload-too-large: the image is over the deployment's limit (VIDEOGEN_IMAGE_MAX_BYTES). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unsupported-media-type: neither an image type nor multipart/form-data. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description webhook-limit: the account has as many endpoints as allowed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description conflict: the secret was rotated concurrently; try again. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: components["parameters"]["DeliveryStatus"];
+                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+                event_type?: components["parameters"]["EventType"];
+                /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The delivery's id. */
+                id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    retryDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The delivery's id. */
+                id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the queued delivery. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description delivery-pending: it is already queued; endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    recoverDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: how many were queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovered"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the queued delivery. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description endpoint-disabled: the endpoint is disabled (re-enable it with PATCH active: true first); endpoint-deleted: its endpoint was deleted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description The range's start (inclusive); by default 30 days before end. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
+                start?: components["parameters"]["UsageStart"];
+                /** @description The range's end (exclusive); by default now. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
+                end?: components["parameters"]["UsageEnd"];
+                /** @description Only the generations made with this API key (its id, e.g. key_…). */
+                api_key_id?: components["parameters"]["ApiKeyId"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBudgets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budgets, and what is left of each. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    setBudgets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetLimits"];
+            };
+        };
+        responses: {
+            /** @description The budgets as set, and what is left of each. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Made: the key, and its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            /** @description insufficient-scope: the key making the request lacks a scope this needs, or one the key asked for or acted on holds (a key gives and touches only what it holds itself); nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description api-key-revoked: a revoked key cannot change. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only these types of change: repeat the parameter or separate values with commas. */
+                type?: components["parameters"]["AuditEventType"];
+                /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /** @description Only changes to this key, webhook endpoint or delivery (its id). */
+                target_id?: components["parameters"]["TargetId"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getMedia: {
+        parameters: {
+            query: {
+                /** @description The link's expiry (seconds since the epoch), as in the signed link. */
+                exp: components["parameters"]["MediaExpires"];
+                /** @description The link's signature, as in the signed link. */
+                sig: components["parameters"]["MediaSignature"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The generation's id, as in the signed link. */
+                folder: components["parameters"]["MediaFolder"];
+                /** @description video.mp4 or thumbnail.jpg, as in the signed link. */
+                file: components["parameters"]["MediaFile"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "video/mp4": string;
+                };
+            };
+            /** @description The requested byte range (`Content-Range` says which). */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the client's copy (by `ETag` or date) is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            /** @description range-not-satisfiable: the range starts past the end of the file (`Content-Range: bytes *\/size`). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,84 @@
+/**
+ * The API's requests and answers, by name: each is the generated type of the OpenAPI schema of the same name
+ * (`./generated/openapi.ts`), so they are field for field what the API serves. Enumerations are open: a value
+ * a newer server sends (a provider, status or event type added since) is a plain string, never an error.
+ */
+import type { components, operations } from "./generated/openapi.js";
+
+/** Every schema of the API's OpenAPI document, by name. */
+export type Schemas = components["schemas"];
+
+export type Status = Schemas["Status"];
+export type Provider = Schemas["Provider"];
+export type EventType = Schemas["EventType"];
+export type DeliveryStatus = Schemas["Delivery"]["status"];
+export type AuditEventType = Schemas["AuditEventType"];
+export type AuditActorType = Schemas["AuditActorType"];
+export type AspectRatio = Schemas["AspectRatio"];
+export type Resolution = Schemas["Resolution"];
+export type Priority = Schemas["Priority"];
+
+export type Generation = Schemas["Generation"];
+export type GenerationList = Schemas["GenerationList"];
+export type GenerationError = Schemas["GenerationError"];
+export type GenerationImage = Schemas["GenerationImage"];
+export type TimelineStep = Schemas["TimelineStep"];
+export type ImageInput = Schemas["ImageInput"];
+export type GenerateRequest = Schemas["GenerateRequest"];
+export type Upload = Schemas["Upload"];
+export type ProviderInfo = Schemas["ProviderInfo"];
+export type ProviderCapabilities = Schemas["ProviderCapabilities"];
+export type ProviderCapacity = Schemas["ProviderCapacity"];
+export type ProviderKeyCapacity = Schemas["ProviderKeyCapacity"];
+export type ProviderList = Schemas["ProviderList"];
+export type Webhook = Schemas["Webhook"];
+export type WebhookCreate = Schemas["WebhookCreate"];
+export type WebhookCreated = Schemas["WebhookCreated"];
+export type WebhookUpdate = Schemas["WebhookUpdate"];
+export type WebhookList = Schemas["WebhookList"];
+export type RotatedSecret = Schemas["RotatedSecret"];
+export type Delivery = Schemas["Delivery"];
+export type DeliveryAttempt = Schemas["DeliveryAttempt"];
+export type DeliveryList = Schemas["DeliveryList"];
+export type RecoverRequest = Schemas["RecoverRequest"];
+export type Recovered = Schemas["Recovered"];
+export type Usage = Schemas["Usage"];
+export type UsageRow = Schemas["UsageRow"];
+export type UsageTotals = Schemas["UsageTotals"];
+export type KeyUsage = Schemas["KeyUsage"];
+export type AuditEvent = Schemas["AuditEvent"];
+export type AuditActor = Schemas["AuditActor"];
+export type AuditTarget = Schemas["AuditTarget"];
+export type AuditEventList = Schemas["AuditEventList"];
+export type FieldError = Schemas["FieldError"];
+/** An `application/problem+json` answer (RFC 9457), `errors` on a 422; every field optional, as an error
+ * may come from a proxy in front of the API rather than from the API. */
+export type Problem = Partial<Schemas["ValidationProblem"]>;
+
+type Query<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+/** A value or several (sent as a repeated parameter). */
+type OneOrMore<T> = T extends readonly (infer Item)[] ? Item | readonly Item[] : T;
+/** A time: a `Date`, or ISO 8601 text with a time zone. */
+export type Moment = Date | string;
+type Filters<Q> = {
+  [K in keyof Q]?: K extends "created_after" | "created_before" | "start" | "end" ? Moment : OneOrMore<Q[K]>;
+};
+
+// Filters that take several values name the enumeration itself, so editors offer its values.
+export type GenerationListParams = Omit<Filters<Query<"listGenerations">>, "status" | "provider"> & {
+  status?: Status | readonly Status[];
+  provider?: Provider | readonly Provider[];
+};
+export type DeliveryListParams = Filters<Query<"listDeliveries">>;
+export type AuditEventListParams = Omit<Filters<Query<"listAuditEvents">>, "type"> & {
+  type?: AuditEventType | readonly AuditEventType[];
+};
+export type UsageParams = Filters<Query<"getUsage">>;
+
+/** The states a generation ends in. */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed"]);
+
+/** Whether the generation is finished (`completed` or `failed`); an unknown status is not. */
+export function isTerminal(generation: Pick<Generation, "status">): boolean {
+  return TERMINAL_STATUSES.has(generation.status);
+}

@@ -1,0 +1,187 @@
+"""The generations waiting to be admitted to a provider: the ``waiting_lanes`` collection (``WaitingLane``:
+one account's line at one provider and priority) and the waiting generations' ``slot_wait`` keys in the
+``generations`` collection (``lane, place, id``: a lane's generations are one range of the sparse
+``by_slot_wait`` index, in the order they start).
+
+Every query here costs the same whether ten or ten thousand generations wait: a lane's next generation is
+looked for among a few places from the lane's ``head`` (a range of at most ``WINDOW`` places, never the whole
+lane), and a provider's waiting lanes are an equality match on ``(provider, pending)``. (The embedded store
+answers a range query by reading the whole range first, so an open-ended range over the index would cost as
+much as the line is long.)
+
+Joining a lane is three steps, in this order: take a place (``tail``), write the key on the generation (while
+it is still leased), then lower the lane's ``head`` to that place if it is above it and mark the lane pending
+(``joined``). A reader that moved ``head`` past a place whose key was not yet written is corrected by the
+third step; a joiner that dies before it still holds its lease, so the generation is resumed and joins
+again."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
+
+from videogen_common.domain import TERMINAL
+from videogen_common.records.admission import SEP, WaitingLane, lane_id, place_bound
+from videogen_common.store import Engine, Store
+
+Doc = dict[str, Any]
+
+INDEXES: list[IndexModel] = [
+    # A provider's lanes that may hold someone (admission's dispatch), and an account's (its slot freed).
+    IndexModel([("provider", ASCENDING), ("pending", ASCENDING)], name="by_provider_pending"),
+    IndexModel([("account_id", ASCENDING), ("pending", ASCENDING)], name="by_account_pending"),
+]
+
+# How many places of a lane one look covers.
+WINDOW = 32
+
+FINISHED = [s.value for s in TERMINAL]
+
+
+class WaitingRepository:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lanes: AsyncCollection[Doc] = store.waiting_lanes
+        self._generations: AsyncCollection[Doc] = store.generations
+
+    # -- joining --------------------------------------------------------------------------------------------
+
+    async def take_place(self, provider: str, account_id: str, rank: int) -> tuple[str, int]:
+        """A new place at the end of the account's lane at ``provider`` and ``rank``: (lane id, place). Two
+        joiners may get the same place on the embedded store (its read back is a second step); keys hold the
+        generation's id too, so they stay apart and start in either order."""
+        lane = lane_id(provider, account_id, rank)
+        update: Doc = {
+            "$inc": {"tail": 1},
+            "$setOnInsert": {"provider": provider, "account_id": account_id, "rank": rank, "head": 0},
+        }
+        for _ in range(3):
+            try:
+                if await self._store.engine() is Engine.SECANTUSDB:
+                    await self._lanes.update_one({"_id": lane}, update, upsert=True)
+                    doc = await self._lanes.find_one({"_id": lane}, projection={"tail": 1})
+                else:
+                    doc = await self._lanes.find_one_and_update(
+                        {"_id": lane},
+                        update,
+                        upsert=True,
+                        projection={"tail": 1},
+                        return_document=ReturnDocument.AFTER,
+                    )
+            except DuplicateKeyError:
+                continue  # two first joiners made the lane at once: the other's document is there now
+            assert doc is not None
+            return lane, int(doc["tail"]) - 1
+        raise RuntimeError(f"could not take a place in lane {lane!r}")
+
+    async def joined(self, lane: str, place: int, since: datetime) -> None:
+        """A generation's key at ``place`` is written: the lane is pending, one more waits, and ``head`` is at
+        most ``place``."""
+        await self._lanes.update_one(
+            {"_id": lane},
+            {"$min": {"head": place, "since": since}, "$set": {"pending": True}, "$inc": {"waiting": 1}},
+        )
+
+    async def left(self, lane: str) -> None:
+        """A generation of the lane was taken out of it (started, or found finished)."""
+        await self._lanes.update_one({"_id": lane, "waiting": {"$gt": 0}}, {"$inc": {"waiting": -1}})
+
+    # -- reading --------------------------------------------------------------------------------------------
+
+    async def pending_at(self, provider: str) -> list[WaitingLane]:
+        """The provider's lanes that may hold a waiting generation."""
+        found = self._lanes.find({"provider": provider, "pending": True})
+        return [WaitingLane.from_doc(doc) async for doc in found]
+
+    async def pending_of(self, account_id: str) -> list[WaitingLane]:
+        """The account's lanes, at every provider, that may hold a waiting generation."""
+        found = self._lanes.find({"account_id": account_id, "pending": True})
+        return [WaitingLane.from_doc(doc) async for doc in found]
+
+    async def lane(self, lane: str) -> WaitingLane | None:
+        doc = await self._lanes.find_one({"_id": lane})
+        return None if doc is None else WaitingLane.from_doc(doc)
+
+    async def next_in(self, lane: WaitingLane) -> tuple[str, str, str] | None:
+        """The (id, status, key) of the lane's next generation, or None when the lane is empty (then it is
+        marked so, unless someone joined meanwhile). Looks ``WINDOW`` places at a time from ``head``, moving
+        ``head`` past places found empty."""
+        current = lane
+        while True:
+            end = current.head + WINDOW
+            window = {"$gte": place_bound(current.id, current.head), "$lt": place_bound(current.id, end)}
+            doc = await self._generations.find_one(
+                {"slot_wait": window},
+                projection={"status": 1, "slot_wait": 1},
+                sort=[("slot_wait", ASCENDING)],
+            )
+            if doc is not None:
+                return doc["_id"], doc["status"], doc["slot_wait"]
+            if end < current.tail:
+                moved = await self._lanes.update_one(
+                    {"_id": current.id, "head": current.head}, {"$set": {"head": end}}
+                )
+                if moved.modified_count == 1:
+                    current = replace(current, head=end)
+                    continue
+            else:
+                emptied = await self._lanes.update_one(
+                    {"_id": current.id, "tail": current.tail, "head": current.head},
+                    {"$set": {"pending": False, "waiting": 0}, "$unset": {"since": ""}},
+                )
+                if emptied.modified_count == 1:
+                    return None
+            # Someone joined (or moved head) meanwhile: look again at the lane as it now is.
+            fresh = await self.lane(current.id)
+            if fresh is None or not fresh.pending:
+                return None
+            current = fresh
+
+    async def position(self, key: str, cap: int = 10_000) -> int | None:
+        """The place in its account's line at its provider of the generation waiting at ``key``: 1 when it is
+        the account's next there (its higher-priority lanes counted first). Counted up to ``cap`` ahead in
+        its own lane; None if its lane is not known."""
+        lane_key = lane_of(key)
+        provider, account_id, rank = lane_key.split(SEP)
+        lanes = {lane.id: lane for lane in await self.pending_of(account_id) if lane.provider == provider}
+        own = lanes.get(lane_key)
+        if own is None:
+            return None
+        higher = sum(lane.waiting for lane in lanes.values() if lane.rank < int(rank))
+        ahead = await self._generations.count_documents(
+            {"slot_wait": {"$gte": place_bound(own.id, own.head), "$lt": key}}, limit=cap
+        )
+        return 1 + higher + ahead
+
+    async def waiting_by_provider(self) -> dict[str, int]:
+        """How many generations wait at each provider (the lanes' counts)."""
+        pipeline: list[Doc] = [
+            {"$match": {"pending": True}},
+            {"$group": {"_id": "$provider", "waiting": {"$sum": "$waiting"}}},
+        ]
+        groups = await (await self._lanes.aggregate(pipeline)).to_list(None)
+        return {group["_id"]: int(group["waiting"]) for group in groups}
+
+    async def leave(self, generation_id: str, key: str) -> None:
+        """Take a finished generation (canceled while it waited) out of its lane."""
+        left = await self._generations.update_one(
+            {"_id": generation_id, "status": {"$in": FINISHED}, "slot_wait": key},
+            {"$unset": {"slot_wait": "", "wait_deadline": ""}},
+        )
+        if left.modified_count == 1:
+            await self.left(lane_of(key))
+
+    async def past_deadline(self, now: datetime, limit: int) -> list[str]:
+        """Ids of waiting generations whose client's deadline has passed (a small range: only those)."""
+        found = self._generations.find({"wait_deadline": {"$lt": now}}, projection={"_id": 1}).limit(limit)
+        return [doc["_id"] async for doc in found]
+
+
+def lane_of(key: str) -> str:
+    """The lane a waiting generation's key belongs to."""
+    return key.rsplit(SEP, 2)[0]

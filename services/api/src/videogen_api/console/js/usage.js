@@ -1,0 +1,175 @@
+// Usage and budgets: seconds of video made per UTC day by provider over a chosen range, as a chart and as a
+// table, with what is left of the budgets; and the account's budgets, read and set.
+import { api, ApiError, enumValues } from "./api.js";
+import { stackedBars } from "./chart.js";
+import { announce, clear, field, h, notice, showFieldError, when } from "./dom.js";
+import { describe } from "./generations.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const BUDGET_LABELS = { daily_video_seconds: "Daily video seconds", monthly_video_seconds: "Monthly video seconds" };
+
+/** YYYY-MM-DD of a Date, in UTC (the API's days are UTC days). */
+function utcDay(date) {
+  return date.toISOString().slice(0, 10);
+}
+
+function daysBetween(first, last) {
+  const days = [];
+  for (let t = Date.parse(`${first}T00:00:00Z`); t <= Date.parse(`${last}T00:00:00Z`); t += DAY_MS) {
+    days.push(utcDay(new Date(t)));
+  }
+  return days;
+}
+
+/** What is left of each budget: a labelled meter per budget. */
+export function budgetMeters(remaining, id) {
+  if (!remaining.length) return h("p", { id }, "No budget is set: nothing limits what this account spends.");
+  return h("ul.budgets", { id }, remaining.map((b) => {
+    const whose = b.api_key_id ? `API key ${b.api_key_id}: ` : "Account: ";
+    const label = `${whose}${BUDGET_LABELS[b.budget] || b.budget}`;
+    return h("li", { "data-budget": b.budget, "data-key": b.api_key_id || "account" },
+      h("span.budget-label", {}, label),
+      h("meter", { min: 0, max: b.limit, value: Math.min(b.used, b.limit), "aria-label": label }),
+      h("span", {}, `${b.used} of ${b.limit} s used, ${b.remaining} s left; resets `, when(b.resets_at)));
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------------- usage
+
+export async function usagePage(main, { signal }) {
+  const providers = await enumValues("Provider");
+  const series = providers.map((name, i) => ({ name, className: `series-${i}` }));
+  const today = utcDay(new Date());
+  const from = field("From (UTC day)", h("input", { type: "date", required: true, value: utcDay(new Date(Date.now() - 29 * DAY_MS)) }));
+  const to = field("To (UTC day, included)", h("input", { type: "date", required: true, value: today }));
+  const form = h("form.filters", { "aria-label": "Range", novalidate: true }, from.wrap, to.wrap,
+    h("div.actions", {}, h("button", { type: "submit" }, "Show")));
+  const outcome = h("div", { id: "usage-outcome" });
+  const summary = h("p", { id: "usage-summary" });
+  const figure = h("figure.chart-figure", { id: "usage-chart" });
+  const tableSlot = h("div", { id: "usage-table-slot" });
+  const budgetsSlot = h("div", { id: "usage-budgets" });
+  main.append(h("h1", {}, "Usage"), form, outcome, summary,
+    h("h2", {}, "Video seconds per day by provider"), figure, tableSlot,
+    h("h2", {}, "Budgets"), budgetsSlot,
+    h("p", {}, h("a", { href: "#/budgets" }, "Set the account's budgets")));
+
+  let latest = 0; // a slower, older load never overwrites a newer one
+  async function load() {
+    const mine = ++latest;
+    clear(outcome);
+    showFieldError(from, "");
+    showFieldError(to, "");
+    const first = from.control.value;
+    const last = to.control.value;
+    if (!first || !last || first > last) {
+      showFieldError(first ? to : from, "Choose a first day on or before the last.");
+      return;
+    }
+    const end = utcDay(new Date(Date.parse(`${last}T00:00:00Z`) + DAY_MS));
+    let usage;
+    try {
+      usage = await api("GET", "/usage", { query: { start: first, end }, signal });
+    } catch (error) {
+      if (signal.aborted || mine !== latest) return;
+      for (const fe of error instanceof ApiError ? error.fieldErrors : []) {
+        if (fe.field === "start") showFieldError(from, fe.message);
+      }
+      outcome.append(notice("error", describe(error)));
+      return;
+    }
+    if (mine !== latest) return;
+    const days = daysBetween(first, last);
+    const made = new Map(); // "day provider" -> video seconds
+    for (const row of usage.data) {
+      const at = `${row.date} ${row.provider}`;
+      made.set(at, (made.get(at) || 0) + row.video_seconds);
+    }
+    const value = (day, provider) => made.get(`${day} ${provider}`) || 0;
+    const byProvider = providers.map((p) => days.reduce((sum, d) => sum + value(d, p), 0));
+    const total = byProvider.reduce((a, b) => a + b, 0);
+    const t = usage.total;
+    summary.textContent = `${first} to ${last} (UTC): ${t.generations} generations, ${t.seconds} s of video asked for, ${t.video_seconds} s made.`;
+
+    const legend = h("ul.legend", { id: "usage-legend" }, series.map((s, i) => h("li", { "data-series": s.name },
+      h(`span.swatch.${s.className}`, { "aria-hidden": "true" }), `${s.name}: ${byProvider[i]} s`)));
+    const chart = stackedBars({
+      categories: days, series, value, unit: "s",
+      label: `Video seconds made per day from ${first} to ${last}, by provider: ${series.map((s, i) => `${s.name} ${byProvider[i]} s`).join(", ")}; ${total} s in all.`,
+    });
+    clear(figure).append(chart, h("figcaption", {}, legend));
+
+    const shown = days.filter((d) => providers.some((p) => value(d, p) > 0));
+    clear(tableSlot).append(h("div.table-wrap", {}, h("table", { id: "usage-table" },
+      h("caption", {}, "Video seconds made per UTC day and provider (days with none left out)."),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Day"), providers.map((p) => h("th", { scope: "col" }, p)), h("th", { scope: "col" }, "Total"))),
+      h("tbody", {}, shown.map((d) => h("tr", { "data-day": d }, h("th", { scope: "row" }, d),
+        providers.map((p) => h("td", { "data-provider": p }, String(value(d, p)))),
+        h("td", { "data-provider": "total" }, String(providers.reduce((sum, p) => sum + value(d, p), 0)))))),
+      h("tfoot", {}, h("tr", { "data-day": "total" }, h("th", { scope: "row" }, "Total"),
+        byProvider.map((v, i) => h("td", { "data-provider": providers[i] }, String(v))),
+        h("td", { "data-provider": "total" }, String(total)))))));
+    clear(budgetsSlot).append(budgetMeters(usage.budgets, "usage-budget-list"));
+    announce(`Usage from ${first} to ${last}: ${total} seconds of video made.`);
+  }
+
+  form.addEventListener("submit", (event) => { event.preventDefault(); load(); });
+  await load();
+}
+
+// ---------------------------------------------------------------------------------------------------- budgets
+
+export async function budgetsPage(main, { signal }) {
+  const current = await api("GET", "/budgets", { signal }); // before the form is shown, so nothing typed is overwritten
+  const inputs = {};
+  const fields = Object.entries(BUDGET_LABELS).map(([name, label]) => {
+    const f = field(`${label} (optional)`, h("input", { type: "number", min: 0, step: 1, inputmode: "numeric", name }),
+      { hint: "Leave empty for no limit." });
+    inputs[name] = f;
+    return f.wrap;
+  });
+  const outcome = h("div", { id: "budgets-outcome" });
+  const form = h("form", { id: "budgets-form", novalidate: true }, fields,
+    h("div.actions", {}, h("button", { type: "submit" }, "Save budgets")), outcome);
+  const state = h("div", { id: "budget-state" });
+  main.append(h("h1", {}, "Budgets"),
+    h("p", {}, "Hard limits on the seconds of video the whole account makes, per UTC day and per calendar month. " +
+      "A generation that would pass one is refused (429 budget-exceeded) and nothing is written; one that fails " +
+      "before it reaches a provider gives its seconds back. Each API key can have budgets of its own too (API keys page)."),
+    form, h("h2", {}, "What is left"), state);
+
+  function render(budgets) {
+    for (const [name, f] of Object.entries(inputs)) f.control.value = budgets[name] ?? "";
+    clear(state).append(budgetMeters(budgets.remaining, "budget-list"),
+      h("p.hint", {}, `Reaching ${budgets.threshold_percent}% of a budget is announced once per period in the audit trail.`));
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(outcome);
+    const body = {};
+    for (const [name, f] of Object.entries(inputs)) {
+      showFieldError(f, "");
+      const raw = f.control.value.trim();
+      if (raw === "") continue;
+      const n = Number(raw);
+      if (!Number.isInteger(n) || n < 0) {
+        showFieldError(f, "A whole number of seconds, 0 or more; empty for no limit.");
+        return;
+      }
+      body[name] = n;
+    }
+    try {
+      render(await api("PUT", "/budgets", { body, signal }));
+      outcome.append(notice("ok", "Budgets saved."));
+      announce("Budgets saved.");
+    } catch (error) {
+      if (signal.aborted) return;
+      for (const fe of error instanceof ApiError ? error.fieldErrors : []) {
+        if (inputs[fe.field]) showFieldError(inputs[fe.field], fe.message);
+      }
+      outcome.append(notice("error", describe(error)));
+    }
+  });
+  render(current);
+}

@@ -1,0 +1,49 @@
+"""A provider double that holds each task until the test lets it finish, so "at once" is exact rather than
+timed: the mock provider, with every submission recorded and the most tasks it ever had at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
+from videogen_orchestrator.providers.mock import MockProvider
+
+
+class HeldProvider(AdapterDefaults):
+    """The mock provider, except that each task stays at the provider until the test calls ``finish``. Records
+    every submission and the most tasks it ever had at once (submitted, not yet reported finished)."""
+
+    name = "mock"
+
+    def __init__(self) -> None:
+        self._inner = MockProvider()
+        self.submitted: list[str] = []
+        self.at_provider: set[str] = set()
+        self.peak = 0
+        self._gates: dict[str, asyncio.Event] = {}
+        self._changed = asyncio.Condition()
+
+    def _gate(self, generation_id: str) -> asyncio.Event:
+        return self._gates.setdefault(generation_id, asyncio.Event())
+
+    async def submit(self, job: Job) -> str:
+        async with self._changed:
+            self.submitted.append(job.generation_id)
+            self.at_provider.add(job.generation_id)
+            self.peak = max(self.peak, len(self.at_provider))
+            self._changed.notify_all()
+        return await self._inner.submit(job)
+
+    async def poll(self, task_id: str, job: Job) -> TaskState:
+        await self._gate(job.generation_id).wait()
+        state = await self._inner.poll(task_id, job)
+        self.at_provider.discard(job.generation_id)
+        return state
+
+    def finish(self, generation_id: str) -> None:
+        self._gate(generation_id).set()
+
+    async def until_submitted(self, count: int, timeout: float = 10.0) -> list[str]:
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(self.submitted) >= count)
+        return list(self.submitted)
