@@ -18,6 +18,7 @@ from videogen_common.event_types import (
     Account,
     EventType,
     SubjectType,
+    event_id,
 )
 from videogen_common.generations import TERMINAL_EVENT_TYPES, new_record
 
@@ -80,6 +81,19 @@ def test_an_event_has_the_id_of_its_subject_and_change_and_an_owed_one_is_owed_f
     )
     best_effort = VIDEO_PROGRESS.event(generation, change="processing_1_progress_5", at=NOW)
     assert (best_effort.owed, best_effort.source, best_effort.subject_type) == (False, None, "generation")
+
+
+def test_an_id_that_would_not_be_url_safe_is_a_hash_of_the_subject_and_change_instead() -> None:
+    """An account named as its operator chose, a change naming a period by its time: the same id every time,
+    and one the ``Event`` schema, a URL path and the console's routes take as it is."""
+    pinged: EventType[Account] = EventType(
+        "account.pinged", owed=True, subject=SubjectType.ACCOUNT, description="", data=lambda a: {}
+    )
+    account, period = Account("Acme Corp/EU"), "budget_2026-11-01T00:00:00Z"
+    [hashed] = {pinged.event(account, change=period, at=NOW).id for _ in "ab"}
+    assert re.fullmatch(r"evt_[0-9a-z]{26}", hashed)
+    assert hashed != pinged.event(account, change="budget_2026-12-01T00:00:00Z", at=NOW).id
+    assert event_id("acc_1", "pinged_7") == "evt_acc_1_pinged_7"  # readable ones stay readable
 
 
 def test_a_type_is_defined_once_and_one_defined_for_a_while_goes_after() -> None:

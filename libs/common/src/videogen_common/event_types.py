@@ -16,6 +16,7 @@ type alike, knowing none."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,11 +26,25 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import generation_data
+from videogen_common.ids import derived_id
 from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.records.webhook import WebhookEndpoint
 
 Data = Mapping[str, Any]
+
+# What an event id spelled out of its subject and change may hold: what a URL path, the console's routes and
+# the ``Event`` schema take as they are. Ids of generations and webhooks are; an account's name may not be.
+_READABLE = re.compile(r"[0-9a-z_]{1,96}")
+
+
+def event_id(subject_id: str, change: str) -> str:
+    """The id of the event ``change`` of subject ``subject_id`` made: ``evt_{subject id}_{change}`` when both
+    are lowercase letters, digits and underscores, else a hash of the two (``ids.derived_id``). Either way the
+    same subject and change always give the same id."""
+    if _READABLE.fullmatch(subject_id) and _READABLE.fullmatch(change):
+        return f"evt_{subject_id}_{change}"
+    return derived_id("evt", subject_id, change)
 
 
 class SubjectType(StrEnum):
@@ -93,12 +108,12 @@ class EventType(Generic[S_contra]):
         carried_by: str | None = None,
     ) -> Event:
         """The event of this type that ``change`` of ``subject`` made, at ``at``. Its id is derived from the
-        subject and the change (``evt_{subject id}_{change}``), so whoever makes it, and however often, makes
+        subject and the change (``event_id``), so whoever makes it, and however often, makes
         the same event: ``change`` must name the change uniquely among the subject's, e.g. the status and
         version a generation reached. ``carried_by``: the id of the document of ``source`` whose write
         carries it, when that is not the subject's own (an account's budget counter, say)."""
         return Event(
-            id=f"evt_{subject.id}_{change}",
+            id=event_id(subject.id, change),
             type=self.name,
             account_id=subject.account_id,
             subject_type=self.subject.value,
