@@ -146,6 +146,17 @@ TWINS = {
     "usage.get": "usage.get",
     "audit_events.list": "auditEvents.list",
     "audit_events.list_page": "auditEvents.list",
+    "events.list": "events.list",
+    "events.list_page": "events.list",
+    "events.get": "events.get",
+    "api_keys.create": "apiKeys.create",
+    "api_keys.list": "apiKeys.list",
+    "api_keys.list_page": "apiKeys.list",
+    "api_keys.get": "apiKeys.get",
+    "api_keys.update": "apiKeys.update",
+    "api_keys.revoke": "apiKeys.revoke",
+    "budgets.get": "budgets.get",
+    "budgets.set": "budgets.set",
 }
 TWIN_CHECK = """
 import * as sdk from "./dist/index.js";
@@ -174,6 +185,9 @@ async def test_every_operation_of_the_python_sdk_has_a_typescript_twin(built: Pa
                 "deliveries",
                 "usage",
                 "audit_events",
+                "events",
+                "api_keys",
+                "budgets",
             )
             for name, _ in inspect.getmembers(type(getattr(python, resource)), inspect.isfunction)
             if not name.startswith("_")
