@@ -97,8 +97,9 @@ def sdk_env(stack: Stack) -> dict[str, str]:
 
 async def test_the_unit_suites_pass_against_scripted_servers(built: Path) -> None:
     """Retries (one idempotency key across tries, waits equal to Retry-After, no retry of a non-idempotent
-    request after a read timeout), typed errors, paging, event streams, waiting, the key sent to the API's
-    origin only, open enums, uploads, webhook verification."""
+    request after a read timeout), typed errors (a missing scope's 403, a spent budget's 429: never retried),
+    paging, event streams, waiting, the key sent to the API's origin only, open enums, uploads, keys, budgets,
+    events, webhook verification."""
     await succeed("node", "--test", "test/unit/")
 
 
