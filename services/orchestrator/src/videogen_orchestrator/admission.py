@@ -189,12 +189,13 @@ class Admission:
     async def next_waiting(self, provider: str) -> Next | None:
         """The generation to start next at ``provider``, if one waits and a slot is free for it: the fairest
         account's first in line (``Next``), or None."""
+        # The lanes first: most often nobody waits, and then the pools need not be read.
+        lanes = await self._waiting.pending_at(provider)
+        if not lanes:
+            return None
         now = self._clock.now()
         pools = await self._pools_of(provider)
         if not any(pool.room(now) > 0 for pool in pools):
-            return None
-        lanes = await self._waiting.pending_at(provider)
-        if not lanes:
             return None
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
         running: Counter[str] = Counter()
@@ -219,10 +220,12 @@ class Admission:
         stays until it is finished). True if it held one."""
         return await self._pools.release(record.provider, record.id)
 
-    async def release(self, record: GenerationRecord) -> bool:
-        """Give back the finished generation's slots; True if it held its account's (its account may start
+    async def release(self, record: GenerationRecord, *, provider_slot: bool = True) -> bool:
+        """Give back the finished generation's slots (its provider slot too unless ``provider_slot`` is False:
+        it was given back when its task ended); True if it held its account's (its account may start
         another)."""
-        await self._pools.release(record.provider, record.id)
+        if provider_slot:
+            await self._pools.release(record.provider, record.id)
         return await self.accounts.release(record.account_id, record.id)
 
     async def refused(
