@@ -26,7 +26,7 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import TABLES, console, reference
+from videogen_api.routes import TABLES, console, events, reference
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
@@ -176,6 +176,8 @@ async def _status_feed(app: web.Application) -> AsyncIterator[None]:
         Topics(settings.topic_prefix).status,
         app[state.GENERATION_READS].get_many,
         recheck_seconds=settings.status_recheck_seconds,
+        read_keys=app[state.GENERATION_READS].keys_of,
+        cue_seconds=events.KEEP_ALIVE_SECONDS,
     )
     app[state.FEED] = feed
     feed.start()
