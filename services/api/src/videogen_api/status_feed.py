@@ -315,8 +315,7 @@ class StatusFeed:
         if watched is None:
             return
         key = change_key(change)
-        if key > watched.known:
-            watched.known = key
+        watched.known = max(watched.known, key)
         for waiter in watched.waiters:
             waiter.offer(change)
 
@@ -329,18 +328,24 @@ class StatusFeed:
             await asyncio.sleep(tick)
             if self._stopping:
                 return
-            ids = list(self._rechecks.members[slot])
-            for start in range(0, len(ids), RECHECK_BATCH):
-                try:
-                    await self._recheck_batch(ids[start : start + RECHECK_BATCH])
-                except Exception as exc:  # the store away: the waiters wait on, and this tries again
-                    log.warning("could not read the generations waited on", extra={"error": repr(exc)})
-                    break
+            await self.recheck_slot(slot)
+
+    async def recheck_slot(self, slot: int) -> None:
+        """One tick of the recheck: the generations of recheck slot ``slot``."""
+        ids = list(self._rechecks.members[slot])
+        for start in range(0, len(ids), RECHECK_BATCH):
+            try:
+                await self._recheck_batch(ids[start : start + RECHECK_BATCH])
+            except Exception as exc:  # the store away: the waiters wait on, and this tries again
+                log.warning("could not read the generations waited on", extra={"error": repr(exc)})
+                return
 
     async def _recheck_batch(self, ids: list[str]) -> None:
         if self._read_keys is not None:
             stored = await self._read_keys(ids)
-            ids = [i for i, key in stored.items() if (w := self._watched.get(i)) is not None and key > w.known]
+            ids = [
+                i for i, key in stored.items() if (w := self._watched.get(i)) is not None and key > w.known
+            ]
             if not ids:
                 return
         async for record in self._read_many(ids):
@@ -353,8 +358,12 @@ class StatusFeed:
             await asyncio.sleep(tick)
             if self._stopping:
                 return
-            for waiter in self._cues.members[slot]:
-                waiter.cue()
+            self.cue_slot(slot)
+
+    def cue_slot(self, slot: int) -> None:
+        """One tick of the cues: the waiters of cue slot ``slot`` are told nothing newer came."""
+        for waiter in self._cues.members[slot]:
+            waiter.cue()
 
 
 def _ticks(slots: int) -> Iterator[int]:

@@ -1,6 +1,7 @@
-"""What the api reads of the ``generations`` collection: one generation of an account, several by id and
-their versions alone (the status feed's recheck), and an account's listing newest first, filtered (``GenerationFilter``); records out.
-The writes, leases and the account slot queue are ``repositories.generations``'."""
+"""What the api reads of the ``generations`` collection: one generation of an account, several by id, in full
+or only their keys (the status feed's recheck), and an account's listing newest first, filtered
+(``GenerationFilter``); records out. The writes, leases and the account slot queue are
+``repositories.generations``'."""
 
 from __future__ import annotations
 
