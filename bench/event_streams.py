@@ -52,6 +52,8 @@ class Round:
     idle_api_cpu: float  # api CPU seconds per second over the same windows
     streams_api_cpu: float
     opened_seconds: float
+    opened_api_cpu: float  # api CPU seconds spent while they opened
+    load_cpu: float  # this process's (the clients') over the same time
 
     def lines(self, streams: int) -> list[str]:
         per_stream = (self.rss_streams_kib - self.rss_before_kib) / streams
@@ -59,7 +61,9 @@ class Round:
             "  " + self.alone.line(),
             "  " + self.beside.line(),
             "  " + self.after.line(),
-            f"  {streams} streams opened in {self.opened_seconds:.2f} s; api RSS "
+            f"  {streams} streams opened in {self.opened_seconds:.2f} s (CPU ms per stream: api "
+            f"{self.opened_api_cpu * 1000 / streams:.3f}, clients {self.load_cpu * 1000 / streams:.3f}); "
+            "api RSS "
             f"{self.rss_before_kib / 1024:.1f} → {self.rss_streams_kib / 1024:.1f} MiB: {per_stream:.1f} KiB "
             "per stream",
             f"  store operations/s while idle: {self.idle_ops:.2f} without streams, {self.streams_ops:.2f} "
@@ -195,8 +199,10 @@ async def run(streams: int, total: int, concurrency: int, idle: float, rounds: i
                 idle_ops, idle_cpu = await idle_window(client, api.pid, idle)
                 rss_before = rss_kib(api.pid)
                 started = asyncio.get_running_loop().time()
+                api_cpu, load_cpu = cpu_seconds(api.pid), cpu_seconds()
                 async with open_streams(session, base, key, ids):
                     opened = asyncio.get_running_loop().time() - started
+                    api_cpu, load_cpu = cpu_seconds(api.pid) - api_cpu, cpu_seconds() - load_cpu
                     rss_streams = rss_kib(api.pid)
                     streams_ops, streams_cpu = await idle_window(client, api.pid, idle)
                     beside = await closed_loop(
@@ -215,6 +221,8 @@ async def run(streams: int, total: int, concurrency: int, idle: float, rounds: i
                         idle_cpu,
                         streams_cpu,
                         opened,
+                        api_cpu,
+                        load_cpu,
                     )
                 )
             return results
