@@ -45,7 +45,8 @@ class Stored:
     async def read_many(self, ids: list[str]) -> AsyncIterator[GenerationRecord]:
         self.full_reads.append(ids)
         for i in ids:
-            yield self.records[i]
+            if i in self.records:  # those that exist
+                yield self.records[i]
 
     def reader(self, generation_id: str) -> Callable[[], Awaitable[GenerationRecord | None]]:
         async def read() -> GenerationRecord | None:
@@ -129,3 +130,26 @@ async def test_a_recheck_reads_keys_a_slot_at_a_time_and_in_full_only_what_chang
     assert sum(len(changes) for changes in got) == len(changed)
     feed.release()
     await asyncio.gather(*tasks)
+
+
+async def test_reads_asked_for_at_the_same_moment_are_one_query() -> None:
+    ids = [f"gen_{n}" for n in range(300)]
+    stored = Stored(ids)
+    feed = StatusFeed("unused", "unused", stored.read_many, read_keys=stored.read_keys)
+    found = await asyncio.gather(*(feed.read(i) for i in [*ids, "gen_unknown", "gen_7"]))
+    assert [r.id if r is not None else None for r in found] == [*ids, None, "gen_7"]
+    assert len(stored.full_reads) == 1  # 301 distinct ids: one query (at most RECHECK_BATCH per query)
+    assert sorted(stored.full_reads[0]) == sorted([*ids, "gen_unknown"])
+    assert (await feed.read("gen_1")) is not None  # a later read is a query of its own
+    assert stored.full_reads[1] == ["gen_1"]
+
+
+async def test_a_batched_read_that_fails_fails_each_reader() -> None:
+    async def failing(ids: list[str]) -> AsyncIterator[GenerationRecord]:
+        if ids:
+            raise ConnectionError("store away")
+        yield record("gen_never")
+
+    feed = StatusFeed("unused", "unused", failing)
+    results = await asyncio.gather(feed.read("gen_1"), feed.read("gen_2"), return_exceptions=True)
+    assert [type(result) for result in results] == [ConnectionError, ConnectionError]

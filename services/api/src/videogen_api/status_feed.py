@@ -13,7 +13,10 @@ its period so that no moment does it for every waiter at once:
   those changed since what was handed out are read in full;
 - the cues (``changes(..., cues=True)``): every ``cue_seconds`` a waiter that asked for them is told that
   nothing newer came (a stream's moment for a keep-alive), the waiters shared out among ``CUE_SLOTS``
-  slots."""
+  slots.
+
+Its ``read`` reads one generation together with every other asked for in the same moment (one query per
+``RECHECK_BATCH``): thousands of streams opening at once cost the store a few queries, not one each."""
 
 from __future__ import annotations
 
@@ -136,6 +139,8 @@ class StatusFeed:
         self._watched: dict[str, _Watched] = {}
         self._rechecks = _Slots(RECHECK_SLOTS)  # generation ids
         self._cues = _Slots(CUE_SLOTS)  # waiters that asked for cues
+        self._reads: dict[str, list[asyncio.Future[GenerationRecord | None]]] = {}  # asked for, not read yet
+        self._reading: set[asyncio.Task[None]] = set()
         self._released = False
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -257,6 +262,38 @@ class StatusFeed:
                     if change is not None:
                         view = change[1]  # the last one is the answer
         return view
+
+    async def read(self, generation_id: str) -> GenerationRecord | None:
+        """The stored generation (None if there is none), read with the others asked for meanwhile."""
+        loop = asyncio.get_running_loop()
+        found: asyncio.Future[GenerationRecord | None] = loop.create_future()
+        if not self._reads:
+            loop.call_soon(self._read_asked)  # once this moment's requests have all asked
+        self._reads.setdefault(generation_id, []).append(found)
+        return await found
+
+    def _read_asked(self) -> None:
+        asked, self._reads = self._reads, {}
+        ids = list(asked)
+        for start in range(0, len(ids), RECHECK_BATCH):
+            batch = {i: asked[i] for i in ids[start : start + RECHECK_BATCH]}
+            task = asyncio.create_task(self._read_batch(batch), name="status-feed-read")
+            self._reading.add(task)
+            task.add_done_callback(self._reading.discard)
+
+    async def _read_batch(self, asked: dict[str, list[asyncio.Future[GenerationRecord | None]]]) -> None:
+        try:
+            stored = {record.id: record async for record in self._read_many(list(asked))}
+        except Exception as exc:  # each reader raises it, as its own query would have
+            for futures in asked.values():
+                for found in futures:
+                    if not found.done():
+                        found.set_exception(exc)
+            return
+        for generation_id, futures in asked.items():
+            for found in futures:
+                if not found.done():  # not cancelled meanwhile
+                    found.set_result(stored.get(generation_id))
 
     def _saw(self, generation_id: str, key: Key) -> None:
         watched = self._watched.get(generation_id)

@@ -127,10 +127,12 @@ _EVENTS = {
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)
-    generations, feed = app[state.GENERATION_READS], app[state.FEED]
+    feed = app[state.FEED]
 
     async def read() -> GenerationRecord | None:
-        return await generations.get_for_account(generation_id, account)
+        # With every other stream's opening at the same moment (one query); a foreign id reads as unknown.
+        record = await feed.read(generation_id)
+        return record if record is not None and record.account_id == account else None
 
     with _counted(app, account):
         async with contextlib.aclosing(feed.changes(generation_id, read, cues=True)) as changes:
