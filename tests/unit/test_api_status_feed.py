@@ -86,7 +86,7 @@ async def settle() -> None:
 async def test_keep_alive_cues_reach_every_stream_once_per_period_a_slot_at_a_time() -> None:
     ids = [f"gen_{n}" for n in range(300)]
     stored = Stored(ids)
-    feed = StatusFeed("unused", "unused", stored.read_many, read_keys=stored.read_keys)
+    feed = StatusFeed("unused", "unused", stored.read_many, stored.read_keys)
     got, tasks = await follow(feed, stored, ids, cues=True)
     assert feed.waiting == 300
     most = math.ceil(len(ids) / CUE_SLOTS)
@@ -105,7 +105,7 @@ async def test_keep_alive_cues_reach_every_stream_once_per_period_a_slot_at_a_ti
 async def test_a_recheck_reads_keys_a_slot_at_a_time_and_in_full_only_what_changed() -> None:
     ids = [f"gen_{n}" for n in range(100)]
     stored = Stored(ids)
-    feed = StatusFeed("unused", "unused", stored.read_many, read_keys=stored.read_keys)
+    feed = StatusFeed("unused", "unused", stored.read_many, stored.read_keys)
     got, tasks = await follow(feed, stored, ids, cues=False)
     changed = {"gen_7", "gen_42", "gen_99"}
     for generation_id in changed:
@@ -135,7 +135,7 @@ async def test_a_recheck_reads_keys_a_slot_at_a_time_and_in_full_only_what_chang
 async def test_reads_asked_for_at_the_same_moment_are_one_query() -> None:
     ids = [f"gen_{n}" for n in range(300)]
     stored = Stored(ids)
-    feed = StatusFeed("unused", "unused", stored.read_many, read_keys=stored.read_keys)
+    feed = StatusFeed("unused", "unused", stored.read_many, stored.read_keys)
     found = await asyncio.gather(*(feed.read(i) for i in [*ids, "gen_unknown", "gen_7"]))
     assert [r.id if r is not None else None for r in found] == [*ids, None, "gen_7"]
     assert len(stored.full_reads) == 1  # 301 distinct ids: one query (at most RECHECK_BATCH per query)
@@ -150,6 +150,6 @@ async def test_a_batched_read_that_fails_fails_each_reader() -> None:
             raise ConnectionError("store away")
         yield record("gen_never")
 
-    feed = StatusFeed("unused", "unused", failing)
+    feed = StatusFeed("unused", "unused", failing, Stored([]).read_keys)
     results = await asyncio.gather(feed.read("gen_1"), feed.read("gen_2"), return_exceptions=True)
     assert [type(result) for result in results] == [ConnectionError, ConnectionError]

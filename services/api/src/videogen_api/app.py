@@ -175,8 +175,8 @@ async def _status_feed(app: web.Application) -> AsyncIterator[None]:
         settings.kafka_bootstrap,
         Topics(settings.topic_prefix).status,
         app[state.GENERATION_READS].get_many,
+        app[state.GENERATION_READS].keys_of,
         recheck_seconds=settings.status_recheck_seconds,
-        read_keys=app[state.GENERATION_READS].keys_of,
         cue_seconds=events.KEEP_ALIVE_SECONDS,
     )
     app[state.FEED] = feed

@@ -123,13 +123,13 @@ class StatusFeed:
         bootstrap: str,
         topic: str,
         read_many: ReadMany,
+        read_keys: ReadKeys,
         *,
         recheck_seconds: float = RECHECK_SECONDS,
-        read_keys: ReadKeys | None = None,
         cue_seconds: float = CUE_SECONDS,
     ) -> None:
         """``read_many(ids)``: the stored generations of these ids (those that exist); ``read_keys(ids)``:
-        only their keys (without it, the recheck reads every generation in full)."""
+        only their keys."""
         self._bootstrap = bootstrap
         self._topic = topic
         self._read_many = read_many
@@ -378,13 +378,10 @@ class StatusFeed:
                 return
 
     async def _recheck_batch(self, ids: list[str]) -> None:
-        if self._read_keys is not None:
-            stored = await self._read_keys(ids)
-            ids = [
-                i for i, key in stored.items() if (w := self._watched.get(i)) is not None and key > w.known
-            ]
-            if not ids:
-                return
+        stored = await self._read_keys(ids)
+        ids = [i for i, key in stored.items() if (w := self._watched.get(i)) is not None and key > w.known]
+        if not ids:
+            return
         async for record in self._read_many(ids):
             self._offer(record.id, (record.version, record.public_view()))
 
