@@ -56,6 +56,10 @@ class ProviderPool:
     successes: int = 0
     refusals_in_row: int = 0
     ceiling: int | None = None
+    # What the key is used for: the model the adapter asks for and its resolution unless a request says
+    # (registered by the orchestrator; the api prices requests with them).
+    model: str | None = None
+    resolution: str | None = None
 
     @property
     def running(self) -> int:
@@ -92,6 +96,8 @@ class ProviderPool:
             successes=doc.get("successes", 0),
             refusals_in_row=doc.get("refusals_in_row", 0),
             ceiling=doc.get("ceiling"),
+            model=doc.get("model"),
+            resolution=doc.get("resolution"),
         )
 
     def to_doc(self) -> Doc:
@@ -107,6 +113,8 @@ class ProviderPool:
             "successes": self.successes,
             "refusals_in_row": self.refusals_in_row,
             "ceiling": self.ceiling,
+            "model": self.model,
+            "resolution": self.resolution,
         }
 
 
