@@ -136,12 +136,13 @@ class Admission:
     # -- a claimed generation -------------------------------------------------------------------------------
 
     async def admit(
-        self, record: GenerationRecord, *, from_line: bool, usable: frozenset[str] | None = None
+        self, record: GenerationRecord, *, from_line: bool, usable: Callable[[str], bool] | None = None
     ) -> Admitted | Wait:
         """The slots a claimed generation needs, if it can have them now. One already at its provider (or
         that took a slot before its instance died) keeps what it holds, whatever the counts. A new one joins
-        the line where others wait at its provider (``from_line``: it is the one the line chose). ``usable``:
-        the keys it may take a slot on (``Rerouting.recheck``: not those whose breaker is open); None: any."""
+        the line where others wait at its provider (``from_line``: it is the one the line chose).
+        ``usable``: whether it may take a slot on a key (``Rerouting.recheck``: not one whose breaker is
+        open); None: any."""
         now = self._clock.now()
         pools = await self._pools_of(record.provider)
         if not pools:
@@ -158,7 +159,7 @@ class Admission:
             return Wait(QueueReason.PROVIDER_CAPACITY)
         if not await self.accounts.acquire(record.account_id, record.id):
             return Wait(QueueReason.ACCOUNT_CONCURRENCY)
-        allowed = [pool for pool in pools if usable is None or pool.id in usable]
+        allowed = [pool for pool in pools if usable is None or usable(pool.id)]
         for pool in sorted(allowed, key=lambda p: p.room(now), reverse=True):
             if pool.room(now) > 0 and await self._pools.take(pool, record.id, record.account_id, now):
                 if from_line and self._on_waited is not None and record.status_since is not None:

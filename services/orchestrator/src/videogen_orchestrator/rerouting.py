@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from videogen_common.clock import Clock
@@ -37,6 +37,20 @@ UNLIMITED = 1 << 30
 
 # Told of each move: (from provider, to provider, why: breaker, capacity, failed, refused).
 MoveObserver = Callable[[str, str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a claimed generation is to be admitted: ``record`` (moved on, maybe), the keys of its provider it
+    must not take a slot on (their breaker is not closed), and the half-open key whose probe it holds, if it
+    does (then that key only)."""
+
+    record: GenerationRecord
+    excluded: frozenset[str] = frozenset()
+    probe: str | None = None
+
+    def usable(self, pool: str) -> bool:
+        return pool == self.probe if self.probe is not None else pool not in self.excluded
 
 
 def candidates_of(record: GenerationRecord) -> list[str]:
@@ -87,13 +101,11 @@ class Rerouting:
         state = ProviderState(provider, breaker, probe_free, room, None, p50_of(health))
         return state, by_pool
 
-    async def recheck(
-        self, record: GenerationRecord
-    ) -> tuple[GenerationRecord, frozenset[str] | None] | None:
-        """The generation to admit, moved on if its route calls for it, and the keys of its provider it may
-        take a slot on (None: any). None if it moved meanwhile (canceled)."""
+    async def recheck(self, record: GenerationRecord) -> Placement | None:
+        """Where the generation is to be admitted, moved on if its route calls for it; None if it moved
+        meanwhile (canceled)."""
         if not routed(record) or record.provider_task_id is not None or record.charged:
-            return record, None
+            return Placement(record)
         candidates = candidates_of(record)
         for _ in range(len(candidates)):
             providers = [record.provider, *later(candidates, record.provider)]
@@ -103,31 +115,26 @@ class Rerouting:
                 states[provider], breakers[provider] = self._state(
                     provider, pools[provider], health[provider]
                 )
-            here = states[record.provider]
-            usable: frozenset[str] | None = None
+            here, keys = states[record.provider], breakers[record.provider]
+            excluded: frozenset[str] = frozenset()
             if here.breaker is Breaker.HALF_OPEN and here.probe_free:
-                probe = await self._probe(record, breakers[record.provider])
+                probe = await self._probe(record, keys)
                 if probe is not None:
-                    return record, frozenset({probe})
+                    return Placement(record, probe=probe)
                 states[record.provider] = replace(here, probe_free=False)
             elif here.breaker is Breaker.CLOSED:
-                usable = frozenset(
-                    p for p, state in breakers[record.provider].items() if state is Breaker.CLOSED
-                )
-                usable |= {
-                    pool.id for pool in pools[record.provider] if pool.id not in breakers[record.provider]
-                }
+                # Any of its keys but those whose breaker is not closed.
+                excluded = frozenset(p for p, state in keys.items() if state is not Breaker.CLOSED)
             move = recheck(candidates, record.provider, states)
             if move is None:
-                return record, usable
+                return Placement(record, excluded)
             why = "breaker" if not states[record.provider].usable else "capacity"
-            moved = await self.move(
-                record, move.to, reason=f"moved to {move.to} before submitting: {move.why}", why=why
-            )
+            reason = f"moved to {move.to} before submitting: {move.why}"
+            moved = await self.move(record, move.to, reason=reason, why=why)
             if moved is None:
                 return None
             record = moved
-        return record, None
+        return Placement(record)
 
     async def _probe(self, record: GenerationRecord, breakers: dict[str, Breaker]) -> str | None:
         """The probe of one of the provider's half-open keys for the generation: that key, if it got one."""

@@ -165,16 +165,17 @@ class Runner:
     ) -> tuple[GenerationRecord, Admitted] | None:
         """A claimed generation's provider (its route re-checked: it may move to a later candidate before it
         is submitted), then its slots there; without them it waits in that provider's line."""
-        rerouted = await self.admission.rerouting.recheck(record)
-        if rerouted is None:
+        placement = await self.admission.rerouting.recheck(record)
+        if placement is None:
             return None  # canceled meanwhile
-        moved, usable = rerouted
+        moved = placement.record
         from_line = from_line and moved.provider == record.provider
-        decision = await self.admission.admit(moved, from_line=from_line, usable=usable)
+        decision = await self.admission.admit(moved, from_line=from_line, usable=placement.usable)
         if isinstance(decision, Admitted):
             return with_pool(moved, decision), decision
         await self._wait(moved, decision.reason)
-        await self.admission.health.release_probe(next(iter(usable or ())), moved.id)
+        if placement.probe is not None:  # another may probe while this one waits
+            await self.admission.health.release_probe(placement.probe, moved.id)
         if not from_line:
             # A slot may have freed between the failed take and the wait, and its releaser found nobody
             # waiting: look again now that this one is in line.
