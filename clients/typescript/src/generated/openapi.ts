@@ -111,7 +111,7 @@ export interface paths {
         };
         /**
          * List providers and what they can make
-         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now.
+         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now; its health is its breaker (routing skips a provider that is down) and its recent success rate and p50 time to finish; its prices are per second of video, per model and resolution.
          */
         get: operations["listProviders"];
         put?: never;
@@ -314,6 +314,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's events
+         * @description What happened on the account, newest first, as its webhooks deliver it: each generation that completed or failed, each endpoint the service disabled, each test event. The best-effort video.processing and video.progress are not kept.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description What happened, to what, and the data each of its deliveries carried.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage": {
         parameters: {
             query?: never;
@@ -323,7 +363,7 @@ export interface paths {
         };
         /**
          * Read the account's usage
-         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
+         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); cost is what their providers charged (USD), and providers says it by provider, every try at each counted. budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
          */
         get: operations["getUsage"];
         put?: never;
@@ -696,6 +736,13 @@ export interface components {
             id: string;
         };
         /**
+         * Breaker
+         * @description A provider's (or key's) breaker: ``closed`` takes work; ``open`` takes none until its cool-down ends;
+         *     ``half_open`` takes one probe at a time, and closes on its success.
+         * @enum {string}
+         */
+        Breaker: "closed" | "half_open" | "open" | (string & {});
+        /**
          * BudgetLimits
          * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
          *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
@@ -845,7 +892,7 @@ export interface components {
             event_id: string;
             /**
              * Event Type
-             * @description video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test
+             * @description Its event's type: an EventType, or webhook.test. The event is GET /v1/events/{id}.
              */
             event_type: string;
             /** Generation Id */
@@ -915,8 +962,66 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * ErrorCode
+         * @description Every ``generation.error.code`` value: what the adapters, the actor and the api's cancel write.
+         * @enum {string}
+         */
+        ErrorCode: "provider_rejected" | "content_policy" | "provider_error" | "provider_timeout" | "deadline_exceeded" | "provider_unavailable" | "canceled" | "image_unusable" | "mock_failure" | (string & {});
+        /**
+         * Event
+         * @description Something that happened on the account, as its webhooks deliver it.
+         */
+        Event: {
+            /**
+             * Id
+             * @description Also its deliveries' event_id.
+             */
+            id: string;
+            /**
+             * Type
+             * @description An EventType, or webhook.test.
+             */
+            type: string;
+            subject: components["schemas"]["EventSubject"];
+            /**
+             * Data
+             * @description The data of each of its deliveries, as delivered.
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             * @description When it happened: its deliveries' timestamp.
+             */
+            created_at: string;
+        };
+        /**
+         * EventList
+         * @description A page of the account's events, newest first.
+         */
+        EventList: {
+            /** Data */
+            data: components["schemas"]["Event"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * EventSubject
+         * @description What an event is about: a generation, a webhook endpoint, or the account itself.
+         */
+        EventSubject: {
+            type: components["schemas"]["SubjectType"];
+            /** Id */
+            id: string;
+        };
+        /**
          * EventType
-         * @description What an endpoint can subscribe to.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.
          * @enum {string}
          */
         EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | (string & {});
@@ -939,7 +1044,11 @@ export interface components {
              * @description Text description of the video. Not blank; at most 2000 characters.
              */
             prompt: string;
-            provider: components["schemas"]["Provider"];
+            /**
+             * Provider
+             * @description The provider, or "auto": any enabled provider that can make what is asked, in the routing order (see routing). The chosen one, and why, is the generation's route.
+             */
+            provider: components["schemas"]["Provider"] | "auto";
             /**
              * Duration
              * @description Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".
@@ -989,6 +1098,23 @@ export interface components {
              * @default null
              */
             priority?: components["schemas"]["Priority"] | null;
+            /**
+             * Fallback Providers
+             * @description Optional: where else the generation may go, in order, after provider (with "auto": the only providers it may go to). Those that cannot make what is asked, or are not enabled, are skipped (the route says why). A generation moves on only when its attempt cost nothing (the provider was unreachable, answered 5xx or refused for capacity before making a task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task it had accepted with a retriable error; never when whether a task was made is unknown.
+             * @default null
+             */
+            fallback_providers?: components["schemas"]["Provider"][] | null;
+            /**
+             * @description Optional: how candidates are ordered.
+             * @default null
+             */
+            routing?: components["schemas"]["RoutingOptions"] | null;
+            /**
+             * Fallback On Failure
+             * @description Optional (default false): also move on to the next candidate when a provider accepted the task and then failed it with a retriable error (the provider may have charged for the failed try: see GET /v1/providers).
+             * @default null
+             */
+            fallback_on_failure?: boolean | null;
         };
         /**
          * Generation
@@ -1020,11 +1146,8 @@ export interface components {
              * @description How far the provider is, 0 to 100, while processing (100 once completed); null when the provider does not say.
              */
             progress: number | null;
-            /**
-             * Queue Reason
-             * @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise.
-             */
-            queue_reason: ("account_concurrency" | "provider_capacity" | "provider" | (string & {})) | null;
+            /** @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise. */
+            queue_reason: components["schemas"]["QueueReason"] | null;
             /**
              * Queue Position
              * @description While it waits for capacity (account_concurrency or provider_capacity): its place among your account's generations waiting at that provider, 1 being the next of yours to start (other accounts' work is interleaved fairly). Given when one generation is read; null in lists and otherwise.
@@ -1060,6 +1183,23 @@ export interface components {
             };
             /** @description The first frame asked for; null if none. */
             image: components["schemas"]["GenerationImage"] | null;
+            /** @description Its candidates and why, when the request asked for routing; null otherwise. */
+            route: components["schemas"]["GenerationRoute"] | null;
+            /**
+             * Attempts
+             * @description Every try at a provider, oldest first ([] before one).
+             */
+            attempts: components["schemas"]["GenerationAttempt"][];
+            /**
+             * Estimated Cost
+             * @description USD its first candidate charges for it, at creation; null if not known.
+             */
+            estimated_cost: number | null;
+            /**
+             * Cost
+             * @description USD its providers charged, once finished: every try whose task was made (or failed where that provider charges failures); null until finished, or if a price is not known.
+             */
+            cost: number | null;
             /**
              * Created At
              * Format: date-time
@@ -1074,15 +1214,36 @@ export interface components {
             updated_at: string;
         };
         /**
+         * GenerationAttempt
+         * @description One try at a provider.
+         */
+        GenerationAttempt: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Started At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            started_at: string;
+            /**
+             * Ended At
+             * @description Null while it is under way.
+             */
+            ended_at: string | null;
+            /** @description Why it failed; null if it made the video. */
+            error_code: components["schemas"]["ErrorCode"] | null;
+            /**
+             * Cost
+             * @description USD the provider charged for it (0 if it made no task); null while under way, or if its price is not known.
+             */
+            cost: number | null;
+        };
+        /**
          * GenerationError
          * @description Why a generation failed.
          */
         GenerationError: {
-            /**
-             * Code
-             * @description e.g. provider_error, timeout, canceled
-             */
-            code: string;
+            code: components["schemas"]["ErrorCode"];
             /** Message */
             message: string;
             /**
@@ -1120,6 +1281,36 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * GenerationRoute
+         * @description Where the generation may go and why (only when the request asked for routing).
+         */
+        GenerationRoute: {
+            /**
+             * Requested
+             * @description The provider asked for, or "auto".
+             */
+            requested: string;
+            /** @description The sort asked for; null: the default order. */
+            sort: components["schemas"]["Sort"] | null;
+            /** Fallback On Failure */
+            fallback_on_failure: boolean;
+            /**
+             * Candidates
+             * @description In the order they are tried; provider is the one it is at now.
+             */
+            candidates: components["schemas"]["RouteCandidate"][];
+            /**
+             * Skipped
+             * @description Providers that were not candidates: not enabled, or cannot make what is asked.
+             */
+            skipped: components["schemas"]["RouteCandidate"][];
+            /**
+             * Reason
+             * @description Why it is at its provider now.
+             */
+            reason: string | null;
+        };
+        /**
          * ImageInput
          * @description The video's first frame: an image at a URL we fetch, or one uploaded with POST /v1/uploads. Exactly
          *     one of the two.
@@ -1153,6 +1344,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
             /**
              * Api Key Id
              * @description The key's id; null for generations made before keys were recorded.
@@ -1249,6 +1445,52 @@ export interface components {
             /** Keys */
             keys: components["schemas"]["ProviderKeyCapacity"][];
         };
+        /**
+         * ProviderCost
+         * @description What one provider charged for the range's generations, all their tries there counted.
+         */
+        ProviderCost: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Attempts
+             * @description Tries at it.
+             */
+            attempts: number;
+            /**
+             * Cost
+             * @description USD.
+             */
+            cost: number;
+        };
+        /**
+         * ProviderHealth
+         * @description How the provider is doing, from its recent attempts (across its keys).
+         */
+        ProviderHealth: {
+            /**
+             * State
+             * @description down: its breaker is open (routing skips it); degraded: half-open (probing), a key's breaker is not closed, or under 80% of recent attempts succeeded; operational otherwise.
+             * @enum {string}
+             */
+            state: "operational" | "degraded" | "down" | (string & {});
+            /** @description closed, half_open (one probe at a time) or open. */
+            breaker: components["schemas"]["Breaker"];
+            /**
+             * Success Rate
+             * @description Of its recent attempts; null before any.
+             */
+            success_rate: number | null;
+            /**
+             * P50 Seconds
+             * @description Median time to finish of its recent tasks; null before any.
+             */
+            p50_seconds: number | null;
+            /**
+             * Samples
+             * @description Recent attempts counted.
+             */
+            samples: number;
+        };
         /** ProviderInfo */
         ProviderInfo: {
             id: components["schemas"]["Provider"];
@@ -1260,6 +1502,18 @@ export interface components {
             capabilities: components["schemas"]["ProviderCapabilities"];
             /** @description Its capacity and load; null until an orchestrator has started with it enabled. */
             capacity: components["schemas"]["ProviderCapacity"] | null;
+            /** @description Its breaker and recent results; null when not enabled. */
+            health: components["schemas"]["ProviderHealth"] | null;
+            /**
+             * Model
+             * @description The model this deployment asks it for (what prices apply).
+             */
+            model: string | null;
+            /**
+             * Prices
+             * @description What it charges, per model and resolution (docs/providers.md says the sources).
+             */
+            prices: components["schemas"]["ProviderPrice"][];
         };
         /**
          * ProviderKeyCapacity
@@ -1300,6 +1554,24 @@ export interface components {
             /** Data */
             data: components["schemas"]["ProviderInfo"][];
         };
+        /** ProviderPrice */
+        ProviderPrice: {
+            /** Model */
+            model: string;
+            /** @description null: any resolution. */
+            resolution: components["schemas"]["Resolution"] | null;
+            /**
+             * Usd Per Second
+             * @description USD per second of video it makes.
+             */
+            usd_per_second: number;
+        };
+        /**
+         * QueueReason
+         * @description Why a ``queued`` generation waits, when we know (``generation.queue_reason``).
+         * @enum {string}
+         */
+        QueueReason: "account_concurrency" | "provider_capacity" | "provider" | (string & {});
         /**
          * RecoverRequest
          * @description POST /v1/webhooks/{id}/recover: re-queue the endpoint's failed deliveries created since then.
@@ -1338,11 +1610,28 @@ export interface components {
              */
             secret: string;
         };
+        /** RouteCandidate */
+        RouteCandidate: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Reason
+             * @description Why it is there: its health, capacity, price and speed.
+             */
+            reason: string;
+        };
+        /**
+         * RoutingOptions
+         * @description How candidates are ordered (docs/providers.md, "Routing").
+         */
+        RoutingOptions: {
+            /** @description price: the cheapest for this request first (before free capacity); speed: the shortest measured time to finish first (before price). Absent: the default order (healthy, free capacity, price, speed). */
+            sort?: components["schemas"]["Sort"];
+        };
         /**
          * Scope
          * @enum {string}
          */
-        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
+        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "events:read" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
         /**
          * ScopeProblem
          * @description 403 insufficient-scope: the scope the request needed, which the key does not hold.
@@ -1373,10 +1662,21 @@ export interface components {
             scope: components["schemas"]["Scope"];
         };
         /**
+         * Sort
+         * @enum {string}
+         */
+        Sort: "price" | "speed" | (string & {});
+        /**
          * Status
          * @enum {string}
          */
         Status: "queued" | "processing" | "completed" | "failed" | (string & {});
+        /**
+         * SubjectType
+         * @description What an event is about.
+         * @enum {string}
+         */
+        SubjectType: "generation" | "webhook" | "account" | (string & {});
         /**
          * TimelineStep
          * @description A state the generation entered, and when.
@@ -1456,6 +1756,11 @@ export interface components {
              */
             api_keys: components["schemas"]["KeyUsage"][];
             /**
+             * Providers
+             * @description Cost by provider: what each provider charged for the tries made there.
+             */
+            providers: components["schemas"]["ProviderCost"][];
+            /**
              * Budgets
              * @description What is left now of each budget of the account and of the key asked about (api_key_id), or else of the key making the request; only budgets with a limit.
              */
@@ -1485,6 +1790,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
         };
         /** UsageTotals */
         UsageTotals: {
@@ -1500,6 +1810,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
         };
         /**
          * ValidationProblem
@@ -1736,8 +2051,12 @@ export interface components {
         DeliveryId: string;
         /** @description Only deliveries in this status. */
         DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
+        /** @description The event's id. */
+        EventId: string;
         /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
         EventType: string;
+        /** @description Only events of these types: repeat the parameter or separate values with commas. */
+        EventTypes: string[];
         /** @description The generation's id. */
         GenerationId: string;
         /** @description Only these providers: repeat the parameter or separate values with commas. */
@@ -1768,6 +2087,8 @@ export interface components {
         PreferWait: string;
         /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
         RequestId: string;
+        /** @description Only events about this generation, webhook endpoint or account (its id). */
+        SubjectId: string;
         /** @description Only changes to this key, webhook endpoint or delivery (its id). */
         TargetId: string;
         /** @description The range's end (exclusive); by default now. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
@@ -1842,7 +2163,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description validation-error: a field is invalid (one entry per field in errors); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
+            /** @description validation-error: a field is invalid (one entry per field in errors; for a routed request that no provider can make, one per provider and reason); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2581,6 +2902,82 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of these types: repeat the parameter or separate values with commas. */
+                type?: components["parameters"]["EventTypes"];
+                /** @description Only events about this generation, webhook endpoint or account (its id). */
+                subject_id?: components["parameters"]["SubjectId"];
+                /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The event's id. */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };

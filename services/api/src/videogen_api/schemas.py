@@ -206,6 +206,13 @@ class RoutingOptions(BaseModel):
         ),
     ] = None
 
+    @field_validator("sort")
+    @classmethod
+    def _sort(cls, value: Sort | None) -> Sort:
+        if value is None:
+            raise ValueError("must not be null")
+        return value
+
 
 AUTO_PROVIDER = "auto"
 _CHOICES = ", ".join(repr(p.value) for p in Provider)
