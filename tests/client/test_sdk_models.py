@@ -175,6 +175,8 @@ NEWER_GENERATION = {
     "error": {"code": "quota_exceeded", "message": "m", "provider_code": None, "retriable": True},
     "progress": None,
     "queue_reason": "gpu_shortage",
+    "queue_position": 3,
+    "priority": "urgent",
     "timeline": [{"status": "rendering", "at": "2026-11-21T08:47:00Z"}],
     "aspect_ratio": "7:3",
     "resolution": "8k",

@@ -1021,10 +1021,10 @@ export interface components {
         };
         /**
          * EventType
-         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.
          * @enum {string}
          */
-        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | (string & {});
+        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | "account.budget_threshold" | (string & {});
         /** FieldError */
         FieldError: {
             /**
@@ -2053,7 +2053,7 @@ export interface components {
         DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
         /** @description The event's id. */
         EventId: string;
-        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
         EventType: string;
         /** @description Only events of these types: repeat the parameter or separate values with commas. */
         EventTypes: string[];
@@ -2692,7 +2692,7 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this status. */
                 status?: components["parameters"]["DeliveryStatus"];
-                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
                 event_type?: components["parameters"]["EventType"];
                 /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
                 created_after?: components["parameters"]["CreatedAfter"];
