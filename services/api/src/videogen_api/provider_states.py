@@ -16,13 +16,11 @@ from videogen_common.clock import Clock
 from videogen_common.domain import Provider
 from videogen_common.pricing import DEFAULT_MODELS, PriceTable
 from videogen_common.records.admission import ProviderPool
-from videogen_common.records.health import Health, PoolHealth, health_of, p50_of, provider_breaker
+from videogen_common.records.health import Health, PoolHealth, health_of, provider_state
 from videogen_common.repositories.provider_health import ProviderHealthRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
-from videogen_common.routing import Breaker, ProviderState
+from videogen_common.routing import ProviderState
 from videogen_common.store import Store
-
-UNLIMITED = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -53,15 +51,9 @@ class Snapshot:
 
     def state(self, provider: str, price: float | None) -> ProviderState:
         """What routing knows of the provider now, with ``price`` for the request at hand."""
-        health = self.health.get(provider, [])
-        breaker, probe_free = provider_breaker(health, self.at)
-        open_keys = {h.id for h in health if h.breaker(self.at) is Breaker.OPEN}
-        pools = [pool for pool in self.pools.get(provider, []) if pool.id not in open_keys]
-        room: int | None = None
-        if self.pools.get(provider):
-            total = sum(pool.room(self.at) for pool in pools)
-            room = None if total >= UNLIMITED else total
-        return ProviderState(provider, breaker, probe_free, room, price, p50_of(health))
+        return provider_state(
+            provider, self.pools.get(provider, []), self.health.get(provider, []), self.at, price
+        )
 
     def health_of(self, provider: str) -> Health:
         return health_of(self.health.get(provider, []), self.at)

@@ -23,7 +23,7 @@ from videogen_common.clock import Clock
 from videogen_common.failures import GenerationError
 from videogen_common.records.admission import ProviderPool
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.records.health import PoolHealth, p50_of, provider_breaker
+from videogen_common.records.health import PoolHealth, provider_state
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.routing import Breaker, ProviderState, later, next_candidate, recheck
@@ -33,7 +33,6 @@ from videogen_orchestrator.health import Health
 log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
-UNLIMITED = 1 << 30
 
 # Told of each move: (from provider, to provider, why: breaker, capacity, failed, refused).
 MoveObserver = Callable[[str, str, str], None]
@@ -89,17 +88,9 @@ class Rerouting:
     def _state(
         self, provider: str, pools: list[ProviderPool], health: list[PoolHealth]
     ) -> tuple[ProviderState, dict[str, Breaker]]:
+        """The provider's state for routing, and each of its keys' breakers."""
         now = self._clock.now()
-        breaker, probe_free = provider_breaker(health, now)
-        by_pool = {h.id: h.breaker(now) for h in health}
-        open_pools = {pool_id for pool_id, state in by_pool.items() if state is Breaker.OPEN}
-        usable = [pool for pool in pools if pool.id not in open_pools]
-        room: int | None = None
-        if pools:
-            total = sum(pool.room(now) for pool in usable)
-            room = None if total >= UNLIMITED else total
-        state = ProviderState(provider, breaker, probe_free, room, None, p50_of(health))
-        return state, by_pool
+        return provider_state(provider, pools, health, now), {h.id: h.breaker(now) for h in health}
 
     async def recheck(self, record: GenerationRecord) -> Placement | None:
         """Where the generation is to be admitted, moved on if its route calls for it; None if it moved

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+# A pool's room when it has no limit of ours: more than any deployment starts at once.
+UNLIMITED_ROOM = 1 << 30
+
 Doc = dict[str, Any]
 
 # Separates the parts of a lane's id and of a waiting generation's key; no provider, account id or number
@@ -76,7 +79,7 @@ class ProviderPool:
         if self.paused(now):
             return 0
         if self.effective is None:
-            return 1 << 30
+            return UNLIMITED_ROOM
         return max(0, self.effective - self.running)
 
     def running_by_account(self) -> Counter[str]:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from videogen_common.routing import Breaker
+from videogen_common.records.admission import UNLIMITED_ROOM, ProviderPool
+from videogen_common.routing import Breaker, ProviderState
 
 # Below this recent success rate (with enough samples) a provider shows as degraded.
 DEGRADED_SUCCESS_RATE = 0.8
@@ -112,3 +113,23 @@ def health_of(pools: Iterable[PoolHealth], now: datetime) -> Health:
 def p50_of(pools: Iterable[PoolHealth]) -> float | None:
     seconds = [s for pool in pools for s in pool.seconds]
     return round(statistics.median(seconds), 3) if seconds else None
+
+
+def provider_state(
+    provider: str,
+    pools: Iterable[ProviderPool],
+    health: Iterable[PoolHealth],
+    now: datetime,
+    price: float | None = None,
+) -> ProviderState:
+    """What routing knows of a provider now, from its keys' pools and health: its breaker, its free capacity
+    on the keys whose breaker is not open (None: no pool on record, or no limit of ours), its p50 time to
+    finish, and ``price`` for the request at hand."""
+    pools, health = list(pools), list(health)
+    breaker, probe_free = provider_breaker(health, now)
+    open_keys = {h.id for h in health if h.breaker(now) is Breaker.OPEN}
+    room: int | None = None
+    if pools:
+        total = sum(pool.room(now) for pool in pools if pool.id not in open_keys)
+        room = None if total >= UNLIMITED_ROOM else total
+    return ProviderState(provider, breaker, probe_free, room, price, p50_of(health))
