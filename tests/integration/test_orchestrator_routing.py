@@ -28,6 +28,7 @@ from tests.support.waiting import eventually
 from videogen_common.domain import Provider
 from videogen_common.records.health import PoolHealth
 from videogen_common.repositories.provider_health import ProviderHealthRepository
+from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.routing import Breaker
 from videogen_common.store import Store
 
@@ -171,6 +172,47 @@ async def test_a_failed_task_moves_on_only_when_the_client_allowed_it(routed: Ro
     assert _providers(not_allowed) == [("luma", "provider_error")]
     assert not_allowed["cost"] == 0.0
     assert routed.submitted("not allowed") == (0, 1)
+
+
+async def test_a_generation_that_moved_on_gives_back_its_slot_at_each_provider(
+    store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Both keys limited, so each holds a slot while the generation is there: Luma's is given back when its
+    # task ends, Runway's when the generation finishes there (refused: no task, so no task's end frees it).
+    async with (
+        FakeRunway(task_seconds=0.05) as runway,
+        FakeLuma(task_seconds=0.05) as luma,
+        provider_run(
+            store,
+            base_env,
+            tmp_path / "media",
+            luma,
+            ManualClock(ticking=True),
+            others=[runway],
+            luma_max_concurrency=2,
+            runway_max_concurrency=2,
+        ) as run,
+    ):
+        routed = Routed(run, runway, luma)
+        luma.failure = "The generation failed due to an internal error"
+        runway.fail_next(
+            1, status=400, kind="submit", body={"error": "promptText must be at most 1000 characters"}
+        )
+
+        doc = await routed.finish(
+            await routed.start("luma", "runway", fallback_on_failure=True, prompt="fails at both")
+        )
+
+        assert (doc["status"], doc["error"]["code"], doc["provider"]) == (
+            "failed",
+            "provider_rejected",
+            "runway",
+        )
+        assert [p for p, _ in _providers(doc)] == ["luma", "runway"]
+        assert routed.submitted("fails at both") == (0, 1)
+        pools = ProviderPoolRepository(store)
+        held = {p.id: p.running for p in await pools.of_providers(["luma", "runway"])}
+        assert held == {"luma": 0, "runway": 0}
 
 
 async def test_a_submit_whose_outcome_is_unknown_is_never_tried_elsewhere(routed: Routed) -> None:
