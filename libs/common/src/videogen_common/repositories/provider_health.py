@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from pymongo import ASCENDING, IndexModel
+from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.records.health import PoolHealth
@@ -42,12 +42,12 @@ class ProviderHealthRepository:
         self, pool_id: str, provider: str, seconds: float | None, now: datetime, *, window: int
     ) -> Breaker:
         """A task on the key ended well (after ``seconds``, if known): its failures in a row end and its
-        breaker closes. Returns the breaker as it was."""
-        before = await self.get(pool_id)
+        breaker closes. Returns the breaker as it was (one round trip: the update answers the document before
+        it)."""
         push: Doc = {"outcomes": {"$each": [True], "$slice": -window}}
         if seconds is not None:
             push["seconds"] = {"$each": [round(seconds, 3)], "$slice": -window}
-        await self._health.update_one(
+        before = await self._health.find_one_and_update(
             {"_id": pool_id},
             {
                 "$set": {"failures": 0, "opened_until": None, "probe": None, "probe_until": None},
@@ -55,8 +55,9 @@ class ProviderHealthRepository:
                 "$setOnInsert": {"provider": provider},
             },
             upsert=True,
+            return_document=ReturnDocument.BEFORE,
         )
-        return Breaker.CLOSED if before is None else before.breaker(now)
+        return Breaker.CLOSED if before is None else PoolHealth.from_doc(before).breaker(now)
 
     async def failed(
         self, pool_id: str, provider: str, now: datetime, *, threshold: int, cooldown: timedelta, window: int
@@ -64,7 +65,7 @@ class ProviderHealthRepository:
         """An attempt on the key failed through the provider's fault: one more failure in a row. The breaker
         opens (for ``cooldown``) at ``threshold`` failures in a row, and re-opens when it was half-open (its
         probe failed). Returns the breaker before and after."""
-        await self._health.update_one(
+        doc = await self._health.find_one_and_update(
             {"_id": pool_id},
             {
                 "$inc": {"failures": 1},
@@ -72,10 +73,11 @@ class ProviderHealthRepository:
                 "$setOnInsert": {"provider": provider},
             },
             upsert=True,
+            return_document=ReturnDocument.AFTER,
         )
-        current = await self.get(pool_id)
-        if current is None:  # pragma: no cover - just written
+        if doc is None:  # pragma: no cover - an upsert answers the document it wrote
             return Breaker.CLOSED, Breaker.CLOSED
+        current = PoolHealth.from_doc(doc)
         before = current.breaker(now)
         if before is Breaker.OPEN or (before is Breaker.CLOSED and current.failures < threshold):
             return before, before
