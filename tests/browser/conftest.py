@@ -18,6 +18,7 @@ from tests.support.engines import Engines
 from tests.support.env import isolated_env
 from tests.support.stack import Stack, own_stack
 from tests.support.system_packages import require
+from videogen_common.store import Store, connect
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless, and quiet: the machine's network is closed, so nothing that phones home.
@@ -56,6 +57,18 @@ async def console_stack(engines: Engines, tmp_path_factory: pytest.TempPathFacto
     workdir = tmp_path_factory.mktemp("console")
     async with own_stack(stack_env(engines, workdir / "data"), workdir / "logs") as stack:
         yield stack
+
+
+@pytest.fixture
+async def stack_store(console_stack: Stack) -> AsyncIterator[Store]:
+    """The stack's store, for a test that seeds what the page is to show."""
+    client, store = connect(
+        console_stack.env["VIDEOGEN_MONGO_URL"], console_stack.env["VIDEOGEN_MONGO_DB"], app_name="tests"
+    )
+    try:
+        yield store
+    finally:
+        await client.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,19 @@ import hashlib
 import hmac
 import json
 import re
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import pytest
 from playwright.async_api import FilePayload, expect
 
 from tests.browser.conftest import Console, check_page
+from tests.support.generations import insert_generation
 from tests.support.images import solid_image
 from tests.support.receivers import Reply, always, failing, receiving
 from tests.support.stack import Stack, generate, subscribe
+from videogen_common.domain import Provider
+from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
 LONG = 60_000  # ms: a generation takes the mock's latency plus the pipeline's hops
@@ -287,6 +291,72 @@ async def test_a_prompt_full_of_markup_is_shown_as_text_and_runs_nothing(
     assert await page.locator("main script").count() == 0
     await check_page(page, "generations-markup-prompt")
     assert console.dialogs == [], console.dialogs
+    assert console.errors == [], console.errors
+
+
+async def test_the_routing_fields_render_usably_and_the_generation_page_shows_every_attempt(
+    console: Console, console_stack: Stack, stack_store: Store
+) -> None:
+    page = console.page
+    await console.open()
+    await console.sign_in(console_stack.key)
+    await console.go("#/generations/new", "New generation")
+    # The request's routing fields, from its schema: "auto" among the providers, the fallbacks in order, the
+    # sort as a choice, fallback on failure as a box to tick.
+    await page.get_by_label("Provider", exact=True).select_option("auto")
+    await page.get_by_label("Fallback Providers (optional)", exact=True).fill("mock")
+    await page.get_by_label("Routing: sort (optional)", exact=True).select_option("price")
+    await page.get_by_label("Fallback On Failure (optional)", exact=True).check()
+    await page.get_by_label("Prompt", exact=True).fill("a kite over the dunes")
+    await page.get_by_label("Duration", exact=True).fill("3")
+    await page.get_by_role("button", name="Generate").click()
+
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("Generation gen_")
+    await expect(page.locator("#generation-route")).to_contain_text("mock first: auto, price order, #1")
+    await expect(page.locator("#generation-status")).to_have_text("completed", timeout=LONG)
+    rows = page.locator("#generation-attempts tbody tr")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("mock")
+    await expect(rows.first).to_contain_text("made the video")
+    await expect(page.locator("#generation-cost")).to_have_text("$0.0000")
+
+    # A generation that moved on: both tries, in order, each with how it ended and what it cost, as the
+    # orchestrator keeps them.
+    now = datetime.now(UTC)
+    moved = await insert_generation(
+        stack_store,
+        now - timedelta(minutes=2),
+        account_id="acme",
+        provider=Provider.LUMA,
+        duration=5,
+        status="completed",
+        cost=0.71,
+        route={
+            "requested": "auto",
+            "sort": None,
+            "fallback_on_failure": False,
+            "candidates": [{"provider": "runway", "reason": "auto"}, {"provider": "luma", "reason": "auto"}],
+            "skipped": [],
+            "reason": "moved on to luma after runway failed (provider_unavailable)",
+        },
+        provider_attempts=[
+            {"provider": "runway", "started_at": now - timedelta(seconds=90),
+             "ended_at": now - timedelta(seconds=89), "error_code": "provider_unavailable", "cost": 0.0},
+            {"provider": "luma", "started_at": now - timedelta(seconds=88),
+             "ended_at": now - timedelta(seconds=30), "error_code": None, "cost": 0.71},
+        ],
+    )  # fmt: skip
+    await console.go(f"#/generations/{moved['_id']}", "Generation")
+    rows = page.locator("#generation-attempts tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(0)).to_contain_text("runway")
+    await expect(rows.nth(0)).to_contain_text("provider_unavailable")
+    await expect(rows.nth(1)).to_contain_text("luma")
+    await expect(rows.nth(1)).to_contain_text("$0.7100")
+    await expect(page.locator("#generation-route")).to_have_text(
+        "moved on to luma after runway failed (provider_unavailable)"
+    )
+    await check_page(page, "generation-attempts")
     assert console.errors == [], console.errors
 
 

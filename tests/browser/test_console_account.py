@@ -8,7 +8,6 @@ is saved for docs/console.md."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import aiohttp
@@ -19,20 +18,9 @@ from tests.browser.conftest import Console, check_page
 from tests.support.generations import insert_generation
 from tests.support.stack import Stack
 from videogen_common.domain import Provider, Status
-from videogen_common.store import Store, connect
+from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def stack_store(console_stack: Stack) -> AsyncIterator[Store]:
-    client, store = connect(
-        console_stack.env["VIDEOGEN_MONGO_URL"], console_stack.env["VIDEOGEN_MONGO_DB"], app_name="tests"
-    )
-    try:
-        yield store
-    finally:
-        await client.close()
 
 
 async def status_with(base: str, key: str, method: str, path: str, body: object = None) -> int:

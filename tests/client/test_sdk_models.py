@@ -66,6 +66,13 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "BudgetRemaining": models.BudgetRemaining,
     "ScopeProblem": models.ScopeProblem,
     "BudgetProblem": models.BudgetProblem,
+    "GenerationRoute": models.GenerationRoute,
+    "RouteCandidate": models.RouteCandidate,
+    "GenerationAttempt": models.GenerationAttempt,
+    "ProviderHealth": models.ProviderHealth,
+    "ProviderPrice": models.ProviderPrice,
+    "ProviderCost": models.ProviderCost,
+    "RoutingOptions": models.RoutingOptions,
 }
 
 
@@ -83,6 +90,8 @@ ENUMS: dict[str, Any] = {
     "Resolution": enums.Resolution,
     "Priority": enums.Priority,
     "Scope": enums.Scope,
+    "Sort": enums.Sort,
+    "Breaker": enums.Breaker,
 }
 
 
@@ -175,6 +184,25 @@ NEWER_GENERATION = {
     "negative_prompt": None,
     "metadata": {},
     "image": None,
+    "route": {
+        "requested": "auto",
+        "sort": "greenest",
+        "fallback_on_failure": False,
+        "candidates": [{"provider": "sora", "reason": "auto"}],
+        "skipped": [{"provider": "veo", "reason": "not enabled"}],
+        "reason": "sora first",
+    },
+    "attempts": [
+        {
+            "provider": "sora",
+            "started_at": "2026-11-21T08:47:00Z",
+            "ended_at": None,
+            "error_code": "quota_exceeded",
+            "cost": None,
+        }
+    ],
+    "estimated_cost": 0.5,
+    "cost": None,
     "created_at": "2026-11-21T08:47:00Z",
     "updated_at": "2026-11-21T08:47:00Z",
     "a_field_from_later": {"kept": True},
@@ -241,6 +269,15 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
                         "negative_prompt": False,
                     },
                     "capacity": None,
+                    "health": {
+                        "state": "maintenance",
+                        "breaker": "ajar",
+                        "success_rate": None,
+                        "p50_seconds": None,
+                        "samples": 0,
+                    },
+                    "model": "sora-2",
+                    "prices": [{"model": "sora-2", "resolution": "8k", "usd_per_second": 0.5}],
                 }
             ]
         },
@@ -293,6 +330,7 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "generations": 1,
             "seconds": 5,
             "video_seconds": 0,
+            "cost": 0.0,
         },
     ),
     "upload": (

@@ -112,10 +112,10 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     code, _, err = await vg(env, "generations", "get", "gen_nothing_here")
     assert code == 3 and "404" in err
 
-    # What the account made: the two 3-second generations, one of them a video.
+    # What the account made: the two 3-second generations, one of them a video; the mock charges nothing.
     code, out, err = await vg(env, "--json", "usage")
     assert code == 0, err
-    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3}
+    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3, "cost": 0.0}
     yesterday = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S")  # no zone: UTC
     code, out, _ = await vg(env, "usage", "--start", yesterday)
     assert code == 0 and out.splitlines()[0].split()[:3] == ["DATE", "PROVIDER", "STATUS"]

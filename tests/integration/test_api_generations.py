@@ -55,6 +55,10 @@ async def test_create_answers_202_with_the_generation_and_location(
         "negative_prompt",
         "metadata",
         "image",
+        "route",
+        "attempts",
+        "estimated_cost",
+        "cost",
         "created_at",
         "updated_at",
     }

@@ -323,7 +323,7 @@ async def test_usage_and_the_audit_trail_answer_as_documented(answers: Answers) 
         "POST", "/v1/webhooks", 201, json={"url": "https://example.test/h", "events": ["video.failed"]}
     )
     usage = await answers.call("GET", "/v1/usage", 200)
-    assert usage["total"] == {"generations": 1, "seconds": 4, "video_seconds": 0}
+    assert usage["total"] == {"generations": 1, "seconds": 4, "video_seconds": 0, "cost": 0.0}
     await answers.call("GET", "/v1/usage", 200, "/v1/usage?start=2026-01-01&end=2026-02-01&api_key_id=key_x")
     await answers.call("GET", "/v1/usage", 422, "/v1/usage?start=tomorrow")
     await answers.call("GET", "/v1/usage", 401, auth=False)

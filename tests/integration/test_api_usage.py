@@ -104,21 +104,21 @@ async def test_usage_counts_each_generation_once_by_day_provider_status_and_key(
 
     clock.advance(timedelta(seconds=1))  # the range ends now, exclusive
     body = await usage(client, key_a)
-    assert body["total"] == {"generations": 4, "seconds": 21, "video_seconds": 13}
+    assert body["total"] == {"generations": 4, "seconds": 21, "video_seconds": 13, "cost": 0.0}
     assert body["data"] == [
         {"date": "2026-11-21", "provider": "mock", "status": "completed", "generations": 1, "seconds": 5,
-         "video_seconds": 5},
+         "video_seconds": 5, "cost": 0.0},
         {"date": "2026-11-21", "provider": "mock", "status": "failed", "generations": 1, "seconds": 5,
-         "video_seconds": 0},
+         "video_seconds": 0, "cost": 0.0},
         {"date": "2026-11-21", "provider": "runway", "status": "completed", "generations": 1, "seconds": 8,
-         "video_seconds": 8},
+         "video_seconds": 8, "cost": 0.0},
         {"date": "2026-11-22", "provider": "mock", "status": "processing", "generations": 1, "seconds": 3,
-         "video_seconds": 0},
+         "video_seconds": 0, "cost": 0.0},
     ]  # fmt: skip
     per_key = {k["api_key_id"]: k for k in body["api_keys"]}
     assert per_key == {
-        id_a: {"api_key_id": id_a, "generations": 3, "seconds": 13, "video_seconds": 5},
-        id_b: {"api_key_id": id_b, "generations": 1, "seconds": 8, "video_seconds": 8},
+        id_a: {"api_key_id": id_a, "generations": 3, "seconds": 13, "video_seconds": 5, "cost": 0.0},
+        id_b: {"api_key_id": id_b, "generations": 1, "seconds": 8, "video_seconds": 8, "cost": 0.0},
     }
     assert [k["api_key_id"] for k in body["api_keys"]] == sorted(per_key)
     # The default range: the 30 days up to now.
@@ -130,18 +130,25 @@ async def test_usage_counts_each_generation_once_by_day_provider_status_and_key(
 
     # One key's usage, whichever of the account's keys asks.
     only_b = await usage(client, key_a, api_key_id=id_b)
-    assert only_b["total"] == {"generations": 1, "seconds": 8, "video_seconds": 8}
+    assert only_b["total"] == {"generations": 1, "seconds": 8, "video_seconds": 8, "cost": 0.0}
     assert [row["provider"] for row in only_b["data"]] == ["runway"]
-    assert only_b["api_keys"] == [{"api_key_id": id_b, "generations": 1, "seconds": 8, "video_seconds": 8}]
+    assert only_b["api_keys"] == [
+        {"api_key_id": id_b, "generations": 1, "seconds": 8, "video_seconds": 8, "cost": 0.0}
+    ]
 
     # A range: dates are their midnight UTC; start inclusive, end exclusive.
     day_two = await usage(client, key_b, start="2026-11-22", end="2026-11-23")
-    assert day_two["total"] == {"generations": 1, "seconds": 3, "video_seconds": 0}
+    assert day_two["total"] == {"generations": 1, "seconds": 3, "video_seconds": 0, "cost": 0.0}
     day_one = await usage(client, key_b, start="2026-11-21T00:00:00Z", end="2026-11-22T00:00:00+00:00")
-    assert day_one["total"] == {"generations": 3, "seconds": 18, "video_seconds": 13}
+    assert day_one["total"] == {"generations": 3, "seconds": 18, "video_seconds": 13, "cost": 0.0}
 
     # Another account sees only its own; another account's key id selects nothing.
-    assert (await usage(client, globex))["total"] == {"generations": 1, "seconds": 10, "video_seconds": 0}
+    assert (await usage(client, globex))["total"] == {
+        "generations": 1,
+        "seconds": 10,
+        "video_seconds": 0,
+        "cost": 0.0,
+    }
     assert (await usage(client, globex, api_key_id=id_a))["total"]["generations"] == 0
 
 

@@ -255,6 +255,10 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "negative_prompt",
         "metadata",
         "image",
+        "route",
+        "estimated_cost",
+        "cost",
+        "attempts",
     }
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()

@@ -16,7 +16,7 @@ deadlines are exercised without sleeping."""
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -174,6 +174,20 @@ class Orchestration:
             await runner.stop()
 
 
+def providers_env(*fakes: FakeProviderAPI) -> dict[str, Any]:
+    """The settings that enable each fake's provider and point its adapter at it."""
+    env: dict[str, Any] = {}
+    for fake in fakes:
+        env.update(provider_env(fake))
+    env["providers"] = ",".join(provider_env(fake)["providers"] for fake in fakes)
+    return env
+
+
+def provider_name(fake: FakeProviderAPI) -> str:
+    """The provider ``fake`` stands for."""
+    return str(provider_env(fake)["providers"])
+
+
 def provider_env(fake: FakeProviderAPI) -> dict[str, Any]:
     """The settings that point the orchestrator's adapter for ``fake`` at it."""
     if isinstance(fake, FakeRunway):
@@ -187,7 +201,8 @@ def provider_env(fake: FakeProviderAPI) -> dict[str, Any]:
 
 class ProviderRun:
     """One instance (``orch-providers``) whose adapters are built from its settings by the registry, pointed
-    at ``fake``; ``overrides`` on those settings."""
+    at ``fake`` (and at the ``others``, for generations that may go to several providers); ``overrides`` on
+    those settings."""
 
     def __init__(
         self,
@@ -196,6 +211,7 @@ class ProviderRun:
         media_root: Path,
         fake: FakeProviderAPI,
         clock: ManualClock | None = None,
+        others: Sequence[FakeProviderAPI] = (),
         **overrides: Any,
     ) -> None:
         defaults: dict[str, Any] = {
@@ -206,12 +222,12 @@ class ProviderRun:
             "provider_timeout_seconds": 5.0,
         }
         self.fake = fake
-        settings = {**defaults, **provider_env(fake), **overrides}
+        settings = {**defaults, **providers_env(fake, *others), **overrides}
         self.wiring = Orchestration(store, base_env, media_root, providers={}, settings=settings, clock=clock)
         self.settings = self.wiring.settings()
         self.providers: dict[str, ProviderAdapter] = build_providers(self.settings)
         self.wiring.providers = self.providers
-        self.adapter = next(iter(self.providers.values()))
+        self.adapter = next(a for a in self.providers.values() if a.name == provider_name(fake))
         self.store, self.clock, self.sink = store, self.wiring.clock, self.wiring.sink
         self.media = self.wiring.media
         self.runner = self.wiring.runner()
@@ -274,9 +290,10 @@ async def provider_run(
     media_root: Path,
     fake: FakeProviderAPI,
     clock: ManualClock | None = None,
+    others: Sequence[FakeProviderAPI] = (),
     **overrides: Any,
 ) -> AsyncIterator[ProviderRun]:
-    run = ProviderRun(store, base_env, media_root, fake, clock, **overrides)
+    run = ProviderRun(store, base_env, media_root, fake, clock, others, **overrides)
     try:
         yield run
     finally:

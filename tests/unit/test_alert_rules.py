@@ -47,6 +47,7 @@ FINISHED = 'videogen_generations_finished_total{provider="runway",outcome="%s"}'
 ENDPOINTS = 'videogen_webhook_endpoints{state="%s",instance="notifier-0"}'
 CAPACITY = 'videogen_provider_capacity_%s{provider="luma"%s,instance="%s"}'
 REFUSALS = 'videogen_provider_capacity_refusals_total{provider="luma",pool="luma",instance="o-0"}'
+BREAKER = 'videogen_provider_breaker_state{provider="runway",pool="runway/tier5",instance="%s"}'
 PROVIDER_ERRORS = (
     'videogen_provider_call_errors_total{provider="luma",call="submit",code="provider_unavailable"}'
 )
@@ -158,6 +159,16 @@ CASES = [
         labels={"provider": "luma"},
     ),
     Case("VideogenProviderRefusingCapacity", {REFUSALS: "0 1 2 3x30"}, "20m", fires=False),
+    Case(
+        "VideogenProviderBreakerOpen",
+        # Every orchestrator reports the store's figure: one alert per key, not one per instance.
+        {BREAKER % "o-0": "2x20", BREAKER % "o-1": "2x20"},
+        "10m",
+        fires=True,
+        labels={"provider": "runway", "pool": "runway/tier5"},
+    ),
+    # Open for a cool-down, then half-open and closed by a probe: quiet.
+    Case("VideogenProviderBreakerOpen", {BREAKER % "o-0": "2 2 1 0x20"}, "10m", fires=False),
     Case(
         "VideogenGenerationsPilingUp",
         {'videogen_generations_unfinished{status="queued",instance="o-0"}': "1500x40"},

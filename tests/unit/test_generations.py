@@ -31,9 +31,15 @@ PUBLIC = {
     "negative_prompt",
     "metadata",
     "image",
+    "route",
+    "attempts",
+    "estimated_cost",
+    "cost",
     "created_at",
     "updated_at",
 }
+# The stored ``attempts`` counts lease claims; the public ``attempts`` is the tries at providers (stored as
+# ``provider_attempts``): the count never shows.
 INTERNAL = {
     "_id",
     "account_id",
@@ -41,7 +47,7 @@ INTERNAL = {
     "lease_owner",
     "lease_expires_at",
     "provider_task_id",
-    "attempts",
+    "provider_attempts",
     "outbox_pending",
     "trace_id",
 }
@@ -82,14 +88,15 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 21
+    assert len(view) == 25
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
 def test_public_view_leaks_no_internal_field() -> None:
     doc = {**_doc(), "outbox_pending": True, "trace_id": "req_1", "lease_owner": "host-1"}
-    view = public_view(doc)
+    view = public_view({**doc, "attempts": 3})
     assert not INTERNAL & set(view)
+    assert view["attempts"] == []  # no try at a provider yet; never the count of lease claims
     assert "acc_1" not in view.values()
     assert "host-1" not in view.values()
 
@@ -117,6 +124,10 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "negative_prompt": None,
         "metadata": {},
         "image": None,
+        "route": None,
+        "attempts": [],
+        "estimated_cost": None,
+        "cost": None,
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
     }

@@ -34,6 +34,32 @@ GENERATION: dict[str, Any] = {
     "negative_prompt": None,
     "metadata": {"order_id": "42"},
     "image": {"url": None, "upload_id": "upl_01"},
+    "route": {
+        "requested": "auto",
+        "sort": None,
+        "fallback_on_failure": False,
+        "candidates": [{"provider": "runway", "reason": "auto"}, {"provider": "mock", "reason": "auto"}],
+        "skipped": [],
+        "reason": "moved on to mock after runway failed (provider_unavailable)",
+    },
+    "attempts": [
+        {
+            "provider": "runway",
+            "started_at": "2026-11-21T08:47:00.200Z",
+            "ended_at": "2026-11-21T08:47:01.000Z",
+            "error_code": "provider_unavailable",
+            "cost": 0.0,
+        },
+        {
+            "provider": "mock",
+            "started_at": "2026-11-21T08:47:01.100Z",
+            "ended_at": "2026-11-21T08:47:05.456Z",
+            "error_code": None,
+            "cost": 0.0,
+        },
+    ],
+    "estimated_cost": 0.6,
+    "cost": 0.0,
 }
 DATA_FIELDS = {
     "id",
@@ -55,6 +81,10 @@ DATA_FIELDS = {
     "negative_prompt",
     "metadata",
     "image",
+    "route",
+    "attempts",
+    "estimated_cost",
+    "cost",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -99,6 +129,7 @@ def test_delivery_body_missing_fields_are_null() -> None:
     generation = {"id": "gen_01", "status": "failed", "error": error}
     data = orjson.loads(delivery_body("video.failed", "t", generation))["data"]
     assert set(data) == DATA_FIELDS
+    assert data["attempts"] == []  # an event made before attempts were kept
     assert data["error"] == error
     assert data["video_url"] is None
     assert data["thumbnail_url"] is None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from videogen_orchestrator.providers.base import nearest_duration
+from videogen_common.capabilities import nearest_duration
 from videogen_orchestrator.providers.http import RetryPolicy, parse_retry_after
 
 POLICY = RetryPolicy(attempts=6, base_delay=0.5, max_delay=4.0, retry_after_max=30.0, jitter=0.2)

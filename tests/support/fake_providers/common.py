@@ -84,7 +84,8 @@ class FakeProviderAPI:
     - ``max_running``: the provider's own concurrency, per key: a task creation while this many of the key's
       tasks are queued or running is refused with 429 (``Retry-After: capacity_retry_after`` when set), as
       Luma and Runway do;
-    - ``add_key()``: another API key the provider accepts (a task is seen only by the key that made it).
+    - ``add_key()``: another API key the provider accepts (a task is seen only by the key that made it);
+    - ``go_down()`` / ``come_back()``: stop listening (connections refused) and listen again on the same port.
 
     Records: ``submissions`` (JSON bodies of the task-creation requests that created a task), ``requests``
     (method and path of every request), ``canceled`` (task ids the client canceled or deleted),
@@ -133,6 +134,7 @@ class FakeProviderAPI:
         self.downloads = 0
         self._faults: deque[Fault] = deque()
         self._port: int | None = None
+        self._site: web.TCPSite | None = None
         app = web.Application(middlewares=[self._record])
         app.router.add_get("/files/{task_id}/video.mp4", self._video)
         app.router.add_get("/files/{task_id}/thumbnail.jpg", self._thumbnail)
@@ -144,10 +146,22 @@ class FakeProviderAPI:
     async def __aenter__(self) -> Self:
         self.video, self.thumbnail = await asyncio.to_thread(sample_media)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await self._site.start()
         self._port = int(self._runner.addresses[0][1])
         return self
+
+    async def go_down(self) -> None:
+        """Stop listening: connections to the provider are refused (its tasks are kept)."""
+        assert self._site is not None
+        await self._site.stop()
+        self._site = None
+
+    async def come_back(self) -> None:
+        """Listen again, on the same port."""
+        assert self._site is None and self._port is not None
+        self._site = web.TCPSite(self._runner, "127.0.0.1", self._port, reuse_address=True)
+        await self._site.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self._runner.cleanup()

@@ -35,6 +35,11 @@ ErrorCode = Literal[
     "mock_failure",
 ]
 QueueReason = Literal["account_concurrency", "provider_capacity", "provider"]
+# How "auto" orders a generation's candidates (absent: the default order).
+Sort = Literal["price", "speed"]
+# A provider's breaker: closed takes work, half_open one probe at a time, open none for a while.
+Breaker = Literal["closed", "half_open", "open"]
+HealthState = Literal["operational", "degraded", "down"]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 AuditEventType = Literal[
     "api_key.created",

@@ -14,16 +14,19 @@ from videogen_client.enums import (
     AspectRatio,
     AuditActorType,
     AuditEventType,
+    Breaker,
     BudgetName,
     DeliveryStatus,
     ErrorCode,
     EventType,
+    HealthState,
     ImageType,
     Priority,
     Provider,
     QueueReason,
     Resolution,
     Scope,
+    Sort,
     Status,
     SubjectType,
 )
@@ -63,6 +66,38 @@ class GenerationImage(Model):
 ImageInput = GenerationImage  # what a request sends: the same two fields, exactly one of them
 
 
+class RouteCandidate(Model):
+    provider: OpenProvider
+    reason: str  # why it is there: its health, capacity, price and speed
+
+
+class GenerationRoute(Model):
+    """Where a generation may go and why (when its request asked for routing)."""
+
+    requested: str  # the provider asked for, or "auto"
+    sort: Sort | str | None = None
+    fallback_on_failure: bool = False
+    candidates: list[RouteCandidate]  # in the order they are tried
+    skipped: list[RouteCandidate] = []  # not enabled, or cannot make what was asked
+    reason: str | None = None  # why it is at its provider now
+
+
+class GenerationAttempt(Model):
+    """One try at a provider; ``cost`` in USD (0 if no task was made; None while under way or unknown)."""
+
+    provider: OpenProvider
+    started_at: datetime
+    ended_at: datetime | None = None
+    error_code: ErrorCode | str | None = None
+    cost: float | None = None
+
+
+class RoutingOptions(Model):
+    """How "auto" orders candidates: ``sort`` price or speed (absent: the default order)."""
+
+    sort: Sort | str | None = None
+
+
 class Generation(Model):
     id: str
     status: OpenStatus
@@ -86,6 +121,10 @@ class Generation(Model):
     negative_prompt: str | None = None
     metadata: dict[str, str] = {}
     image: GenerationImage | None = None
+    route: GenerationRoute | None = None  # its candidates and why, when the request asked for routing
+    attempts: list[GenerationAttempt] = []  # every try at a provider, oldest first
+    estimated_cost: float | None = None  # USD, its first candidate's price, at creation
+    cost: float | None = None  # USD its providers charged, once finished
     created_at: datetime
     updated_at: datetime
 
@@ -141,11 +180,30 @@ class ProviderCapacity(Model):
     keys: list[ProviderKeyCapacity] = []
 
 
+class ProviderHealth(Model):
+    """How a provider is doing: ``down`` while its breaker is open (routing skips it)."""
+
+    state: HealthState | str
+    breaker: Breaker | str
+    success_rate: float | None = None  # of its recent attempts
+    p50_seconds: float | None = None  # median time to finish
+    samples: int = 0
+
+
+class ProviderPrice(Model):
+    model: str
+    resolution: OpenResolution | None = None  # None: any
+    usd_per_second: float
+
+
 class ProviderInfo(Model):
     id: OpenProvider
     enabled: bool  # whether this deployment offers it
     capabilities: ProviderCapabilities
     capacity: ProviderCapacity | None = None  # None until an orchestrator has started with it
+    health: ProviderHealth | None = None  # None when not enabled
+    model: str | None = None  # the model this deployment asks it for
+    prices: list[ProviderPrice] = []
 
 
 class ProviderList(Model):
@@ -209,6 +267,15 @@ class UsageTotals(Model):
     generations: int
     seconds: int  # asked for
     video_seconds: int  # made: completed generations only
+    cost: float = 0.0  # USD their providers charged
+
+
+class ProviderCost(Model):
+    """What one provider charged for the tries made there."""
+
+    provider: OpenProvider
+    attempts: int
+    cost: float
 
 
 class UsageRow(UsageTotals):
@@ -240,6 +307,7 @@ class Usage(Model):
     total: UsageTotals
     data: list[UsageRow]
     api_keys: list[KeyUsage]
+    providers: list[ProviderCost] = []  # cost by provider, every try counted
     budgets: list[BudgetRemaining] = []  # what is left of the account's and the key's budgets
 
 

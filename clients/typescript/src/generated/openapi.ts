@@ -111,7 +111,7 @@ export interface paths {
         };
         /**
          * List providers and what they can make
-         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now.
+         * @description Every provider the API knows, whether this deployment offers it, and its aspect ratios, resolutions, durations and inputs. A request asking a provider for something it cannot make is a 422 naming the field and what the provider would accept. Each provider's capacity is the deployment's: its keys' limits, how many run and how many wait now; its health is its breaker (routing skips a provider that is down) and its recent success rate and p50 time to finish; its prices are per second of video, per model and resolution.
          */
         get: operations["listProviders"];
         put?: never;
@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * Read the account's usage
-         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
+         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); cost is what their providers charged (USD), and providers says it by provider, every try at each counted. budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
          */
         get: operations["getUsage"];
         put?: never;
@@ -736,6 +736,13 @@ export interface components {
             id: string;
         };
         /**
+         * Breaker
+         * @description A provider's (or key's) breaker: ``closed`` takes work; ``open`` takes none until its cool-down ends;
+         *     ``half_open`` takes one probe at a time, and closes on its success.
+         * @enum {string}
+         */
+        Breaker: "closed" | "half_open" | "open" | (string & {});
+        /**
          * BudgetLimits
          * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
          *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
@@ -1037,7 +1044,11 @@ export interface components {
              * @description Text description of the video. Not blank; at most 2000 characters.
              */
             prompt: string;
-            provider: components["schemas"]["Provider"];
+            /**
+             * Provider
+             * @description The provider, or "auto": any enabled provider that can make what is asked, in the routing order (see routing). The chosen one, and why, is the generation's route.
+             */
+            provider: components["schemas"]["Provider"] | "auto";
             /**
              * Duration
              * @description Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".
@@ -1087,6 +1098,23 @@ export interface components {
              * @default null
              */
             priority?: components["schemas"]["Priority"] | null;
+            /**
+             * Fallback Providers
+             * @description Optional: where else the generation may go, in order, after provider (with "auto": the only providers it may go to). Those that cannot make what is asked, or are not enabled, are skipped (the route says why). A generation moves on only when its attempt cost nothing (the provider was unreachable, answered 5xx or refused for capacity before making a task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task it had accepted with a retriable error; never when whether a task was made is unknown.
+             * @default null
+             */
+            fallback_providers?: components["schemas"]["Provider"][] | null;
+            /**
+             * @description Optional: how candidates are ordered.
+             * @default null
+             */
+            routing?: components["schemas"]["RoutingOptions"] | null;
+            /**
+             * Fallback On Failure
+             * @description Optional (default false): also move on to the next candidate when a provider accepted the task and then failed it with a retriable error (the provider may have charged for the failed try: see GET /v1/providers).
+             * @default null
+             */
+            fallback_on_failure?: boolean | null;
         };
         /**
          * Generation
@@ -1155,6 +1183,23 @@ export interface components {
             };
             /** @description The first frame asked for; null if none. */
             image: components["schemas"]["GenerationImage"] | null;
+            /** @description Its candidates and why, when the request asked for routing; null otherwise. */
+            route: components["schemas"]["GenerationRoute"] | null;
+            /**
+             * Attempts
+             * @description Every try at a provider, oldest first ([] before one).
+             */
+            attempts: components["schemas"]["GenerationAttempt"][];
+            /**
+             * Estimated Cost
+             * @description USD its first candidate charges for it, at creation; null if not known.
+             */
+            estimated_cost: number | null;
+            /**
+             * Cost
+             * @description USD its providers charged, once finished: every try whose task was made (or failed where that provider charges failures); null until finished, or if a price is not known.
+             */
+            cost: number | null;
             /**
              * Created At
              * Format: date-time
@@ -1167,6 +1212,31 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
              */
             updated_at: string;
+        };
+        /**
+         * GenerationAttempt
+         * @description One try at a provider.
+         */
+        GenerationAttempt: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Started At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            started_at: string;
+            /**
+             * Ended At
+             * @description Null while it is under way.
+             */
+            ended_at: string | null;
+            /** @description Why it failed; null if it made the video. */
+            error_code: components["schemas"]["ErrorCode"] | null;
+            /**
+             * Cost
+             * @description USD the provider charged for it (0 if it made no task); null while under way, or if its price is not known.
+             */
+            cost: number | null;
         };
         /**
          * GenerationError
@@ -1211,6 +1281,36 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * GenerationRoute
+         * @description Where the generation may go and why (only when the request asked for routing).
+         */
+        GenerationRoute: {
+            /**
+             * Requested
+             * @description The provider asked for, or "auto".
+             */
+            requested: string;
+            /** @description The sort asked for; null: the default order. */
+            sort: components["schemas"]["Sort"] | null;
+            /** Fallback On Failure */
+            fallback_on_failure: boolean;
+            /**
+             * Candidates
+             * @description In the order they are tried; provider is the one it is at now.
+             */
+            candidates: components["schemas"]["RouteCandidate"][];
+            /**
+             * Skipped
+             * @description Providers that were not candidates: not enabled, or cannot make what is asked.
+             */
+            skipped: components["schemas"]["RouteCandidate"][];
+            /**
+             * Reason
+             * @description Why it is at its provider now.
+             */
+            reason: string | null;
+        };
+        /**
          * ImageInput
          * @description The video's first frame: an image at a URL we fetch, or one uploaded with POST /v1/uploads. Exactly
          *     one of the two.
@@ -1244,6 +1344,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
             /**
              * Api Key Id
              * @description The key's id; null for generations made before keys were recorded.
@@ -1340,6 +1445,52 @@ export interface components {
             /** Keys */
             keys: components["schemas"]["ProviderKeyCapacity"][];
         };
+        /**
+         * ProviderCost
+         * @description What one provider charged for the range's generations, all their tries there counted.
+         */
+        ProviderCost: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Attempts
+             * @description Tries at it.
+             */
+            attempts: number;
+            /**
+             * Cost
+             * @description USD.
+             */
+            cost: number;
+        };
+        /**
+         * ProviderHealth
+         * @description How the provider is doing, from its recent attempts (across its keys).
+         */
+        ProviderHealth: {
+            /**
+             * State
+             * @description down: its breaker is open (routing skips it); degraded: half-open (probing), a key's breaker is not closed, or under 80% of recent attempts succeeded; operational otherwise.
+             * @enum {string}
+             */
+            state: "operational" | "degraded" | "down" | (string & {});
+            /** @description closed, half_open (one probe at a time) or open. */
+            breaker: components["schemas"]["Breaker"];
+            /**
+             * Success Rate
+             * @description Of its recent attempts; null before any.
+             */
+            success_rate: number | null;
+            /**
+             * P50 Seconds
+             * @description Median time to finish of its recent tasks; null before any.
+             */
+            p50_seconds: number | null;
+            /**
+             * Samples
+             * @description Recent attempts counted.
+             */
+            samples: number;
+        };
         /** ProviderInfo */
         ProviderInfo: {
             id: components["schemas"]["Provider"];
@@ -1351,6 +1502,18 @@ export interface components {
             capabilities: components["schemas"]["ProviderCapabilities"];
             /** @description Its capacity and load; null until an orchestrator has started with it enabled. */
             capacity: components["schemas"]["ProviderCapacity"] | null;
+            /** @description Its breaker and recent results; null when not enabled. */
+            health: components["schemas"]["ProviderHealth"] | null;
+            /**
+             * Model
+             * @description The model this deployment asks it for (what prices apply).
+             */
+            model: string | null;
+            /**
+             * Prices
+             * @description What it charges, per model and resolution (docs/providers.md says the sources).
+             */
+            prices: components["schemas"]["ProviderPrice"][];
         };
         /**
          * ProviderKeyCapacity
@@ -1390,6 +1553,18 @@ export interface components {
         ProviderList: {
             /** Data */
             data: components["schemas"]["ProviderInfo"][];
+        };
+        /** ProviderPrice */
+        ProviderPrice: {
+            /** Model */
+            model: string;
+            /** @description null: any resolution. */
+            resolution: components["schemas"]["Resolution"] | null;
+            /**
+             * Usd Per Second
+             * @description USD per second of video it makes.
+             */
+            usd_per_second: number;
         };
         /**
          * QueueReason
@@ -1435,6 +1610,23 @@ export interface components {
              */
             secret: string;
         };
+        /** RouteCandidate */
+        RouteCandidate: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Reason
+             * @description Why it is there: its health, capacity, price and speed.
+             */
+            reason: string;
+        };
+        /**
+         * RoutingOptions
+         * @description How candidates are ordered (docs/providers.md, "Routing").
+         */
+        RoutingOptions: {
+            /** @description price: the cheapest for this request first (before free capacity); speed: the shortest measured time to finish first (before price). Absent: the default order (healthy, free capacity, price, speed). */
+            sort?: components["schemas"]["Sort"];
+        };
         /**
          * Scope
          * @enum {string}
@@ -1469,6 +1661,11 @@ export interface components {
             instance: string;
             scope: components["schemas"]["Scope"];
         };
+        /**
+         * Sort
+         * @enum {string}
+         */
+        Sort: "price" | "speed" | (string & {});
         /**
          * Status
          * @enum {string}
@@ -1559,6 +1756,11 @@ export interface components {
              */
             api_keys: components["schemas"]["KeyUsage"][];
             /**
+             * Providers
+             * @description Cost by provider: what each provider charged for the tries made there.
+             */
+            providers: components["schemas"]["ProviderCost"][];
+            /**
              * Budgets
              * @description What is left now of each budget of the account and of the key asked about (api_key_id), or else of the key making the request; only budgets with a limit.
              */
@@ -1588,6 +1790,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
         };
         /** UsageTotals */
         UsageTotals: {
@@ -1603,6 +1810,11 @@ export interface components {
              * @description Seconds of video made: completed ones only.
              */
             video_seconds: number;
+            /**
+             * Cost
+             * @description USD their providers charged (finished generations' cost, every try counted).
+             */
+            cost: number;
         };
         /**
          * ValidationProblem
@@ -1951,7 +2163,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description validation-error: a field is invalid (one entry per field in errors); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
+            /** @description validation-error: a field is invalid (one entry per field in errors; for a routed request that no provider can make, one per provider and reason); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -8,6 +8,7 @@ says (3 to 10 s for every provider), mapped to the nearest the provider makes.""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -122,6 +123,15 @@ CAPABILITIES: dict[Provider, Capabilities] = {
         negative_prompt=True,
     ),
 }
+
+
+def nearest_duration(requested: int, offered: Collection[int]) -> int:
+    """The provider's duration for a request: the shortest it makes that is at least ``requested``, else
+    its longest (a video is never cut shorter than asked unless the provider cannot make it longer)."""
+    if not offered:
+        raise ValueError("a provider offers at least one duration")
+    longer = [d for d in offered if d >= requested]
+    return min(longer) if longer else max(offered)
 
 
 def frame_size(aspect_ratio: str, resolution: str) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from videogen_common.destinations.addresses import parse_cidrs
 from videogen_common.domain import Provider
+from videogen_common.pricing import PriceTable, parse_overrides
 from videogen_common.store import Durability
 
 ENV_PREFIX = "VIDEOGEN_"
@@ -76,6 +77,9 @@ class CommonSettings(BaseSettings):
     # registers URLs naming them. Empty in production; the dev stack and the tests open loopback so they can
     # deliver to receivers on 127.0.0.1.
     webhook_allow_cidrs: str = ""
+    # Providers' prices over the defaults (videogen_common.pricing), as JSON: {"<provider>": {"<model>": <USD
+    # per second> | {"<resolution>": <USD per second>}}}. Empty: the published prices docs/providers.md lists.
+    prices: str = ""
 
     @property
     def image_fetch_networks(self) -> list[IPv4Network | IPv6Network]:
@@ -89,6 +93,17 @@ class CommonSettings(BaseSettings):
     @classmethod
     def _cidrs(cls, value: str) -> str:
         parse_cidrs(value)
+        return value
+
+    @property
+    def price_table(self) -> PriceTable:
+        """The defaults with ``prices`` over them (build it once: it parses the setting)."""
+        return PriceTable.with_overrides(self.prices)
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, value: str) -> str:
+        parse_overrides(value)
         return value
 
     @property

@@ -116,6 +116,11 @@ class Store:
         return self.db["provider_pools"]
 
     @property
+    def provider_health(self) -> AsyncCollection[Doc]:
+        """One document per provider key: its breaker and recent outcomes (``records.health``)."""
+        return self.db["provider_health"]
+
+    @property
     def waiting_lanes(self) -> AsyncCollection[Doc]:
         """Each account's line of generations waiting for a provider, by priority (admission)."""
         return self.db["waiting_lanes"]

@@ -24,6 +24,7 @@ from videogen_api.middleware import (
     rate_limit_middleware,
     request_id_middleware,
 )
+from videogen_api.provider_states import ProviderStates
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
 from videogen_api.routes import TABLES, console, events, reference
@@ -69,6 +70,7 @@ def create_app(
     app[state.CLOCK] = clock or SystemClock()
     app[state.DRAIN] = drain
     app[state.EVENT_STREAMS] = {}
+    app[state.PRICES] = settings.price_table
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
     app.on_response_prepare.append(console.security_headers)
@@ -102,6 +104,9 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     app[state.GENERATIONS] = generations = GenerationRepository(store)
     app[state.GENERATION_READS] = GenerationReads(store)
     app[state.INSERTS] = InsertBatcher(generations)
+    app[state.PROVIDER_STATES] = ProviderStates(
+        store, app[state.CLOCK], settings.provider_state_cache_seconds
+    )
     try:
         yield
     finally:

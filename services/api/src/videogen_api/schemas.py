@@ -16,6 +16,8 @@ from pydantic import (
     GetJsonSchemaHandler,
     ValidationError,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_validator,
 )
@@ -31,6 +33,7 @@ from videogen_common.domain import MAX_DURATION_S, MIN_DURATION_S, Priority, Pro
 from videogen_common.event_types import EVENT_TYPES, SubjectType
 from videogen_common.failures import ErrorCode
 from videogen_common.generations import VIDEO_OPTIONS, QueueReason
+from videogen_common.routing import Breaker, Sort
 
 MAX_DEADLINE_SECONDS = 86_400
 MAX_METADATA_KEYS = 16
@@ -188,12 +191,59 @@ class ImageInput(BaseModel):
         return self
 
 
+class RoutingOptions(BaseModel):
+    """How candidates are ordered (docs/providers.md, "Routing")."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    sort: Annotated[
+        Sort | None,
+        Field(
+            description="price: the cheapest for this request first (before free capacity); speed: the "
+            "shortest measured time to finish first (before price). Absent: the default order (healthy, "
+            "free capacity, price, speed).",
+            json_schema_extra=_absent_not_null,
+        ),
+    ] = None
+
+    @field_validator("sort")
+    @classmethod
+    def _sort(cls, value: Sort | None) -> Sort:
+        if value is None:
+            raise ValueError("must not be null")
+        return value
+
+
+AUTO_PROVIDER = "auto"
+_CHOICES = ", ".join(repr(p.value) for p in Provider)
+
+
+def _provider_or_auto(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """One error for a value that is neither a provider nor "auto" (not one per branch of the union)."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "enum", "Input should be 'auto' or {expected}", {"expected": _CHOICES}
+        ) from None
+
+
+ProviderChoice = Annotated[
+    Provider | Literal["auto"],
+    WrapValidator(_provider_or_auto),
+    Field(
+        description='The provider, or "auto": any enabled provider that can make what is asked, in the '
+        "routing order (see routing). The chosen one, and why, is the generation's route."
+    ),
+]
+
+
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     # The maximum length is the deployment's (``prompt_max_chars``): the OpenAPI document states it.
     prompt: Annotated[str, Field(min_length=1, description="Text description of the video.")]
-    provider: Provider
+    provider: ProviderChoice
     duration: Annotated[
         int,
         Field(
@@ -245,6 +295,46 @@ class GenerateRequest(BaseModel):
             "you ahead of other accounts, which share the provider fairly."
         ),
     ] = None
+    fallback_providers: Annotated[
+        list[Provider] | None,
+        Field(
+            min_length=1,
+            max_length=len(Provider),
+            description="Optional: where else the generation may go, in order, after provider (with "
+            '"auto": the only providers it may go to). Those that cannot make what is asked, or are not '
+            "enabled, are skipped (the route says why). A generation moves on only when its attempt cost "
+            "nothing (the provider was unreachable, answered 5xx or refused for capacity before making a "
+            "task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task "
+            "it had accepted with a retriable error; never when whether a task was made is unknown.",
+            json_schema_extra={"uniqueItems": True},
+        ),
+    ] = None
+    routing: Annotated[RoutingOptions | None, Field(description="Optional: how candidates are ordered.")] = (
+        None
+    )
+    fallback_on_failure: Annotated[
+        bool | None,
+        Field(
+            description="Optional (default false): also move on to the next candidate when a provider "
+            "accepted the task and then failed it with a retriable error (the provider may have charged "
+            "for the failed try: see GET /v1/providers)."
+        ),
+    ] = None
+
+    @property
+    def routed(self) -> bool:
+        """Whether the request asks for routing: "auto", fallbacks or a sort (else only its provider, as
+        before routing existed)."""
+        return self.provider == AUTO_PROVIDER or bool(self.fallback_providers) or self.routing is not None
+
+    @model_validator(mode="after")
+    def _fallbacks_once(self) -> GenerateRequest:
+        given = self.fallback_providers or []
+        if len(set(given)) != len(given):
+            raise PydanticCustomError("unique", "fallback_providers must not repeat a provider")
+        if self.provider in given:
+            raise PydanticCustomError("unique", "fallback_providers must not repeat provider")
+        return self
 
     def options(self) -> dict[str, Any]:
         """The optional fields about the video that were given (what a provider may not support), as JSON
@@ -426,6 +516,45 @@ class GenerationImage(_Body):
     upload_id: str | None
 
 
+class RouteCandidate(_Body):
+    provider: Provider
+    reason: Annotated[str, Field(description="Why it is there: its health, capacity, price and speed.")]
+
+
+class GenerationRoute(_Body):
+    """Where the generation may go and why (only when the request asked for routing)."""
+
+    requested: Annotated[str, Field(description='The provider asked for, or "auto".')]
+    sort: Annotated[Sort | None, Field(description="The sort asked for; null: the default order.")]
+    fallback_on_failure: bool
+    candidates: Annotated[
+        list[RouteCandidate],
+        Field(min_length=1, description="In the order they are tried; provider is the one it is at now."),
+    ]
+    skipped: Annotated[
+        list[RouteCandidate],
+        Field(description="Providers that were not candidates: not enabled, or cannot make what is asked."),
+    ]
+    reason: Annotated[str | None, Field(description="Why it is at its provider now.")]
+
+
+class GenerationAttempt(_Body):
+    """One try at a provider."""
+
+    provider: Provider
+    started_at: Moment
+    ended_at: Annotated[Moment | None, Field(description="Null while it is under way.")]
+    error_code: Annotated[ErrorCode | None, Field(description="Why it failed; null if it made the video.")]
+    cost: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            description="USD the provider charged for it (0 if it made no task); null while under "
+            "way, or if its price is not known.",
+        ),
+    ]
+
+
 class Generation(_Body):
     """A generation as clients see it."""
 
@@ -475,6 +604,25 @@ class Generation(_Body):
     negative_prompt: Annotated[str | None, Field(description="As asked; null if none was given.")]
     metadata: Annotated[dict[str, str], Field(description="Your metadata, as given ({} if none).")]
     image: Annotated[GenerationImage | None, Field(description="The first frame asked for; null if none.")]
+    route: Annotated[
+        GenerationRoute | None,
+        Field(description="Its candidates and why, when the request asked for routing; null otherwise."),
+    ]
+    attempts: Annotated[
+        list[GenerationAttempt], Field(description="Every try at a provider, oldest first ([] before one).")
+    ]
+    estimated_cost: Annotated[
+        float | None,
+        Field(ge=0, description="USD its first candidate charges for it, at creation; null if not known."),
+    ]
+    cost: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            description="USD its providers charged, once finished: every try whose task was made (or failed "
+            "where that provider charges failures); null until finished, or if a price is not known.",
+        ),
+    ]
     created_at: Moment
     updated_at: Moment
 
@@ -543,6 +691,32 @@ class ProviderCapacity(_Body):
     keys: list[ProviderKeyCapacity]
 
 
+class ProviderHealth(_Body):
+    """How the provider is doing, from its recent attempts (across its keys)."""
+
+    state: Annotated[
+        Literal["operational", "degraded", "down"],
+        Field(
+            description="down: its breaker is open (routing skips it); degraded: half-open (probing), a "
+            "key's breaker is not closed, or under 80% of recent attempts succeeded; operational otherwise."
+        ),
+    ]
+    breaker: Annotated[Breaker, Field(description="closed, half_open (one probe at a time) or open.")]
+    success_rate: Annotated[
+        float | None, Field(ge=0, le=1, description="Of its recent attempts; null before any.")
+    ]
+    p50_seconds: Annotated[
+        float | None, Field(ge=0, description="Median time to finish of its recent tasks; null before any.")
+    ]
+    samples: Annotated[int, Field(ge=0, description="Recent attempts counted.")]
+
+
+class ProviderPrice(_Body):
+    model: str
+    resolution: Annotated[Resolution | None, Field(description="null: any resolution.")]
+    usd_per_second: Annotated[float, Field(ge=0, description="USD per second of video it makes.")]
+
+
 class ProviderInfo(_Body):
     id: Provider
     enabled: Annotated[bool, Field(description="Whether this deployment offers it.")]
@@ -550,6 +724,16 @@ class ProviderInfo(_Body):
     capacity: Annotated[
         ProviderCapacity | None,
         Field(description="Its capacity and load; null until an orchestrator has started with it enabled."),
+    ]
+    health: Annotated[
+        ProviderHealth | None, Field(description="Its breaker and recent results; null when not enabled.")
+    ]
+    model: Annotated[
+        str | None, Field(description="The model this deployment asks it for (what prices apply).")
+    ]
+    prices: Annotated[
+        list[ProviderPrice],
+        Field(description="What it charges, per model and resolution (docs/providers.md says the sources)."),
     ]
 
 
@@ -633,6 +817,9 @@ class Recovered(_Body):
     requeued: Annotated[int, Field(ge=0)]
 
 
+COST = "USD their providers charged (finished generations' cost, every try counted)."
+
+
 class UsageRow(_Body):
     """One day's generations of one provider that ended in (or are in) one status."""
 
@@ -644,12 +831,22 @@ class UsageRow(_Body):
     generations: Annotated[int, Field(ge=0)]
     seconds: Annotated[int, Field(ge=0, description="Seconds of video asked for.")]
     video_seconds: Annotated[int, Field(ge=0, description="Seconds of video made: completed ones only.")]
+    cost: Annotated[float, Field(ge=0, description=COST)]
 
 
 class UsageTotals(_Body):
     generations: Annotated[int, Field(ge=0)]
     seconds: Annotated[int, Field(ge=0, description="Seconds of video asked for.")]
     video_seconds: Annotated[int, Field(ge=0, description="Seconds of video made: completed ones only.")]
+    cost: Annotated[float, Field(ge=0, description=COST)]
+
+
+class ProviderCost(_Body):
+    """What one provider charged for the range's generations, all their tries there counted."""
+
+    provider: Provider
+    attempts: Annotated[int, Field(ge=0, description="Tries at it.")]
+    cost: Annotated[float, Field(ge=0, description="USD.")]
 
 
 class KeyUsage(UsageTotals):
@@ -685,6 +882,10 @@ class Usage(_Body):
     total: UsageTotals
     data: Annotated[list[UsageRow], Field(description="By day, provider and status; oldest day first.")]
     api_keys: Annotated[list[KeyUsage], Field(description="The same totals per API key.")]
+    providers: Annotated[
+        list[ProviderCost],
+        Field(description="Cost by provider: what each provider charged for the tries made there."),
+    ]
     budgets: Annotated[
         list[BudgetRemaining],
         Field(

@@ -17,6 +17,8 @@ class ApiSettings(CommonSettings):
     api_key_cache_seconds: float = Field(default=5.0, ge=0, le=60)
     # An account's budgets are cached this long: a change reaches every other replica within it.
     budget_cache_seconds: float = Field(default=5.0, ge=0, le=60)
+    # What routing reads of the providers (their keys' capacity and health) is cached this long per replica.
+    provider_state_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # A budget's use reaching this share of its limit is announced once per period (budget_alerts).
     budget_threshold_percent: int = Field(default=80, ge=1, le=100)
     # A publish the broker has not acknowledged within this long counts as failed (logged, counted, /readyz

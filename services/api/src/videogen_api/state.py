@@ -6,6 +6,7 @@ from aiohttp import web
 
 from videogen_api.auth import KeyCache
 from videogen_api.drain import Drain
+from videogen_api.provider_states import ProviderStates
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import RateLimiter
 from videogen_api.settings import ApiSettings
@@ -13,6 +14,7 @@ from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
+from videogen_common.pricing import PriceTable
 from videogen_common.repositories.batched_inserts import InsertBatcher
 from videogen_common.repositories.generation_reads import GenerationReads
 from videogen_common.repositories.generations import GenerationRepository
@@ -38,5 +40,8 @@ DRAIN = web.AppKey("drain", Drain)
 FEED = web.AppKey("feed", StatusFeed)
 # Event streams open in this process, by account (GET /v1/generations/{id}/events).
 EVENT_STREAMS = web.AppKey("event_streams", dict[str, int])
+# The providers' keys and health as routing reads them (cached), and their prices.
+PROVIDER_STATES = web.AppKey("provider_states", ProviderStates)
+PRICES = web.AppKey("prices", PriceTable)
 # Absent when rate limiting is disabled.
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

@@ -30,6 +30,7 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
+from videogen_common import attempts
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
 from videogen_common.failures import ErrorCode, GenerationError
@@ -37,6 +38,7 @@ from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.routing import TaskMade, is_provider_failure, later, may_fall_back
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.first_frame import (
@@ -45,7 +47,16 @@ from videogen_orchestrator.first_frame import (
     guarded_fetcher,
     resolve_first_frame,
 )
-from videogen_orchestrator.outcomes import Completed, Failed, Finished, Lost, Outcome, Refused, RunResult
+from videogen_orchestrator.outcomes import (
+    Completed,
+    Failed,
+    Failover,
+    Finished,
+    Lost,
+    Outcome,
+    Refused,
+    RunResult,
+)
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
     CapacityRefused,
@@ -87,6 +98,9 @@ class TaskEvent(StrEnum):
 
 
 TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
+# Told what a provider's answer says of its health: the generation's task succeeded there (error None,
+# ``seconds`` after it was accepted), or the provider failed it (its submit or its task) by its own fault.
+HealthObserver = Callable[[GenerationRecord, GenerationError | None, float | None], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +153,7 @@ class GenerationActor:
         image_fetcher: ImageFetcher | None = None,
         on_finished: FinishedObserver | None = None,
         on_task: TaskObserver | None = None,
+        on_health: HealthObserver | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -153,6 +168,8 @@ class GenerationActor:
         )
         self._on_finished = on_finished
         self.on_task = on_task
+        self.on_health = on_health
+        self.prices = settings.price_table
 
     @property
     def owner(self) -> str:
@@ -251,7 +268,7 @@ class GenerationActor:
             if isinstance(refused, Refused):
                 return refused
             if refused is not None:
-                return await self._finish(record, refused)
+                return await self._end(record, refused)
             task_id = record.provider_task_id
             assert task_id is not None
             while True:
@@ -263,7 +280,7 @@ class GenerationActor:
                 progress.follow(record)
                 step = await self._poll_step(record, adapter, task_id, job, progress)
                 if not isinstance(step, _PollAgain):
-                    return await self._finish(record, step)
+                    return await self._end(record, step)
                 record = step.record
                 if step.pause:
                     pause = poll_pause(self._settings, record, self._clock.now())
@@ -288,15 +305,24 @@ class GenerationActor:
         if (late := self._late(record)) is not None:
             return record, Failed(late)
         if record.submit_started_at is not None:
-            return record, Failed(_interrupted_submit(adapter.name))
+            return record, Failed(_interrupted_submit(adapter.name), TaskMade.UNKNOWN)
         record, error = await self._start_task(record, adapter, job)
-        if isinstance(error, Refused):
-            return record, error
         if error is not None:
-            return record, Failed(error)
+            return record, error
         progress.started(record)
         await self._tell(record, TaskEvent.ACCEPTED)
         return record, None
+
+    async def _judged(
+        self, record: GenerationRecord, error: GenerationError | None, seconds: float | None = None
+    ) -> None:
+        """Tell the provider's health what its answer says (a failure only when it is the provider's)."""
+        if self.on_health is None or (error is not None and not is_provider_failure(error)):
+            return
+        try:
+            await self.on_health(record, error, seconds)
+        except Exception:
+            log.exception("could not note the provider's health", extra={"generation_id": record.id})
 
     async def _tell(self, record: GenerationRecord, event: TaskEvent) -> None:
         if self.on_task is None:
@@ -326,10 +352,15 @@ class GenerationActor:
             if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                 await self._tell(record, TaskEvent.ENDED)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
+                await self._judged(record, None, self._task_seconds(record))
                 with tracer.start_as_current_span("media.fetch"):
                     video, thumbnail = await self._fetch_media(state.output)
                 return Completed(video, thumbnail)
-            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+            if state.status is TaskStatus.FAILED:
+                error = state.error or NO_REASON
+                await self._judged(record, error)
+                return Failed(error, TaskMade.MADE)
+            if state.status is TaskStatus.SUCCEEDED:
                 return Failed(state.error or NO_REASON)
             record = await self._follow(record, state)
             progress.follow(record)
@@ -366,9 +397,15 @@ class GenerationActor:
 
     # -- submitting ---------------------------------------------------------------------------------------
 
+    def _task_seconds(self, record: GenerationRecord) -> float | None:
+        """Seconds since the provider accepted the generation's task."""
+        if record.task_started_at is None:
+            return None
+        return max(0.0, (self._clock.now() - record.task_started_at).total_seconds())
+
     async def _start_task(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job
-    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
+    ) -> tuple[GenerationRecord, Failed | Refused | None]:
         """Submit once and save the task id. Returns the updated generation and, if no task was started,
         why. Cancellation (a graceful stop) waits for a submit in flight, so its task id is not lost."""
         plan = adapter.plan(job)
@@ -385,7 +422,7 @@ class GenerationActor:
 
     async def _submit_and_save(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job, plan: dict[str, Any]
-    ) -> tuple[GenerationRecord, GenerationError | Refused | None]:
+    ) -> tuple[GenerationRecord, Failed | Refused | None]:
         try:
             with tracer.start_as_current_span("provider.submit", kind=SpanKind.CLIENT):
                 annotate(provider=adapter.name)
@@ -399,13 +436,17 @@ class GenerationActor:
                     "retry_after_s": exc.retry_after,
                 },
             )
-            return record, Refused(record, exc.retry_after)
+            now = self._clock.now()
+            return record, Refused(
+                record, exc.retry_after, attempts.ended(record, exc.error, self.prices, now)
+            )
         except ProviderError as exc:
             log.warning(
                 "provider refused or could not take the task",
                 extra={"generation_id": record.id, "provider": adapter.name, "error": str(exc)},
             )
-            return record, exc.error
+            await self._judged(record, exc.error)
+            return record, Failed(exc.error, exc.task)
         try:
             return await self._save_task_id(record, task_id, plan), None
         except LeaseLost:
@@ -547,8 +588,33 @@ class GenerationActor:
         await publish_status(self._sink, updated, now)
         return updated
 
+    async def _end(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
+        """The generation's end at this provider: it moves on to its next candidate where its route allows
+        (``Failover``: nothing is written here), else it finishes (``_finish``)."""
+        if isinstance(outcome, Failed) and outcome.at_provider is not None:
+            route = record.route or {}
+            candidates = [c["provider"] for c in route.get("candidates") or ()]
+            allowed = may_fall_back(
+                outcome.error,
+                outcome.at_provider,
+                fallback_on_failure=bool(route.get("fallback_on_failure", False)),
+            )
+            if allowed and later(candidates, record.provider):
+                attempt = attempts.ended(record, outcome.error, self.prices, self._clock.now())
+                log.info(
+                    "the attempt failed; the generation moves on to its next candidate",
+                    extra={
+                        "generation_id": record.id,
+                        "provider": record.provider,
+                        "error": outcome.error.code,
+                    },
+                )
+                return Failover(record, outcome.error, attempt)
+        return await self._finish(record, outcome)
+
     async def _finish(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
-        """Move the generation to the state ``outcome`` calls for, its media stored first if it completed."""
+        """Move the generation to the state ``outcome`` calls for, its media stored first if it completed,
+        with its cost and its last try (``videogen_common.attempts``)."""
         now = self._clock.now()
         final: GenerationRecord | None
         if isinstance(outcome, Completed):
@@ -557,9 +623,14 @@ class GenerationActor:
                 stored = await self._store_media(record.id, outcome.video, outcome.thumbnail)
             if record.status is Status.QUEUED:
                 record = await self._follow(record, TaskState(TaskStatus.RUNNING))
-            final = await self._generations.complete(record, stored, now=now, owner=self.owner)
+            now = self._clock.now()
+            ending = attempts.ending(record, None, self.prices, now)
+            final = await self._generations.complete(record, stored, now=now, owner=self.owner, ending=ending)
         else:
-            final = await self._generations.fail(record, outcome.error, now=now, owner=self.owner)
+            ending = attempts.ending(record, outcome.error, self.prices, now)
+            final = await self._generations.fail(
+                record, outcome.error, now=now, owner=self.owner, ending=ending
+            )
         if final is None:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}

@@ -18,7 +18,9 @@ line at the provider for its priority (``repositories.waiting``), and is started
 The cost of choosing never grows with the number of generations waiting: it reads the provider's pools, its
 pending lanes (one per waiting account and priority) and those accounts' slot counts, then looks a few places
 into one lane. What the runner asks: ``admit`` (a claimed generation: start it, or it waits), ``wait`` (make
-it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``."""
+it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``; and, for a
+generation whose route has other candidates, ``rerouting`` (move it on before it is submitted, or after an
+attempt failed) with each key's ``health``."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import Store
+from videogen_orchestrator.health import Health
+from videogen_orchestrator.rerouting import MoveObserver, Rerouting
 from videogen_orchestrator.settings import PoolConfig
 from videogen_orchestrator.slots import AccountSlots
 
@@ -85,6 +89,8 @@ class Admission:
         pools: Iterable[PoolConfig] = (),
         on_waited: WaitObserver | None = None,
         on_refused: RefusalObserver | None = None,
+        health: Health | None = None,
+        on_move: MoveObserver | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
         self._pools = ProviderPoolRepository(store)
@@ -92,12 +98,23 @@ class Admission:
         self._clock = clock
         self.accounts = AccountSlots(store, cap=account_cap)
         self._configured = [
-            ProviderPool(pool_id(p.provider.value, p.name), p.provider.value, p.name, p.limit, p.limit)
+            ProviderPool(
+                pool_id(p.provider.value, p.name),
+                p.provider.value,
+                p.name,
+                p.limit,
+                p.limit,
+                model=p.model,
+                resolution=p.resolution,
+            )
             for p in pools
         ]
         self._on_waited = on_waited
         self._on_refused = on_refused
         self._registered = False
+        # Routing's part at admission: each key's breaker, and moves to a later candidate (rerouting).
+        self.health = health or Health(store, clock)
+        self.rerouting = Rerouting(store, clock, self.health, on_move)
         # Whether each provider's pools had no room when last read here (only the order of next_waiting's
         # two reads depends on it).
         self._full: dict[str, bool] = {}
@@ -121,10 +138,14 @@ class Admission:
 
     # -- a claimed generation -------------------------------------------------------------------------------
 
-    async def admit(self, record: GenerationRecord, *, from_line: bool) -> Admitted | Wait:
+    async def admit(
+        self, record: GenerationRecord, *, from_line: bool, usable: Callable[[str], bool] | None = None
+    ) -> Admitted | Wait:
         """The slots a claimed generation needs, if it can have them now. One already at its provider (or
         that took a slot before its instance died) keeps what it holds, whatever the counts. A new one joins
-        the line where others wait at its provider (``from_line``: it is the one the line chose)."""
+        the line where others wait at its provider (``from_line``: it is the one the line chose).
+        ``usable``: whether it may take a slot on a key (``Rerouting.recheck``: not one whose breaker is
+        open); None: any."""
         now = self._clock.now()
         pools = await self._pools_of(record.provider)
         if not pools:
@@ -141,7 +162,8 @@ class Admission:
             return Wait(QueueReason.PROVIDER_CAPACITY)
         if not await self.accounts.acquire(record.account_id, record.id):
             return Wait(QueueReason.ACCOUNT_CONCURRENCY)
-        for pool in sorted(pools, key=lambda p: p.room(now), reverse=True):
+        allowed = [pool for pool in pools if usable is None or usable(pool.id)]
+        for pool in sorted(allowed, key=lambda p: p.room(now), reverse=True):
             if pool.room(now) > 0 and await self._pools.take(pool, record.id, record.account_id, now):
                 if from_line and self._on_waited is not None and record.status_since is not None:
                     self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
@@ -246,11 +268,17 @@ class Admission:
         return await self.accounts.release(record.account_id, record.id)
 
     async def refused(
-        self, record: GenerationRecord, pool: ProviderPool | None, retry_after: float | None
+        self,
+        record: GenerationRecord,
+        pool: ProviderPool | None,
+        retry_after: float | None,
+        *,
+        wait: bool = True,
     ) -> datetime | None:
         """The provider refused the generation's submit for capacity (no task was made): the pool pauses and
-        lowers its limit, the generation gives its slots back and waits at the front of its line again.
-        Returns when the pool takes work again."""
+        lowers its limit, the generation gives its slots back and waits at the front of its line again
+        (unless ``wait`` is False: it moves on to another candidate). Returns when the pool takes work
+        again."""
         now = self._clock.now()
         lowered = await self._pools.refused(pool.id, now, retry_after) if pool is not None else None
         if lowered is not None:
@@ -266,7 +294,8 @@ class Admission:
             if self._on_refused is not None:
                 self._on_refused(lowered)
         await self.release(record)
-        await self.wait(record, QueueReason.PROVIDER_CAPACITY, refused=True)
+        if wait:
+            await self.wait(record, QueueReason.PROVIDER_CAPACITY, refused=True)
         return lowered.paused_until if lowered is not None else None
 
     async def accepted(self, pool: ProviderPool | None) -> None:

@@ -1,5 +1,6 @@
 """The orchestrator's Prometheus metrics: generations by provider and outcome, the time they spend in each
-state, provider calls (latency, errors), the reconciler's repairs, and the unfinished backlog. Served on the
+state, provider calls (latency, errors), each key's capacity and breaker, routing's moves, the reconciler's
+repairs, and the unfinished backlog. Served on the
 side port with the probes (``/metrics``)."""
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from videogen_common.records.admission import ProviderPool
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.outbox import OutboxRepository
+from videogen_common.repositories.provider_health import ProviderHealthRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
+from videogen_common.routing import Breaker
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
 
 UNFINISHED = [s for s in Status if s not in TERMINAL]
+BREAKER_VALUE = {Breaker.CLOSED: 0, Breaker.HALF_OPEN: 1, Breaker.OPEN: 2}
 
 
 class OrchestratorMetrics:
@@ -148,6 +152,30 @@ class OrchestratorMetrics:
             ["provider"],
             registry=registry,
         )
+        self.breaker_state = Gauge(
+            "videogen_provider_breaker_state",
+            f"A provider key's breaker: 0 closed, 1 half-open (probing), 2 open ({capacity}).",
+            ["provider", "pool"],
+            registry=registry,
+        )
+        self.breaker_transitions = Counter(
+            "videogen_provider_breaker_transitions",
+            "A provider key's breaker changes this instance made, by the state it moved to: open (failures "
+            "in a row), half_open (a probe went), closed (a task succeeded).",
+            ["provider", "pool", "to"],
+            registry=registry,
+        )
+        for provider in Provider:
+            for to in Breaker:
+                self.breaker_transitions.labels(provider.value, provider.value, to.value)
+        self.routing_moves = Counter(
+            "videogen_routing_moves",
+            "Generations this instance moved to another candidate of their route, by where from and to and "
+            "why: breaker (open there), capacity (no room there, room at the other), refused (a 429 there), "
+            "failed (the attempt failed where moving on is allowed).",
+            ["from_provider", "to_provider", "why"],
+            registry=registry,
+        )
         self.outbox_pending = Gauge(
             "videogen_generations_outbox_pending",
             "Documents (a finished generation, a disabled endpoint, ...) owing events the notifier has not "
@@ -173,6 +201,12 @@ class OrchestratorMetrics:
     def observe_refused(self, pool: ProviderPool) -> None:
         self.capacity_refusals.labels(pool.provider, pool.id).inc()
 
+    def observe_breaker(self, provider: str, pool: str, to: Breaker) -> None:
+        self.breaker_transitions.labels(provider, pool, to.value).inc()
+
+    def observe_move(self, from_provider: str, to_provider: str, why: str) -> None:
+        self.routing_moves.labels(from_provider, to_provider, why).inc()
+
     def observe_call(self, provider: str, call: str, seconds: float, error: BaseException | None) -> None:
         self.provider_calls.labels(provider, call, "ok" if error is None else "error").observe(seconds)
         if error is not None:
@@ -186,7 +220,8 @@ class OrchestratorMetrics:
         for status in UNFINISHED:
             self.unfinished.labels(status.value).set(await generations.count_in_status(status))
         self.outbox_pending.set(await OutboxRepository(store).count_owed())
-        for pool in await ProviderPoolRepository(store).everything():
+        pools = await ProviderPoolRepository(store).everything()
+        for pool in pools:
             labels = (pool.provider, pool.id)
             for gauge, value in (
                 (self.capacity_limit, pool.limit),
@@ -199,6 +234,10 @@ class OrchestratorMetrics:
                     gauge.labels(*labels).set(value)
             self.capacity_running.labels(*labels).set(pool.running)
             self.capacity_paused.labels(*labels).set(1 if pool.paused(now) else 0)
+        health = {pool.id: pool for pool in await ProviderHealthRepository(store).everything()}
+        for pool in pools:
+            state = health[pool.id].breaker(now) if pool.id in health else Breaker.CLOSED
+            self.breaker_state.labels(pool.provider, pool.id).set(BREAKER_VALUE[state])
         waiting = await WaitingRepository(store).waiting_by_provider()
         for provider in Provider:
             self.capacity_waiting.labels(provider.value).set(waiting.get(provider.value, 0))

@@ -1,15 +1,20 @@
 """What an actor's work comes to. Inside the actor, each ending is an ``Outcome``: ``Completed`` (the video's
 bytes, to store) or ``Failed`` (the error to record); ``GenerationActor.run`` answers with a ``RunResult``:
-``Finished`` (the actor wrote the terminal state), ``Lost`` (someone else moved the generation first) or
+``Finished`` (the actor wrote the terminal state), ``Lost`` (someone else moved the generation first),
 ``Refused`` (the provider refused the submit for capacity: no task was made, and the generation waits
-again)."""
+again) or ``Failover`` (the attempt failed in a way that lets the generation move on to its next candidate:
+the runner moves it, as a new attempt)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from videogen_common.failures import GenerationError
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.routing import TaskMade
+
+Doc = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +27,13 @@ class Completed:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The generation fails with ``error`` (the provider's, or the orchestrator's own reason)."""
+    """The generation fails with ``error`` (the provider's, or the orchestrator's own reason).
+    ``at_provider``: when the provider failed it (its submit, or its task), what was left there
+    (``TaskMade``); None for the orchestrator's own reasons (a deadline, an unusable first frame), which never
+    move it elsewhere."""
 
     error: GenerationError
+    at_provider: TaskMade | None = None
 
 
 # How a generation ends, as the actor decides it.
@@ -52,7 +61,20 @@ class Refused:
 
     record: GenerationRecord
     retry_after: float | None = None
+    # The try that was refused, as it ended (``videogen_common.attempts``), if the generation moves on.
+    attempt: Doc | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failover:
+    """The attempt failed and the generation may move on to its next candidate (``routing.may_fall_back``):
+    no terminal state was written, and no task of it is left at the provider (none was made, or the provider
+    failed it). ``record``: the generation, still leased; ``attempt``: the try as it ended."""
+
+    record: GenerationRecord
+    error: GenerationError
+    attempt: Doc | None
 
 
 # What ``GenerationActor.run`` answers.
-RunResult = Finished | Lost | Refused
+RunResult = Finished | Lost | Refused | Failover

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable
 from datetime import timedelta
 
+from videogen_common import attempts
 from videogen_common.clock import Clock
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
@@ -102,7 +103,9 @@ class Reconciler:
                 "capacity)",
                 retriable=True,
             )
-            failed = await self._generations.fail(record, error, now=self._clock.now())
+            now = self._clock.now()
+            ending = attempts.ending(record, error, self._runner.prices, now)
+            failed = await self._generations.fail(record, error, now=now, ending=ending)
             if failed is not None:
                 await publish_status(self._sink, failed, self._clock.now())
 

@@ -3,9 +3,12 @@ generation needs (its account's and one of its provider's), starts its actor, re
 it runs, and hands them back on shutdown.
 
 A generation that cannot have its slots now waits, ``queued`` and unleased, in line at its provider
-(``admission``). Whenever a slot may have freed — one of this instance's generations ended, one joined a
-line, a provider's pause ran out — the instance starts what admission chooses next at that provider
-(``dispatch``, at most one pass per provider at a time). The reconciler dispatches every provider on each
+(``admission``). A generation whose route has other candidates is re-checked first (``Rerouting``): it may
+move to a later candidate before anything is submitted, and after a capacity refusal or a ``Failover`` it
+moves on as a new attempt, run by the same task here (never at two providers at once). Whenever a slot may
+have freed — one of this instance's generations ended, one joined a line, a provider's pause ran out — the
+instance starts what admission chooses next at that provider (``dispatch``, at most one pass per provider at
+a time). The reconciler dispatches every provider on each
 pass too, so a wake-up lost to a crash is only delayed."""
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
+from videogen_common.failures import GenerationError
+from videogen_common.pricing import PriceTable
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor, TaskEvent
 from videogen_orchestrator.admission import Admission, Admitted, with_pool
-from videogen_orchestrator.outcomes import Finished, Refused
+from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused
 from videogen_orchestrator.slots import AccountSlots
 from videogen_orchestrator.status_events import EventSink, publish_status
 
@@ -72,6 +77,7 @@ class Runner:
         self._no_claims.set()
         self._stopping = False
         actor.on_task = self._task_news
+        actor.on_health = self._health_news
 
     @property
     def in_flight(self) -> int:
@@ -80,6 +86,11 @@ class Runner:
     @property
     def stopping(self) -> bool:
         return self._stopping
+
+    @property
+    def prices(self) -> PriceTable:
+        """The providers' prices the actor charges attempts at."""
+        return self._actor.prices
 
     @property
     def accounts(self) -> AccountSlots:
@@ -149,14 +160,28 @@ class Runner:
             return None  # a claim that raced stop is handed back by stop
         if lane is not None:
             await self.admission.taken_from_line(lane)
-        decision = await self.admission.admit(record, from_line=lane is not None)
+        return await self._place(record, from_line=lane is not None)
+
+    async def _place(
+        self, record: GenerationRecord, *, from_line: bool
+    ) -> tuple[GenerationRecord, Admitted] | None:
+        """A claimed generation's provider (its route re-checked: it may move to a later candidate before it
+        is submitted), then its slots there; without them it waits in that provider's line."""
+        placement = await self.admission.rerouting.recheck(record)
+        if placement is None:
+            return None  # canceled meanwhile
+        moved = placement.record
+        from_line = from_line and moved.provider == record.provider
+        decision = await self.admission.admit(moved, from_line=from_line, usable=placement.usable)
         if isinstance(decision, Admitted):
-            return with_pool(record, decision), decision
-        await self._wait(record, decision.reason)
-        if lane is None:
+            return with_pool(moved, decision), decision
+        await self._wait(moved, decision.reason)
+        if placement.probe is not None:  # another may probe while this one waits
+            await self.admission.health.release_probe(placement.probe, moved.id)
+        if not from_line:
             # A slot may have freed between the failed take and the wait, and its releaser found nobody
             # waiting: look again now that this one is in line.
-            self.wake(record.provider)
+            self.wake(moved.provider)
         return None
 
     async def _wait(self, record: GenerationRecord, reason: str, *, refused: bool = False) -> None:
@@ -170,23 +195,30 @@ class Runner:
             # Whether this actor wrote the generation's terminal state.
             finished_here = False
             try:
-                # In the trace of the request that created it (a resumed generation too).
-                span = span_in(
-                    "generation.run",
-                    record.traceparent,
-                    kind=SpanKind.CONSUMER,
-                    generation_id=generation_id,
-                    account_id=record.account_id,
-                    provider=record.provider,
-                )
-                with trace.use_span(span, end_on_exit=True):
-                    result = await self._actor.run(record)
-                    finished_here = isinstance(result, Finished)
-                    annotate(status=result.record.status.value if isinstance(result, Finished) else "moved")
-                if isinstance(result, Refused):
-                    resume_at = await self.admission.refused(result.record, admitted.pool, result.retry_after)
-                    self.wake(record.provider, at=resume_at)
-                    return
+                while True:
+                    # In the trace of the request that created it (a resumed generation too).
+                    span = span_in(
+                        "generation.run",
+                        record.traceparent,
+                        kind=SpanKind.CONSUMER,
+                        generation_id=generation_id,
+                        account_id=record.account_id,
+                        provider=record.provider,
+                    )
+                    with trace.use_span(span, end_on_exit=True):
+                        result = await self._actor.run(record)
+                        finished_here = isinstance(result, Finished)
+                        annotate(
+                            status=result.record.status.value if isinstance(result, Finished) else "moved"
+                        )
+                    if isinstance(result, Finished | Lost):
+                        break
+                    # Refused for capacity, or failed where it may move on: a new attempt, maybe elsewhere.
+                    placed = await self._move_on(result, admitted)
+                    if placed is None:
+                        return
+                    record, admitted = placed
+                    self._admitted[generation_id] = admitted
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -203,6 +235,44 @@ class Runner:
             self._admitted.pop(generation_id, None)
             self._provider_slot_freed.discard(generation_id)
             self._slots.release()
+
+    async def _move_on(
+        self, result: Refused | Failover, admitted: Admitted
+    ) -> tuple[GenerationRecord, Admitted] | None:
+        """After a capacity refusal: wait in line again, unless a later candidate of its route has room (then
+        move there). After a ``Failover``: move to the next candidate. Either way a new attempt, placed
+        like a new generation; None if it waits (or was canceled meanwhile)."""
+        record, rerouting = result.record, self.admission.rerouting
+        await self.admission.health.release_probe(record.provider_pool, record.id)
+        if isinstance(result, Refused):
+            elsewhere = await rerouting.room_elsewhere(record)
+            resume_at = await self.admission.refused(
+                record, admitted.pool, result.retry_after, wait=elsewhere is None
+            )
+            self.wake(record.provider, at=resume_at)
+            if elsewhere is None:
+                return None
+            reason = f"moved to {elsewhere}: {record.provider} refused it for capacity"
+            moved = await rerouting.move(
+                record, elsewhere, reason=reason, why="refused", attempt=result.attempt
+            )
+        else:
+            await self.admission.release(record, provider_slot=record.id not in self._provider_slot_freed)
+            if self._limited(record.id):
+                self.wake(record.provider)
+            moved = await rerouting.fall_back(record, result.error, result.attempt)
+        if moved is None:
+            return None
+        # A new attempt: the slot it takes at its next provider is given back when that one's task ends.
+        self._provider_slot_freed.discard(record.id)
+        if self._sink is not None:
+            await publish_status(self._sink, moved, self._clock.now())  # it shows where it goes now
+        return await self._place(moved, from_line=False)
+
+    async def _health_news(
+        self, record: GenerationRecord, error: GenerationError | None, seconds: float | None
+    ) -> None:
+        await self.admission.health.record(record, error, seconds)
 
     async def _released(self, record: GenerationRecord) -> None:
         """Give back a finished generation's slots, and start what waits for them: at its provider, if its

@@ -26,6 +26,7 @@ from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission
+from videogen_orchestrator.health import Health
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -65,7 +66,17 @@ class FaustTopicSink:
 def admission_for(
     settings: OrchestratorSettings, store: Store, clock: Clock, metrics: OrchestratorMetrics | None = None
 ) -> Admission:
-    """Admission to every provider this deployment enables, with each key's configured limit."""
+    """Admission to every provider this deployment enables, with each key's configured limit, and its
+    breaker as the settings make it."""
+    health = Health(
+        store,
+        clock,
+        failures=settings.breaker_failures,
+        cooldown_seconds=settings.breaker_cooldown_seconds,
+        probe_seconds=settings.breaker_probe_seconds,
+        window=settings.health_window,
+        on_transition=metrics.observe_breaker if metrics is not None else None,
+    )
     return Admission(
         store=store,
         clock=clock,
@@ -73,6 +84,8 @@ def admission_for(
         pools=[pool for provider in sorted(settings.providers) for pool in settings.pools(provider)],
         on_waited=metrics.observe_waited if metrics is not None else None,
         on_refused=metrics.observe_refused if metrics is not None else None,
+        health=health,
+        on_move=metrics.observe_move if metrics is not None else None,
     )
 
 

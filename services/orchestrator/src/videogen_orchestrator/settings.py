@@ -8,6 +8,7 @@ from typing import Annotated, Self
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_core import PydanticCustomError
 
+from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
 from videogen_common.settings import CommonSettings
 
@@ -43,6 +44,9 @@ class PoolConfig:
     name: str | None
     key: str | None
     limit: int | None
+    # The model its adapter asks for, and the resolution unless a request says (what it is priced at).
+    model: str | None = None
+    resolution: str | None = None
 
 
 def _default_instance() -> str:
@@ -120,18 +124,40 @@ class OrchestratorSettings(CommonSettings):
     # Fetching a first frame from the client's URL (at most VIDEOGEN_IMAGE_MAX_BYTES) takes at most this long.
     image_fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     shutdown_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Each provider key's breaker (routing): it opens after this many failures in a row through the provider's
+    # fault, takes no routed work for the cool-down, then lets one probe at a time through (each probe holds
+    # its slot at most ``breaker_probe_seconds``) and closes when one succeeds. The last ``health_window``
+    # outcomes and times to finish are kept for the success rate and p50 time.
+    breaker_failures: int = Field(default=5, ge=1)
+    breaker_cooldown_seconds: float = Field(default=30.0, gt=0)
+    breaker_probe_seconds: float = Field(default=300.0, gt=0)
+    health_window: int = Field(default=50, ge=1, le=1000)
 
     def pools(self, provider: Provider) -> list[PoolConfig]:
         """The provider's keys, each with its limit: one pool (named None) for a single key or the mock."""
         setting = CREDENTIALS.get(provider)
         limit: int | None = getattr(self, f"{provider.value}_max_concurrency")
+        model, resolution = self.model_of(provider)
         if setting is None:
-            return [PoolConfig(provider, None, None, limit)]
+            return [PoolConfig(provider, None, None, limit, model, resolution)]
         keys: list[ProviderKey] = getattr(self, f"{setting}s")
         if keys:
-            return [PoolConfig(provider, k.name, k.key.get_secret_value(), k.max_concurrency) for k in keys]
+            return [
+                PoolConfig(provider, k.name, k.key.get_secret_value(), k.max_concurrency, model, resolution)
+                for k in keys
+            ]
         single: SecretStr | None = getattr(self, setting)
-        return [PoolConfig(provider, None, single.get_secret_value() if single else None, limit)]
+        key = single.get_secret_value() if single else None
+        return [PoolConfig(provider, None, key, limit, model, resolution)]
+
+    def model_of(self, provider: Provider) -> tuple[str, str]:
+        """The model the provider's adapter asks for, and its resolution unless a request says."""
+        return {
+            Provider.MOCK: ("mock", CAPABILITIES[Provider.MOCK].default_resolution),
+            Provider.RUNWAY: (self.runway_model, CAPABILITIES[Provider.RUNWAY].default_resolution),
+            Provider.LUMA: (self.luma_model, self.luma_resolution),
+            Provider.PIKA: (self.pika_model.strip("/"), self.pika_resolution),
+        }[provider]
 
     def max_requests_per_second(self, provider: Provider) -> float | None:
         rate: float | None = getattr(self, f"{provider.value}_max_requests_per_second", None)

@@ -26,6 +26,7 @@ from videogen_client.enums import (
     Provider,
     Resolution,
     Scope,
+    Sort,
     Status,
     known,
 )
@@ -52,12 +53,20 @@ PROVIDER_COLUMNS = (
     "negative",
     "running",
     "waiting",
+    "health",
 )
-USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds")
+USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds", "cost")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENT_COLUMNS = ("created_at", "id", "type", "subject")
 # What ``--events`` subscribes to unless told: the two a generation's end makes.
 TERMINAL_EVENTS = ["video.completed", "video.failed"]
+
+
+def _providers_list(value: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one provider")
+    return names
 
 
 def _open_choice(values: object, what: str) -> dict[str, Any]:
@@ -133,6 +142,9 @@ def _generate(args: argparse.Namespace) -> int:
             metadata=dict(args.metadata or []) or None,
             image=args.image,
             priority=args.priority,
+            fallback_providers=args.fallback,
+            routing={"sort": args.sort} if args.sort else None,
+            fallback_on_failure=True if args.fallback_on_failure else None,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -231,6 +243,7 @@ def _providers(args: argparse.Namespace) -> int:
             "negative": "yes" if p.capabilities.negative_prompt else "no",
             "running": _capacity(p.capacity.running, p.capacity.effective_limit) if p.capacity else "",
             "waiting": p.capacity.waiting if p.capacity else "",
+            "health": p.health.state if p.health else "",
         }
         for p in found
     ]
@@ -338,7 +351,12 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = _command(sub, "generate", "submit a generation", _generate)
     generate.add_argument("prompt")
-    generate.add_argument("--provider", default="mock", **_open_choice(Provider, "provider"))
+    generate.add_argument(
+        "--provider",
+        default="mock",
+        metavar="PROVIDER",
+        help=f"{', '.join(known(Provider))}, ..., or auto: any enabled provider that can make it",
+    )
     generate.add_argument("--duration", type=int, default=5, help="seconds, 3-10")
     generate.add_argument("--aspect-ratio", **_open_choice(AspectRatio, "aspect ratio (see `vg providers`)"))
     generate.add_argument("--resolution", **_open_choice(Resolution, "resolution (see `vg providers`)"))
@@ -355,6 +373,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PRIORITY",
         help=f"{', '.join(known(Priority))}: the order your generations start in when they wait for capacity "
         "(default normal)",
+    )
+    generate.add_argument(
+        "--fallback",
+        type=_providers_list,
+        metavar="PROVIDER[,PROVIDER...]",
+        help="where else it may go, in order (with --provider auto: the only providers it may go to)",
+    )
+    generate.add_argument(
+        "--sort", metavar="SORT", help=f"{', '.join(known(Sort))}: how --provider auto orders candidates"
+    )
+    generate.add_argument(
+        "--fallback-on-failure",
+        action="store_true",
+        help="also move on when a provider accepted the task and then failed it (it may charge for that)",
     )
     generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
     generate.add_argument(

@@ -39,8 +39,18 @@ def rows_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
 
 def fields(model: BaseModel) -> str:
     data = model.model_dump(mode="json")
+    if isinstance(model, Generation):
+        # Where it went and why, in a line each: the tries in order, and the route's reason.
+        data["attempts"] = " -> ".join(_attempt(a) for a in data["attempts"]) or None
+        data["route"] = data["route"]["reason"] if data["route"] else None
     width = max(len(k) for k in data)
     return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in data.items())
+
+
+def _attempt(attempt: dict[str, Any]) -> str:
+    outcome = attempt["error_code"] or ("made" if attempt["ended_at"] else "under way")
+    cost = f", ${attempt['cost']:g}" if attempt["cost"] is not None else ""
+    return f"{attempt['provider']} ({outcome}{cost})"
 
 
 def _cell(value: Any) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from videogen_client._paging import walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
@@ -20,7 +20,14 @@ from videogen_client.errors import (
     VideogenError,
     WaitTimeoutError,
 )
-from videogen_client.models import Generation, GenerationList, ProviderInfo, ProviderList, Upload
+from videogen_client.models import (
+    Generation,
+    GenerationList,
+    ProviderInfo,
+    ProviderList,
+    RoutingOptions,
+    Upload,
+)
 
 ProgressCallback = Callable[[Generation], None]
 # A first frame: a URL, an upload's id, or the image itself (a path, its bytes, or a binary file object).
@@ -44,7 +51,7 @@ class AsyncGenerations:
         self,
         *,
         prompt: str,
-        provider: Provider | str,
+        provider: Provider | Literal["auto"] | str,
         duration: int,
         aspect_ratio: AspectRatio | str | None = None,
         resolution: Resolution | str | None = None,
@@ -54,6 +61,9 @@ class AsyncGenerations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        fallback_providers: Sequence[Provider | str] | None = None,
+        routing: RoutingOptions | Mapping[str, Any] | None = None,
+        fallback_on_failure: bool | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
@@ -63,7 +73,13 @@ class AsyncGenerations:
         on the generation and in its webhooks. ``image``: the first frame, as an ``https://`` URL, an
         upload's id, or a file (a path, bytes or a binary file object, uploaded first). ``deadline_seconds``:
         past it, the generation fails with ``deadline_exceeded``. ``priority``: ``high``, ``normal`` or
-        ``low``, the order your own generations start in when they wait for the provider's capacity."""
+        ``low``, the order your own generations start in when they wait for the provider's capacity.
+
+        Routing: ``provider="auto"`` lets the API pick any enabled provider that can make it;
+        ``fallback_providers`` names where else it may go, in order (with ``"auto"``: the only providers it
+        may go to); ``routing={"sort": "price"}`` (or ``"speed"``) orders the candidates; with
+        ``fallback_on_failure=True`` it also moves on when a provider failed a task it had accepted. Where it
+        went and why are ``generation.route`` and ``generation.attempts``."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
         given = {
             "aspect_ratio": aspect_ratio,
@@ -74,6 +90,9 @@ class AsyncGenerations:
             "image": await self._image(image) if image is not None else None,
             "deadline_seconds": deadline_seconds,
             "priority": priority,
+            "fallback_providers": list(fallback_providers) if fallback_providers is not None else None,
+            "routing": _routing(routing),
+            "fallback_on_failure": fallback_on_failure,
         }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
         body.update({name: value for name, value in given.items() if value is not None})
@@ -208,7 +227,7 @@ class AsyncGenerations:
         self,
         *,
         prompt: str,
-        provider: Provider | str,
+        provider: Provider | Literal["auto"] | str,
         duration: int,
         aspect_ratio: AspectRatio | str | None = None,
         resolution: Resolution | str | None = None,
@@ -218,6 +237,9 @@ class AsyncGenerations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        fallback_providers: Sequence[Provider | str] | None = None,
+        routing: RoutingOptions | Mapping[str, Any] | None = None,
+        fallback_on_failure: bool | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -235,6 +257,9 @@ class AsyncGenerations:
             image=image,
             deadline_seconds=deadline_seconds,
             priority=priority,
+            fallback_providers=fallback_providers,
+            routing=routing,
+            fallback_on_failure=fallback_on_failure,
             idempotency_key=idempotency_key,
         )
         if on_progress is not None:
@@ -313,6 +338,14 @@ class _Follower:
         if generation.status == "failed":
             raise GenerationFailedError(generation)
         return generation
+
+
+def _routing(routing: RoutingOptions | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if routing is None:
+        return None
+    if isinstance(routing, RoutingOptions):
+        return routing.model_dump(exclude_none=True)
+    return dict(routing)
 
 
 class AsyncProviders:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Literal
 
 from videogen_client._paging import walk_blocking
 from videogen_client._portal import Portal
@@ -30,6 +30,7 @@ from videogen_client.models import (
     GenerationList,
     ProviderInfo,
     RotatedSecret,
+    RoutingOptions,
     Upload,
     Webhook,
     WebhookCreated,
@@ -63,7 +64,7 @@ class Generations:
         self,
         *,
         prompt: str,
-        provider: Provider | str,
+        provider: Provider | Literal["auto"] | str,
         duration: int,
         aspect_ratio: AspectRatio | str | None = None,
         resolution: Resolution | str | None = None,
@@ -73,6 +74,9 @@ class Generations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        fallback_providers: Sequence[Provider | str] | None = None,
+        routing: RoutingOptions | Mapping[str, Any] | None = None,
+        fallback_on_failure: bool | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
@@ -88,6 +92,9 @@ class Generations:
                 image=image,
                 deadline_seconds=deadline_seconds,
                 priority=priority,
+                fallback_providers=fallback_providers,
+                routing=routing,
+                fallback_on_failure=fallback_on_failure,
                 idempotency_key=idempotency_key,
             )
         )
@@ -167,7 +174,7 @@ class Generations:
         self,
         *,
         prompt: str,
-        provider: Provider | str,
+        provider: Provider | Literal["auto"] | str,
         duration: int,
         aspect_ratio: AspectRatio | str | None = None,
         resolution: Resolution | str | None = None,
@@ -177,6 +184,9 @@ class Generations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        fallback_providers: Sequence[Provider | str] | None = None,
+        routing: RoutingOptions | Mapping[str, Any] | None = None,
+        fallback_on_failure: bool | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -194,6 +204,9 @@ class Generations:
                 image=image,
                 deadline_seconds=deadline_seconds,
                 priority=priority,
+                fallback_providers=fallback_providers,
+                routing=routing,
+                fallback_on_failure=fallback_on_failure,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+# A pool's room when it has no limit of ours: more than any deployment starts at once.
+UNLIMITED_ROOM = 1 << 30
+
 Doc = dict[str, Any]
 
 # Separates the parts of a lane's id and of a waiting generation's key; no provider, account id or number
@@ -56,6 +59,10 @@ class ProviderPool:
     successes: int = 0
     refusals_in_row: int = 0
     ceiling: int | None = None
+    # What the key is used for: the model the adapter asks for and its resolution unless a request says
+    # (registered by the orchestrator; the api prices requests with them).
+    model: str | None = None
+    resolution: str | None = None
 
     @property
     def running(self) -> int:
@@ -72,7 +79,7 @@ class ProviderPool:
         if self.paused(now):
             return 0
         if self.effective is None:
-            return 1 << 30
+            return UNLIMITED_ROOM
         return max(0, self.effective - self.running)
 
     def running_by_account(self) -> Counter[str]:
@@ -92,6 +99,8 @@ class ProviderPool:
             successes=doc.get("successes", 0),
             refusals_in_row=doc.get("refusals_in_row", 0),
             ceiling=doc.get("ceiling"),
+            model=doc.get("model"),
+            resolution=doc.get("resolution"),
         )
 
     def to_doc(self) -> Doc:
@@ -107,6 +116,8 @@ class ProviderPool:
             "successes": self.successes,
             "refusals_in_row": self.refusals_in_row,
             "ceiling": self.ceiling,
+            "model": self.model,
+            "resolution": self.resolution,
         }
 
 

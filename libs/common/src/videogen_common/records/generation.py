@@ -3,7 +3,7 @@ public view derived from it (``PUBLIC_FIELDS``, the one list of what clients see
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -38,6 +38,10 @@ PUBLIC_FIELDS = (
     "negative_prompt",
     "metadata",
     "image",
+    "route",
+    "attempts",
+    "estimated_cost",
+    "cost",
     "created_at",
     "updated_at",
 )
@@ -75,6 +79,10 @@ _OPTIONAL = (
     "idem_hash",
     "idem_response",
     "budget_hold",
+    "route",
+    "provider_attempts",
+    "estimated_cost",
+    "cost",
 )
 
 
@@ -192,6 +200,16 @@ class GenerationRecord:
     # What it reserved of its account's and key's budgets (``budgets.Hold``): given back if it fails before
     # it cost anything.
     budget_hold: Mapping[str, Any] | None = None
+    # Where it may go and why (``routing``): set at creation when the request named fallbacks, "auto" or a
+    # sort (None: only its provider, as before routing existed).
+    route: Mapping[str, Any] | None = None
+    # Its tries that ended, oldest first: {provider, pool, started_at, ended_at, error_code, cost}
+    # (``videogen_common.attempts``); shown as ``attempts`` with the one under way. (``attempts`` counts the
+    # claims of its lease.)
+    provider_attempts: Sequence[Mapping[str, Any]] | None = None
+    # USD: what its first candidate would charge (at creation), and what was charged (once finished).
+    estimated_cost: float | None = None
+    cost: float | None = None
 
     @property
     def charged(self) -> bool:
@@ -253,6 +271,29 @@ class GenerationRecord:
         return doc
 
     @property
+    def attempt_started(self) -> datetime | None:
+        """When its current try at its provider began (a submit, or the task it made), if one did."""
+        return self.submit_started_at or self.task_started_at
+
+    def attempts_view(self) -> list[Doc]:
+        """Every try at a provider, oldest first: those that ended (``provider_attempts``), then the one under
+        way, if any (a generation finished before attempts were kept shows its one try)."""
+        ended = list(self.provider_attempts or ())
+        views = [_attempt_view(attempt) for attempt in ended]
+        started = self.attempt_started
+        if started is not None and not (self.status.terminal and ended):
+            views.append(
+                {
+                    "provider": self.provider,
+                    "started_at": isoformat(started),
+                    "ended_at": isoformat(self.updated_at) if self.status.terminal else None,
+                    "error_code": str(self.error.code) if self.error is not None else None,
+                    "cost": self.cost if self.status.terminal else None,
+                }
+            )
+        return views
+
+    @property
     def waiting_in_line(self) -> bool:
         """Whether it waits in line to be admitted to its provider (``repositories.waiting``)."""
         return self.status is Status.QUEUED and self.slot_wait is not None
@@ -292,7 +333,35 @@ class GenerationRecord:
             "negative_prompt": self.negative_prompt,
             "metadata": dict(self.metadata or {}),
             "image": {"url": image.url, "upload_id": image.upload_id} if image is not None else None,
+            "route": _route_view(self.route),
+            "attempts": self.attempts_view(),
+            "estimated_cost": self.estimated_cost,
+            "cost": self.cost,
             "created_at": created_at,
             # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
             "updated_at": created_at if updated == created else isoformat(updated),
         }
+
+
+def _attempt_view(attempt: Mapping[str, Any]) -> Doc:
+    ended = attempt.get("ended_at")
+    return {
+        "provider": attempt["provider"],
+        "started_at": isoformat(attempt["started_at"]),
+        "ended_at": isoformat(ended) if ended is not None else None,
+        "error_code": attempt.get("error_code"),
+        "cost": attempt.get("cost"),
+    }
+
+
+def _route_view(route: Mapping[str, Any] | None) -> Doc | None:
+    if route is None:
+        return None
+    return {
+        "requested": route["requested"],
+        "sort": route.get("sort"),
+        "fallback_on_failure": bool(route.get("fallback_on_failure", False)),
+        "candidates": [{"provider": c["provider"], "reason": c["reason"]} for c in route["candidates"]],
+        "skipped": [{"provider": c["provider"], "reason": c["reason"]} for c in route.get("skipped") or ()],
+        "reason": route.get("reason"),
+    }

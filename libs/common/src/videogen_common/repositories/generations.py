@@ -154,6 +154,7 @@ class GenerationRepository:
         fields: Doc | None = None,
         owner: str | None = None,
         lease_token: str | None = None,
+        attempt: Doc | None = None,
     ) -> Doc | None:
         """Compare-and-set on (id, expected status, version), and on the lease ``owner`` or ``lease_token``
         when given. Returns the new document, or None if someone else moved the generation first; a duplicate
@@ -167,7 +168,8 @@ class GenerationRepository:
 
         Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
         ``status_since``, or since creation), so a finished generation says how long it queued and
-        processed, whichever instances drove it."""
+        processed, whichever instances drove it. ``attempt``: a try at a provider that ends with this
+        transition, kept in ``provider_attempts`` (``videogen_common.attempts``)."""
         current = Status(doc["status"])
         if not can_transition(current, target):
             raise TransitionError(f"{current} -> {target} is not allowed")
@@ -187,7 +189,10 @@ class GenerationRepository:
             query["lease_owner"] = owner
         if lease_token is not None:
             query["lease_token"] = lease_token
-        write: Doc = {"$set": update, "$inc": increments, "$push": {"timeline": step}}
+        pushes: Doc = {"timeline": step}
+        if attempt is not None:
+            pushes["provider_attempts"] = attempt
+        write: Doc = {"$set": update, "$inc": increments, "$push": pushes}
         if target.terminal and doc.get("wait_deadline") is not None:
             write["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
         moved = {
@@ -196,6 +201,8 @@ class GenerationRepository:
             "version": doc["version"] + 1,
             "timeline": [*(doc.get("timeline") or []), step],
         }
+        if attempt is not None:
+            moved["provider_attempts"] = [*(doc.get("provider_attempts") or []), attempt]
         if spent is not None:
             totals = dict(doc.get("state_seconds") or {})
             totals[current.value] = totals.get(current.value, 0) + spent
@@ -211,7 +218,13 @@ class GenerationRepository:
         return moved if result.modified_count == 1 else None
 
     async def fail(
-        self, record: GenerationRecord, error: GenerationError, *, now: datetime, owner: str | None = None
+        self,
+        record: GenerationRecord,
+        error: GenerationError,
+        *,
+        now: datetime,
+        owner: str | None = None,
+        ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
         the lease of ``owner``); None if someone else moved it first.
@@ -221,9 +234,11 @@ class GenerationRepository:
         is. The transition is a compare-and-set out of an unfinished state, so it succeeds once per
         generation, and so does the give-back (``record`` is the generation as it was just before: the
         compare-and-set checked its version). A process that dies between the two keeps the reservation (the
-        budget errs on the side of spending less)."""
-        fields = {"error": error.to_doc()}
-        failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner)
+        budget errs on the side of spending less). ``ending``: its cost and its last try at a provider
+        (``videogen_common.attempts.ending``)."""
+        extra, attempt = ending or ({}, None)
+        fields = {"error": error.to_doc(), **extra}
+        failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
         if failed is not None and record.budget_hold is not None and not record.charged:
             try:
                 await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
@@ -232,10 +247,19 @@ class GenerationRepository:
         return failed
 
     async def complete(
-        self, record: GenerationRecord, media: StoredVideo, *, now: datetime, owner: str
+        self,
+        record: GenerationRecord,
+        media: StoredVideo,
+        *,
+        now: datetime,
+        owner: str,
+        ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
-        """Move the generation ``owner`` runs to ``completed`` with its stored media; None if it moved."""
+        """Move the generation ``owner`` runs to ``completed`` with its stored media (and ``ending``: its cost
+        and its last try); None if it moved."""
+        extra, attempt = ending or ({}, None)
         fields: Doc = {
+            **extra,
             "video_url": media.video_url,
             "video_key": media.video_key,
             "thumbnail_url": media.thumbnail_url,
@@ -243,7 +267,9 @@ class GenerationRepository:
         if media.thumbnail_key is not None:
             fields["thumbnail_key"] = media.thumbnail_key
         fields["progress"] = 100
-        return await self._move(record, Status.COMPLETED, now=now, fields=fields, owner=owner)
+        return await self._move(
+            record, Status.COMPLETED, now=now, fields=fields, owner=owner, attempt=attempt
+        )
 
     async def follow_provider(
         self, record: GenerationRecord, target: Status, *, now: datetime, owner: str
@@ -260,8 +286,11 @@ class GenerationRepository:
         now: datetime,
         fields: Doc | None,
         owner: str | None,
+        attempt: Doc | None = None,
     ) -> GenerationRecord | None:
-        moved = await self.transition(record.to_doc(), target, now=now, fields=fields, owner=owner)
+        moved = await self.transition(
+            record.to_doc(), target, now=now, fields=fields, owner=owner, attempt=attempt
+        )
         return None if moved is None else GenerationRecord.from_doc(moved)
 
     async def save_first_frame(
@@ -430,6 +459,65 @@ class GenerationRepository:
             record.to_doc(), Status.QUEUED, now=now, fields=fields, lease_token=record.lease_token
         )
         return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def move_provider(
+        self,
+        record: GenerationRecord,
+        provider: str,
+        *,
+        reason: str,
+        now: datetime,
+        attempt: Doc | None = None,
+    ) -> GenerationRecord | None:
+        """Move a generation leased under ``record``'s token, and at no provider now (its try there ended, or
+        none began), to its next candidate ``provider``: a compare-and-set that drops everything of the old
+        provider (its key, its place in a line there, the submit's mark, plan and task id) and keeps the try
+        that ended (``attempt``). ``reason`` says why, on its route. None if it moved since ``record``."""
+        cleared = (
+            "queue_place",
+            "provider_pool",
+            "submit_started_at",
+            "provider_request",
+            "provider_task_id",
+            "task_started_at",
+            "slot_wait",
+            "wait_deadline",
+        )
+        route = {**record.route, "reason": reason} if record.route is not None else None
+        changes: Doc = {"provider": provider, "updated_at": now, "progress": None}
+        if route is not None:
+            changes["route.reason"] = reason
+        write: Doc = {
+            "$set": changes,
+            "$unset": dict.fromkeys(cleared, ""),
+            "$inc": {"version": 1},
+        }
+        attempts = list(record.provider_attempts or ())
+        if attempt is not None:
+            write["$push"] = {"provider_attempts": attempt}
+            attempts.append(attempt)
+        moved = await self._generations.update_one(
+            {"_id": record.id, "version": record.version, "lease_token": record.lease_token}, write
+        )
+        if moved.modified_count != 1:
+            return None
+        return replace(
+            record,
+            provider=provider,
+            updated_at=now,
+            version=record.version + 1,
+            progress=None,
+            route=route,
+            provider_attempts=attempts,
+            queue_place=None,
+            provider_pool=None,
+            submit_started_at=None,
+            provider_request=None,
+            provider_task_id=None,
+            task_started_at=None,
+            slot_wait=None,
+            wait_deadline=None,
+        )
 
     async def leave_lease(self, record: GenerationRecord) -> bool:
         """Let go of the lease of a generation that now waits in its lane (``join_lane``), so admission can

@@ -11,6 +11,7 @@ last one."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,7 +45,7 @@ class ProviderPoolRepository:
 
     async def register(self, pool: ProviderPool) -> ProviderPool:
         """Make the pool's document if there is none; if its configured limit changed, start from the new
-        one. Returns the pool as stored."""
+        one; keep its model and resolution as configured. Returns the pool as stored."""
         for _ in range(3):
             doc = await self._pools.find_one({"_id": pool.id})
             if doc is None:
@@ -54,6 +55,10 @@ class ProviderPoolRepository:
                 except DuplicateKeyError:
                     continue  # another instance made it first
             stored = ProviderPool.from_doc(doc)
+            if (stored.model, stored.resolution) != (pool.model, pool.resolution):
+                used = {"model": pool.model, "resolution": pool.resolution}
+                await self._pools.update_one({"_id": pool.id}, {"$set": used})
+                stored = replace(stored, model=pool.model, resolution=pool.resolution)
             if stored.limit == pool.limit:
                 return stored
             reset: Doc = {"limit": pool.limit, "effective": pool.limit, "successes": 0, "hold_until": None}
@@ -63,6 +68,11 @@ class ProviderPoolRepository:
 
     async def of_provider(self, provider: str) -> list[ProviderPool]:
         return [ProviderPool.from_doc(doc) async for doc in self._pools.find({"provider": provider})]
+
+    async def of_providers(self, providers: list[str]) -> list[ProviderPool]:
+        return [
+            ProviderPool.from_doc(doc) async for doc in self._pools.find({"provider": {"$in": providers}})
+        ]
 
     async def everything(self) -> list[ProviderPool]:
         return [ProviderPool.from_doc(doc) async for doc in self._pools.find({})]

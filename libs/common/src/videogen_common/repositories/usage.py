@@ -1,6 +1,7 @@
-"""An account's usage (GET /v1/usage): its generations counted and their seconds summed per UTC day,
-provider, status and API key, by one aggregation over the account's range of the ``generations`` collection's
-``by_account`` index (``repositories.generation_reads``); records out (``UsageGroup``)."""
+"""An account's usage (GET /v1/usage): its generations counted and their seconds and cost summed per UTC
+day, provider, status and API key, and what each provider charged for the tries made there, by aggregations
+over the account's range of the ``generations`` collection's ``by_account`` index
+(``repositories.generation_reads``); records out (``UsageGroup``, ``ProviderCharges``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.pricing import DIGITS
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -26,6 +28,7 @@ class UsageGroup:
     key: str | None
     generations: int
     seconds: int
+    cost: float = 0.0
 
     @classmethod
     def from_group(cls, group: Doc) -> UsageGroup:
@@ -39,7 +42,17 @@ class UsageGroup:
             key=by.get("key"),
             generations=int(group["generations"]),
             seconds=int(group["seconds"]),
+            cost=round(float(group.get("cost") or 0.0), DIGITS),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCharges:
+    """What one provider charged for the tries made there (``UsageRepository.by_provider``)."""
+
+    provider: str
+    attempts: int
+    cost: float
 
 
 class UsageRepository:
@@ -66,8 +79,39 @@ class UsageRepository:
                     },
                     "generations": {"$sum": 1},
                     "seconds": {"$sum": "$duration"},
+                    "cost": {"$sum": {"$ifNull": ["$cost", 0]}},
                 }
             },
         ]
         groups = await (await self._generations.aggregate(pipeline)).to_list(None)
         return [UsageGroup.from_group(group) for group in groups]
+
+    async def by_provider(
+        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
+    ) -> list[ProviderCharges]:
+        """The tries at each provider of the account's generations created in [start, end) that ended, and
+        what they cost: one aggregation over the same range, each generation's ``provider_attempts``
+        unwound (a generation tried at two providers counts at each)."""
+        match: Doc = {
+            "account_id": account_id,
+            "created_at": {"$gte": start, "$lt": end},
+            "provider_attempts.0": {"$exists": True},
+        }
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {"$unwind": "$provider_attempts"},
+            {
+                "$group": {
+                    "_id": "$provider_attempts.provider",
+                    "attempts": {"$sum": 1},
+                    "cost": {"$sum": {"$ifNull": ["$provider_attempts.cost", 0]}},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return sorted(
+            (ProviderCharges(g["_id"], int(g["attempts"]), round(float(g["cost"]), DIGITS)) for g in groups),
+            key=lambda charges: charges.provider,
+        )

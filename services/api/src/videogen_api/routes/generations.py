@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,6 +42,7 @@ from videogen_api.query import parse_query
 from videogen_api.queue_position import view_with_position
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
+from videogen_api.routing import routed
 from videogen_api.schemas import (
     MAX_DEADLINE_SECONDS,
     GenerateRequest,
@@ -53,9 +53,8 @@ from videogen_api.schemas import (
 )
 from videogen_api.serialize import json_response
 from videogen_api.spend import give_back, spend_of
-from videogen_common.capabilities import unsupported
+from videogen_common import attempts
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
-from videogen_common.domain import Provider
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.generations import new_record, status_envelope, terminal_event
@@ -72,19 +71,6 @@ routes = web.RouteTableDef()
 
 # Compare-and-set attempts a cancel makes while the generation keeps moving between unfinished states.
 CANCEL_ATTEMPTS = 5
-
-
-def provider_unavailable(provider: str, enabled: Collection[Provider]) -> Problem:
-    """422: a provider the API knows but this deployment does not offer (no credentials for it)."""
-    offered = ", ".join(sorted(p.value for p in enabled))
-    message = f"provider {provider!r} is not enabled on this deployment; enabled: {offered}"
-    return Problem(
-        422,
-        "provider-unavailable",
-        "Provider not available",
-        message,
-        errors=[{"field": "provider", "message": message, "code": "provider_unavailable"}],
-    )
 
 
 def _deadline_seconds(request: web.Request, in_body: int | None) -> int | None:
@@ -183,7 +169,8 @@ async def _first_frame(
     errors={
         **BODY_ERRORS,
         422: problem(
-            "validation-error: a field is invalid (one entry per field in errors); "
+            "validation-error: a field is invalid (one entry per field in errors; for a routed request that "
+            "no provider can make, one per provider and reason); "
             "provider-unavailable: that provider is not enabled here (errors names provider); "
             "idempotency-key-reused: the key was used before with a different body.",
             ValidationProblem,
@@ -196,11 +183,10 @@ async def create_generation(request: web.Request) -> web.Response:
     settings = app[state.SETTINGS]
     key = idempotency_key(request)
     body = parse_body(GenerateRequest, await json_body(request), prompt_max_chars=settings.prompt_max_chars)
-    if body.provider not in settings.providers:
-        raise provider_unavailable(body.provider.value, settings.providers)
+    # Where it goes first (its candidates and why, when it asks for routing), and what that costs.
+    snapshot = await app[state.PROVIDER_STATES].snapshot()
+    destination = routed(body, settings.providers, snapshot, app[state.PRICES])
     options = body.options()
-    if errors := unsupported(body.provider, options):
-        raise invalid(errors)
     account = account_of(request)
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
@@ -230,7 +216,7 @@ async def create_generation(request: web.Request) -> web.Response:
         generation_id=new_id("gen", now),
         account_id=account,
         prompt=body.prompt,
-        provider=body.provider,
+        provider=destination.provider,
         duration=body.duration,
         now=now,
         options=options,
@@ -247,6 +233,8 @@ async def create_generation(request: web.Request) -> web.Response:
         traceparent=traceparent,
         priority=body.priority.value if body.priority is not None else None,
         budget_hold=hold.to_doc() if hold is not None else None,
+        route=destination.route,
+        estimated_cost=destination.estimated_cost,
     )
     if traceparent is not None:
         annotate(generation_id=record.id, account_id=account, provider=record.provider)
@@ -380,7 +368,9 @@ async def cancel_generation(request: web.Request) -> web.Response:
             raise not_found(f"no generation {generation_id!r}")
         if record.status.terminal:
             raise generation_terminal(generation_id, record.status.value)
-        canceled = await generations.fail(record, CANCELED_BY_CLIENT, now=app[state.CLOCK].now())
+        now = app[state.CLOCK].now()
+        ending = attempts.ending(record, CANCELED_BY_CLIENT, app[state.PRICES], now)
+        canceled = await generations.fail(record, CANCELED_BY_CLIENT, now=now, ending=ending)
         if canceled is not None:
             break
         # Someone moved it between our read and our write: read again, and stop if it has finished.

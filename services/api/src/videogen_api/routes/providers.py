@@ -1,6 +1,6 @@
 """GET /v1/providers: every provider the API knows, whether this deployment offers it, what it can make (from
-``videogen_common.capabilities``, the tables the orchestrator's adapters are held to), and its capacity and
-load (the pools admission keeps in the store)."""
+``videogen_common.capabilities``, the tables the orchestrator's adapters are held to), its capacity and load
+(the pools admission keeps in the store), its health (breakers, recent outcomes) and its prices."""
 
 from __future__ import annotations
 
@@ -35,20 +35,25 @@ routes = web.RouteTableDef()
         "Every provider the API knows, whether this deployment offers it, and its aspect ratios, "
         "resolutions, durations and inputs. A request asking a provider for something it cannot make is a "
         "422 naming the field and what the provider would accept. Each provider's capacity is the "
-        "deployment's: its keys' limits, how many run and how many wait now."
+        "deployment's: its keys' limits, how many run and how many wait now; its health is its breaker "
+        "(routing skips a provider that is down) and its recent success rate and p50 time to finish; its "
+        "prices are per second of video, per model and resolution."
     ),
     status=200,
     answer="The providers.",
     model=ProviderList,
 )
 async def list_providers(request: web.Request) -> web.Response:
-    enabled = request.app[state.SETTINGS].providers
-    store = request.app[state.STORE]
+    app = request.app
+    enabled = app[state.SETTINGS].providers
+    store = app[state.STORE]
     pools: dict[str, list[ProviderPool]] = {}
     for pool in await ProviderPoolRepository(store).everything():
         pools.setdefault(pool.provider, []).append(pool)
     waiting = await WaitingRepository(store).waiting_by_provider()
-    now = request.app[state.CLOCK].now()
+    now = app[state.CLOCK].now()
+    # Health as routing sees it (the same cached read), prices as the deployment sets them.
+    snapshot, prices = await app[state.PROVIDER_STATES].snapshot(), app[state.PRICES]
     return json_response(
         {
             "data": [
@@ -57,6 +62,9 @@ async def list_providers(request: web.Request) -> web.Response:
                     "enabled": p in enabled,
                     "capabilities": CAPABILITIES[p].public(),
                     "capacity": _capacity(pools.get(p.value), waiting.get(p.value, 0), now),
+                    "health": snapshot.health_of(p.value).public() if p in enabled else None,
+                    "model": snapshot.model_of(p.value),
+                    "prices": prices.public(p.value),
                 }
                 for p in Provider
             ]

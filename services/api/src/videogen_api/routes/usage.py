@@ -24,6 +24,7 @@ from videogen_api.serialize import json_response
 from videogen_common.budgets import ACCOUNT, Remaining
 from videogen_common.clock import isoformat
 from videogen_common.domain import Status
+from videogen_common.pricing import DIGITS
 from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository
 from videogen_common.repositories.keys import ApiKeyRepository
 from videogen_common.repositories.usage import UsageGroup, UsageRepository
@@ -35,7 +36,7 @@ Doc = dict[str, Any]
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-_TOTALS = ("generations", "seconds", "video_seconds")
+_TOTALS = ("generations", "seconds", "video_seconds", "cost")
 
 
 def _moment(raw: str) -> datetime:
@@ -111,7 +112,11 @@ def parse_range(query: MultiMapping[str], now: datetime) -> tuple[datetime, date
 
 
 def _totals(rows: list[Doc]) -> Doc:
-    return {name: sum(row[name] for row in rows) for name in _TOTALS}
+    return _rounded({name: sum(row[name] for row in rows) for name in _TOTALS})
+
+
+def _rounded(totals: Doc) -> Doc:
+    return {**totals, "cost": round(totals["cost"], DIGITS)}
 
 
 def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key_id: str | None) -> Doc:
@@ -123,6 +128,7 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
             "generations": group.generations,
             "seconds": group.seconds,
             "video_seconds": group.seconds if group.status == Status.COMPLETED.value else 0,
+            "cost": group.cost,
         }
         day, provider, status = group.day, group.provider, group.status
         row = rows.setdefault(
@@ -133,7 +139,7 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
         for name, value in counted.items():
             row[name] += value
             key[name] += value
-    data = [rows[k] for k in sorted(rows)]
+    data = [_rounded(rows[k]) for k in sorted(rows)]
     return {
         "start": isoformat(start),
         "end": isoformat(end),
@@ -141,7 +147,7 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
         "total": _totals(data),
         "data": data,
         "api_keys": [
-            {"api_key_id": key_id, **totals}
+            {"api_key_id": key_id, **_rounded(totals)}
             for key_id, totals in sorted(keys.items(), key=lambda item: item[0] or "")
         ],
     }
@@ -157,7 +163,9 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
         "How many generations the account made and how many seconds of video, by UTC day, provider and "
         "status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API "
         "key. Counted from the generations themselves by when each was made: once each, however often their "
-        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones). "
+        "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); "
+        "cost is what their providers charged (USD), and providers says it by provider, every try at each "
+        "counted. "
         "budgets: what is left now of the account's budgets and of the key's (the one asked about, or else "
         "the one making the request)."
     ),
@@ -172,9 +180,13 @@ async def get_usage(request: web.Request) -> web.Response:
     now = app[state.CLOCK].now()
     start, end, api_key_id = parse_range(request.query, now)
     account = account_of(request)
-    groups = await UsageRepository(app[state.STORE]).groups(account, start, end, api_key_id)
+    usage = UsageRepository(app[state.STORE])
+    groups = await usage.groups(account, start, end, api_key_id)
+    charges = await usage.by_provider(account, start, end, api_key_id)
     budgets = remaining_view(await _budgets_left(request, account, api_key_id, now))
-    return json_response({**usage_view(groups, start, end, api_key_id), "budgets": budgets})
+    providers = [{"provider": c.provider, "attempts": c.attempts, "cost": c.cost} for c in charges]
+    view = usage_view(groups, start, end, api_key_id)
+    return json_response({**view, "providers": providers, "budgets": budgets})
 
 
 async def _budgets_left(

@@ -6,12 +6,13 @@ declares nothing the safe defaults."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
 from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.routing import TaskMade
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +50,17 @@ class TaskStatus(StrEnum):
 class ProviderError(Exception):
     """An adapter call that did not get an answer it can map to a task state. ``transient``: the call may
     work later (retries exhausted on 429/5xx/connection errors), so a poll is tried again at the next tick,
-    until the generation's deadline; anything else ends the generation with ``error``."""
+    until the generation's deadline; anything else ends the generation with ``error``. ``task``, for a
+    submit: whether it is proven that no task was made (``TaskMade.NONE``: never connected, or the provider
+    answered a refusal), else unknown (routing moves a generation on only when none was made)."""
 
-    def __init__(self, error: GenerationError, *, transient: bool = False) -> None:
+    def __init__(
+        self, error: GenerationError, *, transient: bool = False, task: TaskMade = TaskMade.UNKNOWN
+    ) -> None:
         super().__init__(error.message)
         self.error = error
         self.transient = transient
+        self.task = task
 
 
 class CapacityRefused(ProviderError):
@@ -64,7 +70,7 @@ class CapacityRefused(ProviderError):
 
     def __init__(self, message: str, retry_after: float | None) -> None:
         error = GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, message, "http_429", retriable=True)
-        super().__init__(error, transient=True)
+        super().__init__(error, transient=True, task=TaskMade.NONE)
         self.retry_after = retry_after
 
 
@@ -142,15 +148,6 @@ class AdapterDefaults:
 
     async def close(self) -> None:
         return None
-
-
-def nearest_duration(requested: int, offered: Collection[int]) -> int:
-    """The provider's duration for a request: the shortest it makes that is at least ``requested``, else
-    its longest (a video is never cut shorter than asked unless the provider cannot make it longer)."""
-    if not offered:
-        raise ValueError("a provider offers at least one duration")
-    longer = [d for d in offered if d >= requested]
-    return min(longer) if longer else max(offered)
 
 
 def data_uri(job: Job) -> str | None:

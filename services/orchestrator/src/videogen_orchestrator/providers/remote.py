@@ -9,8 +9,9 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities
+from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities, nearest_duration
 from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.routing import TaskMade
 from videogen_orchestrator.providers.base import (
     AdapterDefaults,
     CapacityRefused,
@@ -18,7 +19,6 @@ from videogen_orchestrator.providers.base import (
     ProviderError,
     TaskState,
     TaskStatus,
-    nearest_duration,
 )
 from videogen_orchestrator.providers.http import (
     TRANSIENT_STATUSES,
@@ -165,7 +165,10 @@ class RemoteAdapter(AdapterDefaults):
                 retry_statuses=_SUBMIT_RETRY_STATUSES,
             )
         except TransientFailure as exc:
-            raise _unavailable(f"{self.name} did not take the task ({exc})", exc.status) from exc
+            # Never connected, or only answers that prove nothing was made: no task.
+            raise _unavailable(
+                f"{self.name} did not take the task ({exc})", exc.status, task=TaskMade.NONE
+            ) from exc
         except AmbiguousRequest as exc:
             raise _unavailable(
                 f"{self.name} may or may not have started the task ({exc}); it is not submitted again, "
@@ -178,7 +181,7 @@ class RemoteAdapter(AdapterDefaults):
                 parse_retry_after(reply.headers.get("Retry-After")),
             )
         if not reply.ok:
-            raise ProviderError(self.refusal(reply))
+            raise ProviderError(self.refusal(reply), task=TaskMade.NONE)  # refused: no task was made
         return reply
 
     async def send_read(self, method: str, path: str, **kwargs: Any) -> Reply:
@@ -234,11 +237,13 @@ class ModelResolutionAdapter(RemoteAdapter):
         )
 
 
-def _unavailable(message: str, status: int | None, *, transient: bool = False) -> ProviderError:
+def _unavailable(
+    message: str, status: int | None, *, transient: bool = False, task: TaskMade = TaskMade.UNKNOWN
+) -> ProviderError:
     """The provider could not be reached (or kept answering ``status``): worth trying again later."""
     provider_code = f"http_{status}" if status is not None else None
     error = GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, message, provider_code, retriable=True)
-    return ProviderError(error, transient=transient)
+    return ProviderError(error, transient=transient, task=task)
 
 
 def _percent(value: Any) -> int | None:

@@ -128,14 +128,17 @@ function generationRow(generation) {
 // ---------------------------------------------------------------------------------------------------- create
 
 /** A control for one property of the request schema: enums become selects, integers number inputs, long
- * strings text areas, booleans checkboxes; a property that may be null or left out is optional. */
+ * strings text areas, booleans checkboxes, lists of an enum comma-separated text, an object of one enum a
+ * select of it; a property that may be null or left out is optional. */
 function controlFor(doc, name, schema, required) {
   let node = resolve(doc, schema);
   let optional = !required;
   if (node.anyOf) {
-    const branches = node.anyOf.map((b) => resolve(doc, b));
-    optional = optional || branches.some((b) => b.type === "null");
-    node = { ...node, ...branches.find((b) => b.type !== "null") };
+    const branches = node.anyOf.map((b) => resolve(doc, b)).filter((b) => b.type !== "null");
+    optional = optional || branches.length < node.anyOf.length;
+    // A choice of several closed lists (a provider, or "auto") is one list of them all.
+    const values = branches.flatMap((b) => b.enum || (b.const !== undefined ? [b.const] : []));
+    node = { ...node, ...branches[0], ...(branches.length > 1 && values.length ? { enum: values } : {}) };
   }
   const title = schema.title || name.split("_").map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");
   const label = `${title}${optional ? " (optional)" : ""}`;
@@ -143,8 +146,21 @@ function controlFor(doc, name, schema, required) {
   if (node.type === "object" && node.properties && node.properties.upload_id) {
     return imageControl(name, label, description);
   }
+  const props = node.type === "object" && node.properties ? Object.entries(node.properties) : [];
+  if (props.length === 1) {
+    // An object of one property (routing: its sort): that property's control, wrapped.
+    const [inner, innerSchema] = props[0];
+    const part = controlFor(doc, inner, { ...innerSchema, title: `${label.replace(" (optional)", "")}: ${inner}` }, false);
+    part.control.name = name;
+    const value = () => { const v = part.value(); return v === undefined ? undefined : { [inner]: v }; };
+    return { ...part, name, value };
+  }
+  const items = node.type === "array" && node.items ? resolve(doc, node.items) : null;
   let control;
-  if (node.type === "object") {
+  if (items) {
+    // A list of a closed list's values (fallback providers), in order: comma-separated.
+    control = h("input", { type: "text", placeholder: (items.enum || []).slice(0, 2).join(", ") });
+  } else if (node.type === "object") {
     // A map of strings (metadata): one KEY=VALUE per line.
     control = h("textarea", { rows: 3, placeholder: "order_id=42" });
   } else if (node.enum) {
@@ -165,9 +181,10 @@ function controlFor(doc, name, schema, required) {
   if (!optional) control.required = true;
   const f = field(label, control, { hint: description, inline: node.type === "boolean" });
   function value() {
-    if (node.type === "boolean") return control.checked;
+    if (node.type === "boolean") return control.checked || (optional ? undefined : false);
     const raw = control.value;
     if (raw.trim() === "") return undefined;
+    if (items) return raw.split(",").map((v) => v.trim()).filter((v) => v !== "");
     if (node.type === "integer" || node.type === "number") return Number(raw);
     if (node.type === "object") {
       const pairs = raw.split("\n").filter((line) => line.trim() !== "").map((line) => {
@@ -199,6 +216,11 @@ function imageControl(name, label, description) {
     return url.value.trim() === "" ? undefined : { url: url.value.trim() };
   }
   return { ...fileField, wrap, control: file, name, value };
+}
+
+/** US dollars, to the hundredth of a cent the API keeps. */
+function usd(amount) {
+  return `$${Number(amount).toFixed(amount < 1 ? 4 : 2)}`;
 }
 
 /** What the request asked of the video beyond the three required fields, as given (all of it text). */
@@ -282,11 +304,12 @@ export async function generationDetail(main, { signal, params: [id] }) {
   const actions = h("div.actions");
   const outcome = h("div");
   const deliveries = h("div", { id: "generation-deliveries" });
+  const attempts = h("div", { id: "attempts" });
   const cancel = h("button.danger", { type: "button" }, "Cancel generation");
   actions.append(cancel);
   main.append(
     h("h1", {}, "Generation ", h("code", {}, id)),
-    facts, progressSlot, errorSlot, mediaSlot, actions, outcome,
+    facts, progressSlot, errorSlot, mediaSlot, actions, outcome, attempts,
     h("h2", {}, "Timeline"), timeline,
     h("h2", {}, "Deliveries"), deliveries,
   );
@@ -302,8 +325,21 @@ export async function generationDetail(main, { signal, params: [id] }) {
       g.status === "queued" && g.queue_reason
         ? [h("dt", {}, "Waiting for"), h("dd", { id: "generation-waiting" }, waitingFor(g))] : null,
       g.priority && g.priority !== "normal" ? [h("dt", {}, "Priority"), h("dd", {}, g.priority)] : null,
+      g.route ? [h("dt", {}, "Route"), h("dd", { id: "generation-route" }, g.route.reason || "")] : null,
+      g.estimated_cost !== null && g.estimated_cost !== undefined
+        ? [h("dt", {}, "Estimated cost"), h("dd", {}, usd(g.estimated_cost))] : null,
+      g.cost !== null && g.cost !== undefined ? [h("dt", {}, "Cost"), h("dd", { id: "generation-cost" }, usd(g.cost))] : null,
       asked(g),
     ]);
+    clear(attempts);
+    if (g.attempts && g.attempts.length) {
+      attempts.append(h("h2", {}, "Attempts"), h("table", { id: "generation-attempts" },
+        h("thead", {}, h("tr", {}, ["Provider", "Started", "Ended", "Outcome", "Cost"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, g.attempts.map((a) => h("tr", {},
+          h("td", {}, a.provider), h("td", {}, when(a.started_at)), h("td", {}, a.ended_at ? when(a.ended_at) : "—"),
+          h("td", {}, a.error_code ? h("code", {}, a.error_code) : a.ended_at ? "made the video" : "under way"),
+          h("td", {}, a.cost === null || a.cost === undefined ? "—" : usd(a.cost)))))));
+    }
     clear(progressSlot);
     if (!TERMINAL.has(g.status)) {
       const bar = h("progress", { max: 100, id: "generation-progress", "aria-labelledby": "progress-label" });

@@ -1,0 +1,96 @@
+"""What the api reads of the providers for routing at creation and for ``GET /v1/providers``: each key's pool
+(its capacity, and the model and resolution the orchestrator uses it for) and its health (breaker, recent
+outcomes), from the store, cached per replica for ``provider_state_cache_seconds`` (one read at a time: the
+requests arriving meanwhile share it)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from videogen_common.capabilities import CAPABILITIES
+from videogen_common.clock import Clock
+from videogen_common.domain import Provider
+from videogen_common.pricing import DEFAULT_MODELS, PriceTable
+from videogen_common.records.admission import ProviderPool
+from videogen_common.records.health import Health, PoolHealth, health_of, provider_state
+from videogen_common.repositories.provider_health import ProviderHealthRepository
+from videogen_common.repositories.provider_pools import ProviderPoolRepository
+from videogen_common.routing import ProviderState
+from videogen_common.store import Store
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The providers' pools and health as read at ``at``."""
+
+    at: datetime
+    pools: dict[str, list[ProviderPool]]
+    health: dict[str, list[PoolHealth]]
+
+    def model_of(self, provider: str) -> str:
+        """The model the deployment uses the provider for (its default until an orchestrator said)."""
+        models = [pool.model for pool in self.pools.get(provider, ()) if pool.model]
+        return models[0] if models else DEFAULT_MODELS[Provider(provider)]
+
+    def resolution_of(self, provider: str) -> str:
+        """The resolution the provider makes when a request does not say."""
+        given = [pool.resolution for pool in self.pools.get(provider, ()) if pool.resolution]
+        return given[0] if given else CAPABILITIES[Provider(provider)].default_resolution
+
+    def estimate(
+        self, prices: PriceTable, provider: str, resolution: str | None, duration: int
+    ) -> float | None:
+        """What the provider charges for a request of ``duration`` s at ``resolution`` (None: its default)."""
+        return prices.estimate(
+            provider, self.model_of(provider), resolution or self.resolution_of(provider), duration
+        )
+
+    def state(self, provider: str, price: float | None) -> ProviderState:
+        """What routing knows of the provider now, with ``price`` for the request at hand."""
+        return provider_state(
+            provider, self.pools.get(provider, []), self.health.get(provider, []), self.at, price
+        )
+
+    def health_of(self, provider: str) -> Health:
+        return health_of(self.health.get(provider, []), self.at)
+
+
+class ProviderStates:
+    def __init__(
+        self, store: Store, clock: Clock, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._pools = ProviderPoolRepository(store)
+        self._health = ProviderHealthRepository(store)
+        self._clock = clock
+        self._ttl = ttl_seconds
+        self._monotonic = monotonic
+        self._cached: tuple[Snapshot, float] | None = None
+        self._reading: asyncio.Future[Snapshot] | None = None
+
+    async def snapshot(self) -> Snapshot:
+        cached = self._cached
+        if cached is not None and cached[1] > self._monotonic():
+            return cached[0]
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._read())
+        reading = self._reading
+        try:
+            return await asyncio.shield(reading)
+        finally:
+            if reading.done() and self._reading is reading:
+                self._reading = None
+
+    async def _read(self) -> Snapshot:
+        pools: dict[str, list[ProviderPool]] = {}
+        for pool in await self._pools.everything():
+            pools.setdefault(pool.provider, []).append(pool)
+        health: dict[str, list[PoolHealth]] = {}
+        for key in await self._health.everything():
+            health.setdefault(key.provider, []).append(key)
+        snapshot = Snapshot(self._clock.now(), pools, health)
+        self._cached = (snapshot, self._monotonic() + self._ttl)
+        return snapshot
