@@ -5,7 +5,7 @@ tests/integration/test_media_s3.py does the same through S3)."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -222,6 +222,12 @@ class StaleStats:
         self, key: str, info: MediaInfo, start: int, stop: int
     ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
         return self.inner.open_range(key, info, start, stop)
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        await self.inner.delete(keys)
+
+    async def keys_in(self, folder: str) -> list[str]:
+        return await self.inner.keys_in(folder)
 
 
 @pytest.mark.parametrize(("stale", "status"), [(1, 200), (2, 200), (3, 503)])

@@ -33,6 +33,8 @@ PUBLIC = {
     "image",
     "created_at",
     "updated_at",
+    "deleted",
+    "deleted_at",
 }
 INTERNAL = {
     "_id",
@@ -82,7 +84,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 21
+    assert len(view) == 23
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -119,6 +121,8 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "image": None,
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
+        "deleted": False,
+        "deleted_at": None,
     }
 
 

@@ -34,6 +34,8 @@ GENERATION: dict[str, Any] = {
     "negative_prompt": None,
     "metadata": {"order_id": "42"},
     "image": {"url": None, "upload_id": "upl_01"},
+    "deleted": False,
+    "deleted_at": None,
 }
 DATA_FIELDS = {
     "id",
@@ -55,6 +57,8 @@ DATA_FIELDS = {
     "negative_prompt",
     "metadata",
     "image",
+    "deleted",
+    "deleted_at",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -103,6 +107,7 @@ def test_delivery_body_missing_fields_are_null() -> None:
     assert data["video_url"] is None
     assert data["thumbnail_url"] is None
     assert data["metadata"] == {}
+    assert data["deleted"] is False  # events made before deletes existed
 
 
 def test_delivery_body_is_compact_json_bytes() -> None:

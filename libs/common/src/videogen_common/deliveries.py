@@ -44,6 +44,7 @@ def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
     data = {k: generation.get(k) for k in DATA_FIELDS}
     data["metadata"] = data["metadata"] or {}  # events published before metadata existed
     data["priority"] = data["priority"] or "normal"  # ... and before priority did
+    data["deleted"] = bool(data["deleted"])  # ... and before deletes did
     return data
 
 

@@ -65,11 +65,13 @@ def new_record(
     traceparent: str | None = None,
     priority: str | None = None,
     budget_hold: Doc | None = None,
+    retention_days: int | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
     stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
-    deadline, the creating request's id, key and trace, what it reserved of its budgets."""
+    deadline, the creating request's id, key and trace, what it reserved of its budgets, and the days its
+    media is to be kept if the request shortened them."""
     given = options or {}
     image = given.get("image")
     return GenerationRecord(
@@ -98,6 +100,7 @@ def new_record(
         # Stored only when it orders something: ``normal`` is the default.
         priority=priority if priority != "normal" else None,
         budget_hold=budget_hold,
+        retention_days=retention_days,
     )
 
 
