@@ -86,11 +86,20 @@ class S3MediaStore:
             raise MediaDeleteFailed(f"{len(failed)} objects not deleted: {'; '.join(failed[:5])}")
 
     async def keys_in(self, folder: str) -> list[str]:
-        start = self.prefix
-        pages = self._client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=f"{start}{check_folder(folder)}/"
-        )
-        return [obj["Key"][len(start) :] async for page in pages for obj in page.get("Contents", ())]
+        """Page by page (ListObjectsV2, 1,000 keys a page), without botocore's paginator, whose model it
+        would read from disk on the event loop."""
+        prefix, keys, token = f"{self.prefix}{check_folder(folder)}/", [], None
+        while True:
+            if token is None:
+                page = await self._client.list_objects_v2(Bucket=self.bucket, Prefix=prefix)
+            else:
+                page = await self._client.list_objects_v2(
+                    Bucket=self.bucket, Prefix=prefix, ContinuationToken=token
+                )
+            keys += [obj["Key"][len(self.prefix) :] for obj in page.get("Contents", ())]
+            if not page.get("IsTruncated"):
+                return keys
+            token = page["NextContinuationToken"]
 
     @asynccontextmanager
     async def open_range(
