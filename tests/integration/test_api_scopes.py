@@ -116,9 +116,7 @@ async def resources(client: Client, key: str, store: Store) -> dict[str, str]:
     delivery = await ok(client, "POST", f"/v1/webhooks/{hook['id']}/test", key)
     victim = await ok(client, "POST", "/v1/api-keys", key, json={"name": "victim", "scopes": ["keys:read"]})
     upload = WRITES["createUpload"]
-    made = await client.post(
-        "/v1/uploads", data=upload["data"], headers={**bearer(key), **upload["headers"]}
-    )
+    made = await client.post("/v1/uploads", data=upload["data"], headers={**bearer(key), **upload["headers"]})
     assert made.status == 201, await made.text()
     return {
         "/v1/uploads/": (await made.json())["id"],
