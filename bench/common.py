@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import statistics
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pymongo import AsyncMongoClient
+from pymongo.monitoring import CommandFailedEvent, CommandListener, CommandStartedEvent, CommandSucceededEvent
 
 from videogen.engines import (
     free_port,
@@ -104,6 +106,26 @@ async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
         await stop(store)
 
 
+class Commands(CommandListener):
+    """Counts the store commands (round trips) a client sends, by command name."""
+
+    def __init__(self) -> None:
+        self.by_name: collections.Counter[str] = collections.Counter()
+
+    @property
+    def count(self) -> int:
+        return sum(self.by_name.values())
+
+    def started(self, event: CommandStartedEvent) -> None:
+        self.by_name[event.command_name] += 1
+
+    def succeeded(self, event: CommandSucceededEvent) -> None:
+        return None
+
+    def failed(self, event: CommandFailedEvent) -> None:
+        return None
+
+
 async def migrated_store(
     urls: EngineUrls,
     workdir: Path,
@@ -111,9 +133,10 @@ async def migrated_store(
     topic_prefix: str = "videogen.",
     *,
     durability: Durability = Durability.MAJORITY_JOURNALED,
+    commands: Commands | None = None,
 ) -> tuple[AsyncMongoClient[dict[str, Any]], Store]:
     """Run the migration for a benchmark's own database and topic prefix, and connect to that database with
-    ``durability``'s write concern."""
+    ``durability``'s write concern (its round trips counted by ``commands``, if given)."""
     await migrate(
         CommonSettings(
             kafka_bootstrap=urls.kafka,
@@ -123,7 +146,8 @@ async def migrated_store(
             data_dir=workdir / "data",
         )
     )
-    return connect(urls.mongo, db, app_name="bench", durability=durability)
+    listeners = [commands] if commands is not None else []
+    return connect(urls.mongo, db, app_name="bench", durability=durability, event_listeners=listeners)
 
 
 @contextlib.asynccontextmanager

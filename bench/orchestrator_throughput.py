@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import secrets
 import tempfile
@@ -33,7 +34,16 @@ import aiohttp
 import orjson
 from aiokafka import AIOKafkaConsumer
 
-from bench.common import EngineUrls, Result, closed_loop, cpu_seconds, engines, migrated_store, python_process
+from bench.common import (
+    Commands,
+    EngineUrls,
+    Result,
+    closed_loop,
+    cpu_seconds,
+    engines,
+    migrated_store,
+    python_process,
+)
 from videogen.engines import free_port, wait_for_http
 from videogen.keys import create_key
 from videogen_common.clock import SystemClock
@@ -302,7 +312,10 @@ async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency:
         mock_latency_ms=0,
         account_max_in_flight=100_000,
     )
-    client, store = await migrated_store(urls, workdir, db, prefix, durability=settings.mongo_write_concern)
+    commands = Commands()
+    client, store = await migrated_store(
+        urls, workdir, db, prefix, durability=settings.mongo_write_concern, commands=commands
+    )
     request = orjson.loads(BODY)
     clock = SystemClock()
     now = clock.now()
@@ -352,17 +365,22 @@ async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency:
             await closed_loop("warm-up", op, total=WARM_UP, concurrency=concurrency)
             await runner.wait_idle()
             before = cpu_seconds(urls.store_pid), cpu_seconds()
+            counted = collections.Counter(commands.by_name)
             started = time.perf_counter()
             result = await closed_loop(RUNNER_ALONE, op, total=total, concurrency=concurrency)
             await runner.wait_idle()  # the last generations' slots given back and wake-ups done
             seconds = time.perf_counter() - started
             store_cpu, runner_cpu = cpu_seconds(urls.store_pid) - before[0], cpu_seconds() - before[1]
+            counted = collections.Counter(commands.by_name) - counted
         finally:
             await runner.stop()
             await close_providers(providers)
     print(
         f"{result.name}: CPU ms per generation: store {store_cpu * 1000 / total:.1f},"
-        f" runner and actor (this process) {runner_cpu * 1000 / total:.1f}",
+        f" runner and actor (this process) {runner_cpu * 1000 / total:.1f}; store round trips per generation"
+        f" {counted.total() / total:.2f} ("
+        + ", ".join(f"{name} {n / total:.2f}" for name, n in counted.most_common())
+        + ")",
         flush=True,
     )
     await client.close()

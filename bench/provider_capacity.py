@@ -41,9 +41,8 @@ from typing import Any
 
 import aiohttp
 import orjson
-from pymongo.monitoring import CommandListener, CommandStartedEvent, CommandSucceededEvent
 
-from bench.common import EngineUrls, cpu_seconds, engines, migrated_store
+from bench.common import Commands, EngineUrls, cpu_seconds, engines, migrated_store
 from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider
 from videogen_common.events import Envelope
@@ -66,22 +65,6 @@ from videogen_orchestrator.settings import OrchestratorSettings
 
 POLL_S = 0.05
 PROMPT = "a red fox running through fresh snow at dawn"
-
-
-class Commands(CommandListener):
-    """Counts the store commands a client sends."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def started(self, event: CommandStartedEvent) -> None:
-        self.count += 1
-
-    def succeeded(self, event: CommandSucceededEvent) -> None:
-        return None
-
-    def failed(self, event: Any) -> None:
-        return None
 
 
 class Finishes:

@@ -166,6 +166,8 @@ NEWER_GENERATION = {
     "error": {"code": "quota_exceeded", "message": "m", "provider_code": None, "retriable": True},
     "progress": None,
     "queue_reason": "gpu_shortage",
+    "queue_position": 3,
+    "priority": "urgent",
     "timeline": [{"status": "rendering", "at": "2026-11-21T08:47:00Z"}],
     "aspect_ratio": "7:3",
     "resolution": "8k",
@@ -238,8 +240,36 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
                         "seed": False,
                         "negative_prompt": False,
                     },
+                    "capacity": None,
                 }
             ]
+        },
+    ),
+    "api_key": (
+        models.ApiKey,
+        {
+            "id": "key_1",
+            "name": "n",
+            "scopes": ["generations:read", "videos:delete"],
+            "prefix": "vg_live",
+            "last_four": "abcd",
+            "budgets": {"daily_video_seconds": None, "monthly_video_seconds": None},
+            "created_at": "2026-11-21T08:47:00Z",
+            "last_used_at": None,
+            "expires_at": None,
+            "revoked_at": None,
+        },
+    ),
+    "budget": (
+        models.BudgetRemaining,
+        {
+            "api_key_id": None,
+            "budget": "daily_cost",
+            "limit": 10,
+            "used": 1,
+            "remaining": 9,
+            "period_start": "2026-11-21T00:00:00Z",
+            "resets_at": "2026-11-22T00:00:00Z",
         },
     ),
     "audit": (

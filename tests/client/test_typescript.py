@@ -97,8 +97,9 @@ def sdk_env(stack: Stack) -> dict[str, str]:
 
 async def test_the_unit_suites_pass_against_scripted_servers(built: Path) -> None:
     """Retries (one idempotency key across tries, waits equal to Retry-After, no retry of a non-idempotent
-    request after a read timeout), typed errors, paging, event streams, waiting, the key sent to the API's
-    origin only, open enums, uploads, webhook verification."""
+    request after a read timeout), typed errors (a missing scope's 403, a spent budget's 429: never retried),
+    paging, event streams, waiting, the key sent to the API's origin only, open enums, uploads, keys, budgets,
+    events, webhook verification."""
     await succeed("node", "--test", "test/unit/")
 
 
@@ -146,6 +147,17 @@ TWINS = {
     "usage.get": "usage.get",
     "audit_events.list": "auditEvents.list",
     "audit_events.list_page": "auditEvents.list",
+    "events.list": "events.list",
+    "events.list_page": "events.list",
+    "events.get": "events.get",
+    "api_keys.create": "apiKeys.create",
+    "api_keys.list": "apiKeys.list",
+    "api_keys.list_page": "apiKeys.list",
+    "api_keys.get": "apiKeys.get",
+    "api_keys.update": "apiKeys.update",
+    "api_keys.revoke": "apiKeys.revoke",
+    "budgets.get": "budgets.get",
+    "budgets.set": "budgets.set",
 }
 TWIN_CHECK = """
 import * as sdk from "./dist/index.js";
@@ -174,6 +186,9 @@ async def test_every_operation_of_the_python_sdk_has_a_typescript_twin(built: Pa
                 "deliveries",
                 "usage",
                 "audit_events",
+                "events",
+                "api_keys",
+                "budgets",
             )
             for name, _ in inspect.getmembers(type(getattr(python, resource)), inspect.isfunction)
             if not name.startswith("_")

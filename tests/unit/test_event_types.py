@@ -33,6 +33,7 @@ TABLE = {
     "video.progress": (False, "generation", True),
     "video.deleted": (True, "generation", True),
     "webhook.disabled": (True, "webhook", True),
+    "account.budget_threshold": (True, "account", True),
     "webhook.test": (True, "webhook", False),
 }
 
@@ -42,7 +43,7 @@ def test_the_catalog_is_the_table() -> None:
     assert found == TABLE
     assert EVENT_TYPES.subscribable() == [name for name, row in TABLE.items() if row[2]]
     # Owed types are carried by their changes' documents, but the test event the api records itself.
-    assert EVENT_TYPES.sources() == ["generations", "webhooks"]
+    assert EVENT_TYPES.sources() == ["generations", "webhooks", "budget_counters"]
 
 
 def test_every_terminal_state_owes_its_event() -> None:

@@ -1,8 +1,9 @@
 /** `new Videogen()`: the API's resources, over one transport with the SDK's retry policy. */
 import { VideogenError } from "./core/errors.js";
 import { type Fetch, type Sleep, Transport, defaultSleep } from "./core/transport.js";
-import { AuditEvents, Usage } from "./resources/account.js";
+import { AuditEvents, Events, Usage } from "./resources/account.js";
 import { Generations } from "./resources/generations.js";
+import { ApiKeys, Budgets } from "./resources/keys.js";
 import { Providers, Uploads } from "./resources/uploads.js";
 import { Deliveries, Webhooks } from "./resources/webhooks.js";
 
@@ -61,6 +62,9 @@ export class Videogen {
   readonly deliveries: Deliveries;
   readonly usage: Usage;
   readonly auditEvents: AuditEvents;
+  readonly events: Events;
+  readonly apiKeys: ApiKeys;
+  readonly budgets: Budgets;
 
   constructor(options: ClientOptions = {}) {
     const apiKey = options.apiKey ?? readEnv(API_KEY_ENV);
@@ -84,5 +88,8 @@ export class Videogen {
     this.deliveries = new Deliveries(transport);
     this.usage = new Usage(transport);
     this.auditEvents = new AuditEvents(transport);
+    this.events = new Events(transport);
+    this.apiKeys = new ApiKeys(transport);
+    this.budgets = new Budgets(transport);
   }
 }

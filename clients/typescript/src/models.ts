@@ -17,6 +17,11 @@ export type AuditActorType = Schemas["AuditActorType"];
 export type AspectRatio = Schemas["AspectRatio"];
 export type Resolution = Schemas["Resolution"];
 export type Priority = Schemas["Priority"];
+export type ErrorCode = Schemas["ErrorCode"];
+export type QueueReason = Schemas["QueueReason"];
+export type SubjectType = Schemas["SubjectType"];
+export type Scope = Schemas["Scope"];
+export type BudgetName = Schemas["BudgetRemaining"]["budget"];
 
 export type Generation = Schemas["Generation"];
 export type GenerationList = Schemas["GenerationList"];
@@ -50,6 +55,20 @@ export type AuditEvent = Schemas["AuditEvent"];
 export type AuditActor = Schemas["AuditActor"];
 export type AuditTarget = Schemas["AuditTarget"];
 export type AuditEventList = Schemas["AuditEventList"];
+export type Event = Schemas["Event"];
+export type EventSubject = Schemas["EventSubject"];
+export type EventList = Schemas["EventList"];
+export type ApiKey = Schemas["ApiKey"];
+export type ApiKeyCreate = Schemas["ApiKeyCreate"];
+export type ApiKeyCreated = Schemas["ApiKeyCreated"];
+export type ApiKeyUpdate = Schemas["ApiKeyUpdate"];
+export type ApiKeyList = Schemas["ApiKeyList"];
+export type ApiKeyBudgets = Schemas["ApiKeyBudgets"];
+export type BudgetLimits = Schemas["BudgetLimits"];
+export type Budgets = Schemas["Budgets"];
+export type BudgetRemaining = Schemas["BudgetRemaining"];
+export type ScopeProblem = Schemas["ScopeProblem"];
+export type BudgetProblem = Schemas["BudgetProblem"];
 export type FieldError = Schemas["FieldError"];
 /** An `application/problem+json` answer (RFC 9457), `errors` on a 422; every field optional, as an error
  * may come from a proxy in front of the API rather than from the API. */
@@ -74,6 +93,13 @@ export type AuditEventListParams = Omit<Filters<Query<"listAuditEvents">>, "type
   type?: AuditEventType | readonly AuditEventType[];
 };
 export type UsageParams = Filters<Query<"getUsage">>;
+/** `type`: an `EventType`, `webhook.test`, or one newer than this SDK. */
+export type EventListParams = Omit<Filters<Query<"listEvents">>, "type"> & {
+  type?: EventType | readonly EventType[];
+};
+export type ApiKeyListParams = Filters<Query<"listApiKeys">>;
+/** `expires_at`: a `Date`, or ISO 8601 text with a time zone. */
+export type ApiKeyCreateParams = Omit<ApiKeyCreate, "expires_at"> & { expires_at?: Moment | null };
 
 /** The states a generation ends in. */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed"]);

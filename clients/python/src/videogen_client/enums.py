@@ -19,6 +19,7 @@ EventType = Literal[
     "video.processing",
     "video.progress",
     "webhook.disabled",
+    "account.budget_threshold",
 ]
 # What an event is about.
 SubjectType = Literal["generation", "webhook", "account"]

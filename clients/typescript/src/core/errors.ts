@@ -2,7 +2,7 @@
  * Every error the SDK throws derives from `VideogenError`. An answer with an error status becomes the
  * subclass for its status, carrying the problem document's fields and the request id to quote to support.
  */
-import type { FieldError, Generation, Problem } from "../models.js";
+import type { BudgetProblem, FieldError, Generation, Problem, Scope, ScopeProblem } from "../models.js";
 
 export class VideogenError extends Error {
   override name = "VideogenError";
@@ -57,6 +57,16 @@ export class AuthenticationError extends APIError {
   override name = "AuthenticationError";
 }
 
+/** 403: the API key does not hold the scope the request needs (`scope`); nothing was done. */
+export class PermissionDeniedError extends APIError {
+  override name = "PermissionDeniedError";
+  /** The scope the request needed; null if the answer did not say (an error from a proxy). */
+  get scope(): Scope | null {
+    const scope = (this.problem as Partial<ScopeProblem>).scope;
+    return typeof scope === "string" ? scope : null;
+  }
+}
+
 /** 404: no such resource in this account. */
 export class NotFoundError extends APIError {
   override name = "NotFoundError";
@@ -83,6 +93,19 @@ export class RateLimitError extends APIError {
   constructor(status: number, problem: Problem, requestId: string | null, retryAfter: number | null) {
     super(status, problem, requestId);
     this.retryAfter = retryAfter;
+  }
+}
+
+export const BUDGET_EXCEEDED = "urn:videogen:problem:budget-exceeded";
+
+/** 429 budget-exceeded: the generation would pass a budget; `budget` says which, whose, what is left and when
+ * it resets. Not retried: waiting seconds does not help before `budget.resets_at`. */
+export class BudgetExceededError extends RateLimitError {
+  override name = "BudgetExceededError";
+  /** The problem document: `budget` (which), `api_key_id` (whose; null: the account's), `limit`, `used`,
+   * `remaining`, `requested` and `resets_at`. */
+  get budget(): BudgetProblem {
+    return this.problem as BudgetProblem;
   }
 }
 
@@ -118,6 +141,7 @@ export class WaitTimeoutError extends VideogenError {
 const BY_STATUS: Record<number, typeof APIError> = {
   400: BadRequestError,
   401: AuthenticationError,
+  403: PermissionDeniedError,
   404: NotFoundError,
   409: ConflictError,
   413: BadRequestError,
@@ -131,7 +155,10 @@ export function statusError(
   requestId: string | null,
   retryAfter: number | null,
 ): APIError {
-  if (status === 429) return new RateLimitError(status, problem, requestId, retryAfter);
+  if (status === 429) {
+    const Kind = problem.type === BUDGET_EXCEEDED ? BudgetExceededError : RateLimitError;
+    return new Kind(status, problem, requestId, retryAfter);
+  }
   if (status >= 500) return new InternalServerError(status, problem, requestId);
   const Kind = BY_STATUS[status] ?? APIError;
   return new Kind(status, problem, requestId);

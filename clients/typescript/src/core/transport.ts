@@ -4,7 +4,13 @@
  * `AbortController` and `URL`: it runs unchanged on Node, Deno, Bun, browsers and edge runtimes.
  */
 import type { Problem } from "../models.js";
-import { APIConnectionError, APITimeoutError, VideogenError, statusError } from "./errors.js";
+import {
+  APIConnectionError,
+  APITimeoutError,
+  BudgetExceededError,
+  VideogenError,
+  statusError,
+} from "./errors.js";
 import { Page, PagePromise } from "./pagination.js";
 import { EventParser, type ServerSentEvent } from "./sse.js";
 
@@ -263,15 +269,19 @@ export class Transport {
       }
       const status = response.status;
       if (status < 400) return (text ? parseJSON(text, `${method} ${path}`) : undefined) as T;
-      // 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream.
+      const error = errorOf(response, text);
+      // 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream. A spent budget
+      // is a 429 that no wait short of its reset helps.
       const retriable =
-        status === 429 || status === 503 || ((status === 502 || status === 504) && repeatable);
+        (status === 429 && !(error instanceof BudgetExceededError)) ||
+        status === 503 ||
+        ((status === 502 || status === 504) && repeatable);
       if (retriable && retry < maxRetries) {
         const after = retryAfterSeconds(response.headers);
         await this.pause(retryDelayMs(retry, after, this.#random()), call.signal);
         continue;
       }
-      throw errorOf(response, text);
+      throw error;
     }
   }
 

@@ -314,6 +314,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's events
+         * @description What happened on the account, newest first, as its webhooks deliver it: each generation that completed or failed, each endpoint the service disabled, each test event. The best-effort video.processing and video.progress are not kept.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description What happened, to what, and the data each of its deliveries carried.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage": {
         parameters: {
             query?: never;
@@ -845,7 +885,7 @@ export interface components {
             event_id: string;
             /**
              * Event Type
-             * @description video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test
+             * @description Its event's type: an EventType, or webhook.test. The event is GET /v1/events/{id}.
              */
             event_type: string;
             /** Generation Id */
@@ -915,11 +955,69 @@ export interface components {
             next_cursor: string | null;
         };
         /**
-         * EventType
-         * @description What an endpoint can subscribe to.
+         * ErrorCode
+         * @description Every ``generation.error.code`` value: what the adapters, the actor and the api's cancel write.
          * @enum {string}
          */
-        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | (string & {});
+        ErrorCode: "provider_rejected" | "content_policy" | "provider_error" | "provider_timeout" | "deadline_exceeded" | "provider_unavailable" | "canceled" | "image_unusable" | "mock_failure" | (string & {});
+        /**
+         * Event
+         * @description Something that happened on the account, as its webhooks deliver it.
+         */
+        Event: {
+            /**
+             * Id
+             * @description Also its deliveries' event_id.
+             */
+            id: string;
+            /**
+             * Type
+             * @description An EventType, or webhook.test.
+             */
+            type: string;
+            subject: components["schemas"]["EventSubject"];
+            /**
+             * Data
+             * @description The data of each of its deliveries, as delivered.
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             * @description When it happened: its deliveries' timestamp.
+             */
+            created_at: string;
+        };
+        /**
+         * EventList
+         * @description A page of the account's events, newest first.
+         */
+        EventList: {
+            /** Data */
+            data: components["schemas"]["Event"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * EventSubject
+         * @description What an event is about: a generation, a webhook endpoint, or the account itself.
+         */
+        EventSubject: {
+            type: components["schemas"]["SubjectType"];
+            /** Id */
+            id: string;
+        };
+        /**
+         * EventType
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.
+         * @enum {string}
+         */
+        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | "account.budget_threshold" | (string & {});
         /** FieldError */
         FieldError: {
             /**
@@ -1020,11 +1118,8 @@ export interface components {
              * @description How far the provider is, 0 to 100, while processing (100 once completed); null when the provider does not say.
              */
             progress: number | null;
-            /**
-             * Queue Reason
-             * @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise.
-             */
-            queue_reason: ("account_concurrency" | "provider_capacity" | "provider" | (string & {})) | null;
+            /** @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise. */
+            queue_reason: components["schemas"]["QueueReason"] | null;
             /**
              * Queue Position
              * @description While it waits for capacity (account_concurrency or provider_capacity): its place among your account's generations waiting at that provider, 1 being the next of yours to start (other accounts' work is interleaved fairly). Given when one generation is read; null in lists and otherwise.
@@ -1078,11 +1173,7 @@ export interface components {
          * @description Why a generation failed.
          */
         GenerationError: {
-            /**
-             * Code
-             * @description e.g. provider_error, timeout, canceled
-             */
-            code: string;
+            code: components["schemas"]["ErrorCode"];
             /** Message */
             message: string;
             /**
@@ -1301,6 +1392,12 @@ export interface components {
             data: components["schemas"]["ProviderInfo"][];
         };
         /**
+         * QueueReason
+         * @description Why a ``queued`` generation waits, when we know (``generation.queue_reason``).
+         * @enum {string}
+         */
+        QueueReason: "account_concurrency" | "provider_capacity" | "provider" | (string & {});
+        /**
          * RecoverRequest
          * @description POST /v1/webhooks/{id}/recover: re-queue the endpoint's failed deliveries created since then.
          */
@@ -1342,7 +1439,7 @@ export interface components {
          * Scope
          * @enum {string}
          */
-        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
+        Scope: "generations:read" | "generations:write" | "webhooks:read" | "webhooks:write" | "events:read" | "usage:read" | "budgets:write" | "audit:read" | "keys:read" | "keys:write" | (string & {});
         /**
          * ScopeProblem
          * @description 403 insufficient-scope: the scope the request needed, which the key does not hold.
@@ -1377,6 +1474,12 @@ export interface components {
          * @enum {string}
          */
         Status: "queued" | "processing" | "completed" | "failed" | (string & {});
+        /**
+         * SubjectType
+         * @description What an event is about.
+         * @enum {string}
+         */
+        SubjectType: "generation" | "webhook" | "account" | (string & {});
         /**
          * TimelineStep
          * @description A state the generation entered, and when.
@@ -1736,8 +1839,12 @@ export interface components {
         DeliveryId: string;
         /** @description Only deliveries in this status. */
         DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
-        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+        /** @description The event's id. */
+        EventId: string;
+        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
         EventType: string;
+        /** @description Only events of these types: repeat the parameter or separate values with commas. */
+        EventTypes: string[];
         /** @description The generation's id. */
         GenerationId: string;
         /** @description Only these providers: repeat the parameter or separate values with commas. */
@@ -1768,6 +1875,8 @@ export interface components {
         PreferWait: string;
         /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
         RequestId: string;
+        /** @description Only events about this generation, webhook endpoint or account (its id). */
+        SubjectId: string;
         /** @description Only changes to this key, webhook endpoint or delivery (its id). */
         TargetId: string;
         /** @description The range's end (exclusive); by default now. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
@@ -2371,7 +2480,7 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this status. */
                 status?: components["parameters"]["DeliveryStatus"];
-                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, webhook.test. */
+                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
                 event_type?: components["parameters"]["EventType"];
                 /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
                 created_after?: components["parameters"]["CreatedAfter"];
@@ -2581,6 +2690,82 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of these types: repeat the parameter or separate values with commas. */
+                type?: components["parameters"]["EventTypes"];
+                /** @description Only events about this generation, webhook endpoint or account (its id). */
+                subject_id?: components["parameters"]["SubjectId"];
+                /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /** @description Only those created before this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The event's id. */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };

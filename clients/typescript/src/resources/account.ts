@@ -1,7 +1,15 @@
-/** `client.usage` and `client.auditEvents`: what the account made, and who changed its keys and webhooks. */
+/** `client.usage`, `client.auditEvents` and `client.events`: what the account made, who changed its keys and
+ * webhooks, and what happened on it as its webhooks deliver it. */
 import type { PagePromise } from "../core/pagination.js";
 import type { RequestOptions, Transport } from "../core/transport.js";
-import type { AuditEvent, AuditEventListParams, Usage as UsageAnswer, UsageParams } from "../models.js";
+import type {
+  AuditEvent,
+  AuditEventListParams,
+  Event,
+  EventListParams,
+  Usage as UsageAnswer,
+  UsageParams,
+} from "../models.js";
 
 export class Usage {
   readonly #t: Transport;
@@ -29,5 +37,24 @@ export class AuditEvents {
    * iterate it (`for await`) for every one, page after page. */
   list(params: AuditEventListParams = {}, options?: RequestOptions): PagePromise<AuditEvent> {
     return this.#t.list("audit-events", params, options);
+  }
+}
+
+export class Events {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** One event: what happened, to what, and the data its deliveries carried (a delivery's `event_id`). */
+  get(id: string, options?: RequestOptions): Promise<Event> {
+    return this.#t.request("GET", `events/${encodeURIComponent(id)}`, options);
+  }
+
+  /** The account's events that match (of these types; about this generation, endpoint or account), newest
+   * first: `await` it for one page, iterate it (`for await`) for every one, page after page. */
+  list(params: EventListParams = {}, options?: RequestOptions): PagePromise<Event> {
+    return this.#t.list("events", params, options);
   }
 }

@@ -27,6 +27,15 @@ const OPERATIONS = {
   retryDelivery: "deliveries.retry",
   getUsage: "usage.get",
   listAuditEvents: "auditEvents.list",
+  listEvents: "events.list",
+  getEvent: "events.get",
+  getBudgets: "budgets.get",
+  setBudgets: "budgets.set",
+  listApiKeys: "apiKeys.list",
+  createApiKey: "apiKeys.create",
+  getApiKey: "apiKeys.get",
+  updateApiKey: "apiKeys.update",
+  revokeApiKey: "apiKeys.revoke",
 };
 
 async function documentedOperations() {

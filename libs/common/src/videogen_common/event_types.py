@@ -186,6 +186,10 @@ def _disabled(endpoint: WebhookEndpoint) -> Data:
     }
 
 
+def _account_details(account: Account) -> Data:
+    return dict(account.details or {})
+
+
 def _test(endpoint: WebhookEndpoint) -> Data:
     return {"webhook_id": endpoint.id}
 
@@ -249,6 +253,17 @@ WEBHOOK_DISABLED = EVENT_TYPES.define(
         source="webhooks",
         description="One of the account's other endpoints was disabled after failing for too long.",
         data=_disabled,
+    )
+)
+ACCOUNT_BUDGET_THRESHOLD = EVENT_TYPES.define(
+    EventType(
+        "account.budget_threshold",
+        owed=True,
+        subject=SubjectType.ACCOUNT,
+        source="budget_counters",
+        description="The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget "
+        "in its period (once per period): which budget, its limit, what is used and left, when it resets.",
+        data=_account_details,
     )
 )
 WEBHOOK_TEST = EVENT_TYPES.define(

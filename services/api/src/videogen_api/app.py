@@ -154,6 +154,7 @@ async def _producer(app: web.Application) -> AsyncIterator[None]:
         started=False,
     )
     app[state.PUBLISHER] = publisher
+    app[state.RESERVATIONS].sink = publisher  # budget thresholds' events go out through it too
     publisher.start()
     # The api serves without a broker (creation is durable in the store, and the reconciler dispatches): one
     # started while the broker is unreachable keeps trying in the background instead of failing to start.

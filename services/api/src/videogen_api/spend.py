@@ -38,6 +38,7 @@ from videogen_common.budgets import (
     period_start,
 )
 from videogen_common.clock import isoformat
+from videogen_common.outbox import EventSink
 from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository, Refusal
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
@@ -101,10 +102,12 @@ class Reservations:
     """Reserves creations' seconds, grouped per account, key and day (see the module's docstring).
     ``percent``: the soft threshold announced once per period."""
 
-    def __init__(self, store: Store, percent: int) -> None:
+    def __init__(self, store: Store, percent: int, sink: EventSink | None = None) -> None:
         self._store = store
         self._counters = BudgetCounterRepository(store)
         self._percent = percent
+        # Where an account.budget_threshold event is published once its mark is written.
+        self.sink = sink
         self._waiting: dict[tuple[object, ...], _Group] = {}
         self._in_flight: set[tuple[object, ...]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -185,7 +188,13 @@ class Reservations:
         spend = group.spend
         try:
             await announce_thresholds(
-                self._store, spend.account_id, spend.owners, self._percent, group.now, service="api"
+                self._store,
+                spend.account_id,
+                spend.owners,
+                self._percent,
+                group.now,
+                service="api",
+                sink=self.sink,
             )
         except Exception:
             log.exception("could not look for budget thresholds reached")

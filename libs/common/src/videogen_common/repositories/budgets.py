@@ -36,6 +36,8 @@ from videogen_common.budgets import (
     used_path,
     value_at,
 )
+from videogen_common.outbox import OUTBOX_INDEX, owing
+from videogen_common.records.event import Event
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -46,6 +48,8 @@ KEPT_AFTER_MONTH = timedelta(days=62)
 
 COUNTER_INDEXES: list[IndexModel] = [
     IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0),
+    # A counter carries its account.budget_threshold events until the notifier has taken them in.
+    OUTBOX_INDEX,
 ]
 
 
@@ -199,13 +203,19 @@ class BudgetCounterRepository:
             and value_at(counter, notified_path(state.budget, day)) is None
         ]
 
-    async def mark_announced(self, account_id: str, state: Remaining, now: datetime) -> None:
-        """``state``'s threshold was announced in its period: not again in that period."""
+    async def mark_announced(
+        self, account_id: str, state: Remaining, now: datetime, *, owes: Event | None = None
+    ) -> bool:
+        """``state``'s threshold was announced in its period: not again in that period. ``owes``: the
+        ``account.budget_threshold`` event, carried by this very write (``outbox.owing``). False if it was
+        marked already (by another replica: its write carries the event)."""
         path = notified_path(state.budget, day_key(now))
-        await self._counters.update_one(
+        update: Doc = {"$set": {path: now}}
+        marked = await self._counters.update_one(
             {"_id": counter_id(account_id, state.owner, month_key(now)), path: {"$exists": False}},
-            {"$set": {path: now}},
+            owing(update, owes) if owes is not None else update,
         )
+        return marked.modified_count == 1
 
     async def remaining(
         self, account_id: str, owners: Sequence[tuple[str, Limits]], now: datetime
@@ -226,15 +236,18 @@ class BudgetCounterRepository:
         generations already used this month (``used_by_day``, seconds by ``DD``), since nothing was counted
         while it had none."""
         month = month_key(now)
-        await self._counters.replace_one(
+        # Every counted field set anew; an ``outbox`` of events still owed stays.
+        await self._counters.update_one(
             {"_id": counter_id(account_id, owner, month)},
             {
-                "account_id": account_id,
-                "owner": owner,
-                "month": month,
-                "expires_at": period_end(Period.MONTH, now) + KEPT_AFTER_MONTH,
-                Meter.VIDEO_SECONDS.value: sum(used_by_day.values()),
-                "days": {d: {Meter.VIDEO_SECONDS.value: s} for d, s in sorted(used_by_day.items())},
+                "$set": {
+                    "account_id": account_id,
+                    "owner": owner,
+                    "month": month,
+                    "expires_at": period_end(Period.MONTH, now) + KEPT_AFTER_MONTH,
+                    Meter.VIDEO_SECONDS.value: sum(used_by_day.values()),
+                    "days": {d: {Meter.VIDEO_SECONDS.value: s} for d, s in sorted(used_by_day.items())},
+                }
             },
             upsert=True,
         )
