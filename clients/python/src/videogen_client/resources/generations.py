@@ -54,6 +54,7 @@ class AsyncGenerations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
@@ -63,7 +64,9 @@ class AsyncGenerations:
         on the generation and in its webhooks. ``image``: the first frame, as an ``https://`` URL, an
         upload's id, or a file (a path, bytes or a binary file object, uploaded first). ``deadline_seconds``:
         past it, the generation fails with ``deadline_exceeded``. ``priority``: ``high``, ``normal`` or
-        ``low``, the order your own generations start in when they wait for the provider's capacity."""
+        ``low``, the order your own generations start in when they wait for the provider's capacity.
+        ``retention_days``: delete its video, thumbnail and first frame this many days after the video is
+        made, sooner than the deployment (or your account) would; never later."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
         given = {
             "aspect_ratio": aspect_ratio,
@@ -74,6 +77,7 @@ class AsyncGenerations:
             "image": await self._image(image) if image is not None else None,
             "deadline_seconds": deadline_seconds,
             "priority": priority,
+            "retention_days": retention_days,
         }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
         body.update({name: value for name, value in given.items() if value is not None})
@@ -145,6 +149,13 @@ class AsyncGenerations:
     async def cancel(self, generation_id: str) -> Generation:
         response = await self._t.request("POST", f"generations/{generation_id}/cancel")
         return Generation.model_validate_json(response.content)
+
+    async def delete(self, generation_id: str) -> None:
+        """Delete the generation: its video, thumbnail and first frame are deleted from storage (its links
+        answer 410), its prompt, negative prompt, metadata and image erased, and an unfinished one canceled
+        first. ``get`` still answers it as a tombstone (``deleted`` true); lists leave it out; usage still
+        counts it. Deleting it again is not an error."""
+        await self._t.request("DELETE", f"generations/{generation_id}")
 
     async def wait(
         self,
@@ -218,6 +229,7 @@ class AsyncGenerations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -235,6 +247,7 @@ class AsyncGenerations:
             image=image,
             deadline_seconds=deadline_seconds,
             priority=priority,
+            retention_days=retention_days,
             idempotency_key=idempotency_key,
         )
         if on_progress is not None:
@@ -342,3 +355,12 @@ class AsyncUploads:
         files = {"file": (name, data, "application/octet-stream")}
         response = await self._t.request("POST", "uploads", files=files)
         return Upload.model_validate_json(response.content)
+
+    async def get(self, upload_id: str) -> Upload:
+        """The upload, until it expires or is deleted (then ``NotFoundError``)."""
+        response = await self._t.request("GET", f"uploads/{upload_id}")
+        return Upload.model_validate_json(response.content)
+
+    async def delete(self, upload_id: str) -> None:
+        """Delete the upload's image from storage now; it can no longer be used as a first frame."""
+        await self._t.request("DELETE", f"uploads/{upload_id}")

@@ -73,6 +73,7 @@ class Generations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
@@ -88,6 +89,7 @@ class Generations:
                 image=image,
                 deadline_seconds=deadline_seconds,
                 priority=priority,
+                retention_days=retention_days,
                 idempotency_key=idempotency_key,
             )
         )
@@ -144,6 +146,9 @@ class Generations:
     def cancel(self, generation_id: str) -> Generation:
         return self._run(self._a.cancel(generation_id))
 
+    def delete(self, generation_id: str) -> None:
+        self._run(self._a.delete(generation_id))
+
     def wait(
         self,
         generation_id: str,
@@ -177,6 +182,7 @@ class Generations:
         image: ImageSource | None = None,
         deadline_seconds: int | None = None,
         priority: Priority | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -194,6 +200,7 @@ class Generations:
                 image=image,
                 deadline_seconds=deadline_seconds,
                 priority=priority,
+                retention_days=retention_days,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,
@@ -330,6 +337,12 @@ class Uploads:
 
     def create(self, file: Path | bytes | IO[bytes]) -> Upload:
         return self._run(self._a.create(file))
+
+    def get(self, upload_id: str) -> Upload:
+        return self._run(self._a.get(upload_id))
+
+    def delete(self, upload_id: str) -> None:
+        self._run(self._a.delete(upload_id))
 
 
 class Providers:
