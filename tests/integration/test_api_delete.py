@@ -9,8 +9,8 @@ that deletes nothing."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,10 +25,11 @@ from tests.support.env import settings_for
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.fakes import FinishedProvider, ManualClock
 from tests.support.images import solid_image
+from tests.support.media import PassThroughMedia
 from tests.support.orchestration import Orchestration, provider_run
 from videogen.engines import free_port
 from videogen_api.settings import ApiSettings
-from videogen_common.media import MediaInfo, MediaStore, open_media_store
+from videogen_common.media import MediaStore, open_media_store
 from videogen_common.outbox import OUTBOX
 from videogen_common.records.event import Event
 from videogen_common.repositories.events import EventRepository
@@ -288,12 +289,12 @@ async def test_deleting_an_unfinished_generation_cancels_its_task_and_a_late_pol
         assert run.sink.envelopes == []  # the actor announced nothing; the api announced the cancel
 
 
-class HeldPuts:
+class HeldPuts(PassThroughMedia):
     """The media folder, whose writes of videos wait until the test lets them through: an actor is storing
     a finished generation's media while the generation is deleted."""
 
     def __init__(self, inner: MediaStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.putting = asyncio.Event()
         self.through = asyncio.Event()
 
@@ -302,23 +303,6 @@ class HeldPuts:
             self.putting.set()
             await self.through.wait()
         await self.inner.put(key, data)
-
-    async def get(self, key: str) -> bytes | None:
-        return await self.inner.get(key)
-
-    async def stat(self, key: str) -> MediaInfo | None:
-        return await self.inner.stat(key)
-
-    def open_range(
-        self, key: str, info: MediaInfo, start: int, stop: int
-    ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
-        return self.inner.open_range(key, info, start, stop)
-
-    async def delete(self, keys: Sequence[str]) -> None:
-        await self.inner.delete(keys)
-
-    async def keys_in(self, folder: str) -> list[str]:
-        return await self.inner.keys_in(folder)
 
 
 async def test_an_actor_finishing_after_the_delete_leaves_nothing_behind(

@@ -13,8 +13,7 @@ import os
 import signal
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,13 @@ import pytest
 from tests.support.env import settings_for
 from tests.support.fakes import FinishedProvider, ManualClock
 from tests.support.generations import insert_generation
+from tests.support.media import PassThroughMedia
 from tests.support.orchestration import Orchestration
 from tests.support.s3 import s3_client
 from videogen.retention import set_retention
 from videogen_common.erasure import ERASE_AGAIN_AFTER
 from videogen_common.ids import new_id
-from videogen_common.media import LocalMediaStore, MediaInfo, MediaStore, open_media_store
+from videogen_common.media import LocalMediaStore, MediaStore, open_media_store
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
@@ -176,12 +176,12 @@ async def test_a_deleted_generations_folder_goes_again_once_its_events_are_taken
     assert (await stored(store, owing["_id"]))["media_due_at"] == now + ERASE_AGAIN_AFTER
 
 
-class Counting:
+class Counting(PassThroughMedia):
     """A media store that counts every key it is asked to delete, and can hold its deletes until the test
-    lets them through (``held``)."""
+    lets them through (``through``)."""
 
     def __init__(self, inner: MediaStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.deleted: Counter[str] = Counter()
         self.deleting = asyncio.Event()
         self.through = asyncio.Event()
@@ -192,23 +192,6 @@ class Counting:
         await self.through.wait()
         self.deleted.update(keys)
         await self.inner.delete(keys)
-
-    async def keys_in(self, folder: str) -> list[str]:
-        return await self.inner.keys_in(folder)
-
-    async def put(self, key: str, data: bytes) -> None:
-        await self.inner.put(key, data)
-
-    async def get(self, key: str) -> bytes | None:
-        return await self.inner.get(key)
-
-    async def stat(self, key: str) -> MediaInfo | None:
-        return await self.inner.stat(key)
-
-    def open_range(
-        self, key: str, info: MediaInfo, start: int, stop: int
-    ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
-        return self.inner.open_range(key, info, start, stop)
 
 
 async def due_generations(

@@ -10,22 +10,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Sequence
 from datetime import timedelta
 
+from tests.support.media import PassThroughMedia
 from videogen_common.clock import SystemClock
-from videogen_common.media import MediaInfo, MediaStore, open_media_store
+from videogen_common.media import MediaStore, open_media_store
 from videogen_common.settings import CommonSettings, load_settings
 from videogen_common.store import connect
 from videogen_orchestrator.retention_sweeper import RetentionSweeper
 
 
-class Announcing:
+class Announcing(PassThroughMedia):
     """``inner``, saying each batch of deletes on stdout, and never coming back from the ``hang_after``-th."""
 
     def __init__(self, inner: MediaStore, hang_after: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.hang_after = hang_after
         self.deletes = 0
 
@@ -36,23 +36,6 @@ class Announcing:
         sys.stdout.flush()
         if self.deletes == self.hang_after:
             await asyncio.Event().wait()
-
-    async def keys_in(self, folder: str) -> list[str]:
-        return await self.inner.keys_in(folder)
-
-    async def put(self, key: str, data: bytes) -> None:
-        await self.inner.put(key, data)
-
-    async def get(self, key: str) -> bytes | None:
-        return await self.inner.get(key)
-
-    async def stat(self, key: str) -> MediaInfo | None:
-        return await self.inner.stat(key)
-
-    def open_range(
-        self, key: str, info: MediaInfo, start: int, stop: int
-    ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
-        return self.inner.open_range(key, info, start, stop)
 
 
 async def sweep(owner: str, batch: int, lease: float, hang_after: int) -> None:
