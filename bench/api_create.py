@@ -11,7 +11,8 @@ The phases run one after the other, ``--rounds`` times (3 by default), every pro
 round's ratios compare figures taken moments apart, and the median over rounds is less at the mercy of
 whatever else the machine is doing. Each phase also reports the CPU time its processes spent per request (the
 load generator, the server, the store), read from /proc, which says where the time goes when the rates alone
-cannot.
+cannot; the api's CPU per creation is also stated against the bare endpoint's per request, by round (what a
+creation costs the api beyond serving a request at all).
 
 With ``--traces``, the api exports OpenTelemetry traces to a sink on 127.0.0.1 (``bench.otlp_sink``), so a run
 with it beside one without states what traces cost creation.
@@ -56,6 +57,10 @@ class Phase:
 
     result: Result
     cpu: dict[str, float]
+
+    def per_request(self, process: str) -> float:
+        """CPU seconds ``process`` spent per request of this phase."""
+        return self.cpu[process] / self.result.count
 
     def cpu_line(self) -> str:
         per_op = ", ".join(f"{name} {ms * 1000 / self.result.count:.3f}" for name, ms in self.cpu.items())
@@ -238,6 +243,7 @@ def main() -> None:
     concerns = [Durability(name.strip()) for name in args.write_concerns.split(",") if name.strip()]
     runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, concerns, profile, args.traces))
     ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
+    cpu_ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
     costs: dict[Durability, list[float]] = {c: [] for c in concerns}
     for n, phases in enumerate(runs, 1):
         print(f"round {n}")
@@ -252,9 +258,13 @@ def main() -> None:
             ratio = create.rate / min(insert.rate, bare.rate)
             ratios[concern].append(ratio)
             costs[concern].append(create.rate / phases[f"{CREATE} [{concerns[-1].value}]"].result.rate)
+            cpu_ratios[concern].append(
+                phases[f"{CREATE} [{concern.value}]"].per_request("api") / phases[BARE].per_request("server")
+            )
             print(
                 f"  [{concern.value}] create / store insert = {create.rate / insert.rate:.2f}, create / bare "
-                f"aiohttp = {create.rate / bare.rate:.2f}, create / slower ceiling = {ratio:.2f}"
+                f"aiohttp = {create.rate / bare.rate:.2f}, create / slower ceiling = {ratio:.2f}, api CPU "
+                f"per creation / bare server's per request = {cpu_ratios[concern][-1]:.2f}"
             )
         print()
     for concern in concerns:
@@ -264,6 +274,11 @@ def main() -> None:
             f"median {statistics.median(ratios[concern]):.2f}"
             f"  (target >= 0.80); create rate / [{concerns[-1].value}]'s, median "
             f"{statistics.median(costs[concern]):.2f}"
+        )
+        print(
+            f"[{concern.value}] api CPU per creation / bare aiohttp server's, by round: "
+            f"{', '.join(f'{r:.2f}' for r in cpu_ratios[concern])}; "
+            f"median {statistics.median(cpu_ratios[concern]):.2f}  (target <= 3)"
         )
 
 

@@ -107,7 +107,8 @@ async def engines(workdir: Path) -> AsyncIterator[EngineUrls]:
 
 
 class Commands(CommandListener):
-    """Counts the store commands (round trips) a client sends, by command name."""
+    """Counts the store commands (round trips) a client sends, by command name and collection (``by_name``:
+    e.g. ``"update generations"``)."""
 
     def __init__(self) -> None:
         self.by_name: collections.Counter[str] = collections.Counter()
@@ -117,7 +118,9 @@ class Commands(CommandListener):
         return sum(self.by_name.values())
 
     def started(self, event: CommandStartedEvent) -> None:
-        self.by_name[event.command_name] += 1
+        collection = event.command.get(event.command_name)
+        name = event.command_name if not isinstance(collection, str) else f"{event.command_name} {collection}"
+        self.by_name[name] += 1
 
     def succeeded(self, event: CommandSucceededEvent) -> None:
         return None

@@ -332,6 +332,7 @@ async def with_waiting(urls: EngineUrls, workdir: Path, waiting: int) -> dict[st
                 await runner.start(gid)  # no room: it joins its account's line
 
         await asyncio.gather(*(put_in_line(gid) for gid in ids))
+        await runner.wait_idle()  # the wake-ups their joining made have looked (and found no room)
         assert sum((lane.waiting for lane in await lines.pending_at("luma")), 0) == len(ids)
         # Choosing the next: give the pool one free place (its limit 2), and time next_waiting alone.
         await pools.register(

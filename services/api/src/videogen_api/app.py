@@ -26,7 +26,7 @@ from videogen_api.middleware import (
 )
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import TABLES, console, reference
+from videogen_api.routes import TABLES, console, events, reference
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
@@ -175,7 +175,9 @@ async def _status_feed(app: web.Application) -> AsyncIterator[None]:
         settings.kafka_bootstrap,
         Topics(settings.topic_prefix).status,
         app[state.GENERATION_READS].get_many,
+        app[state.GENERATION_READS].keys_of,
         recheck_seconds=settings.status_recheck_seconds,
+        cue_seconds=events.KEEP_ALIVE_SECONDS,
     )
     app[state.FEED] = feed
     feed.start()

@@ -22,6 +22,11 @@ from videogen_api import state
 
 log = logging.getLogger(__name__)
 
+# Connections waiting to be accepted (aiohttp's default: 128; the kernel caps it at net.core.somaxconn): a
+# burst of thousands, event streams opening at once, waits its turn instead of its handshakes being dropped
+# and retried a second or more later.
+LISTEN_BACKLOG = 4096
+
 
 async def serve(app: web.Application) -> None:
     settings, drain = app[state.SETTINGS], app[state.DRAIN]
@@ -32,7 +37,7 @@ async def serve(app: web.Application) -> None:
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=settings.shutdown_timeout_seconds)
     await runner.setup()
     try:
-        await web.TCPSite(runner, settings.api_host, settings.api_port).start()
+        await web.TCPSite(runner, settings.api_host, settings.api_port, backlog=LISTEN_BACKLOG).start()
         log.info("serving", extra={"host": settings.api_host, "port": settings.api_port})
         await stopping.wait()
         drain.start()

@@ -98,6 +98,9 @@ class Admission:
         self._on_waited = on_waited
         self._on_refused = on_refused
         self._registered = False
+        # Whether each provider's pools had no room when last read here (only the order of next_waiting's
+        # two reads depends on it).
+        self._full: dict[str, bool] = {}
 
     @property
     def providers(self) -> list[str]:
@@ -189,13 +192,21 @@ class Admission:
     async def next_waiting(self, provider: str) -> Next | None:
         """The generation to start next at ``provider``, if one waits and a slot is free for it: the fairest
         account's first in line (``Next``), or None."""
+        # Either "nobody waits" or "no room" ends the look after one read: ask first what was true the last
+        # time at this provider (an idle provider's lanes are empty; a saturated one's pools are full).
         now = self._clock.now()
-        pools = await self._pools_of(provider)
-        if not any(pool.room(now) > 0 for pool in pools):
-            return None
+        pools: list[ProviderPool] | None = None
+        if self._full.get(provider, False):
+            pools = await self._room_at(provider, now)
+            if not pools:
+                return None
         lanes = await self._waiting.pending_at(provider)
         if not lanes:
             return None
+        if pools is None:
+            pools = await self._room_at(provider, now)
+            if not pools:
+                return None
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
         running: Counter[str] = Counter()
         for pool in pools:
@@ -208,6 +219,13 @@ class Admission:
                 await self._waiting.leave(generation_id, key)  # canceled while it waited
         return None
 
+    async def _room_at(self, provider: str, now: datetime) -> list[ProviderPool]:
+        """The provider's pools if one has room, else an empty list (and the provider is remembered full)."""
+        pools = await self._pools_of(provider)
+        full = not any(pool.room(now) > 0 for pool in pools)
+        self._full[provider] = full
+        return [] if full else pools
+
     async def providers_waiting_for(self, account_id: str) -> set[str]:
         """The providers where the account has generations waiting (its slot freed: they may start)."""
         return {lane.provider for lane in await self._waiting.pending_of(account_id)}
@@ -219,10 +237,12 @@ class Admission:
         stays until it is finished). True if it held one."""
         return await self._pools.release(record.provider, record.id)
 
-    async def release(self, record: GenerationRecord) -> bool:
-        """Give back the finished generation's slots; True if it held its account's (its account may start
+    async def release(self, record: GenerationRecord, *, provider_slot: bool = True) -> bool:
+        """Give back the finished generation's slots (its provider slot too unless ``provider_slot`` is False:
+        it was given back when its task ended); True if it held its account's (its account may start
         another)."""
-        await self._pools.release(record.provider, record.id)
+        if provider_slot:
+            await self._pools.release(record.provider, record.id)
         return await self.accounts.release(record.account_id, record.id)
 
     async def refused(

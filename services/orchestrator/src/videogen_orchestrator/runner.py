@@ -62,6 +62,8 @@ class Runner:
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         # What admission gave each generation running here.
         self._admitted: dict[str, Admitted] = {}
+        # Generations running here whose provider slot was given back when their task ended.
+        self._provider_slot_freed: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._dispatching: dict[str, asyncio.Task[int]] = {}
         self._dispatch_again: set[str] = set()
@@ -199,26 +201,43 @@ class Runner:
         finally:
             self._tasks.pop(generation_id, None)
             self._admitted.pop(generation_id, None)
+            self._provider_slot_freed.discard(generation_id)
             self._slots.release()
 
     async def _released(self, record: GenerationRecord) -> None:
-        """Give back a finished generation's slots, and start what waits for them."""
-        account_slot = await self.admission.release(record)
-        self.wake(record.provider)
+        """Give back a finished generation's slots, and start what waits for them: at its provider, if its
+        slot there was one of a limited pool; wherever its account has work waiting, if it held one of its
+        account's slots."""
+        account_slot = await self.admission.release(
+            record, provider_slot=record.id not in self._provider_slot_freed
+        )
+        woken: set[str] = set()
+        if self._limited(record.id):
+            self.wake(record.provider)
+            woken.add(record.provider)
         if account_slot:
             for provider in await self.admission.providers_waiting_for(record.account_id):
-                if provider != record.provider:
+                if provider not in woken:
                     self.wake(provider)
+
+    def _limited(self, generation_id: str) -> bool:
+        """Whether the generation runs on a pool with a limit (as admission read it; unknown counts as
+        limited): only then may its provider slot be what another generation waits for."""
+        admitted = self._admitted.get(generation_id)
+        return admitted is None or admitted.pool is None or admitted.pool.effective is not None
 
     async def _task_news(self, record: GenerationRecord, event: TaskEvent) -> None:
         """The provider accepted the generation's task (the pool it was admitted to may climb back), or the
-        task ended there (its provider slot is free now, before the media is copied: the next may start)."""
+        task ended there (its provider slot is free now, before the media is copied: the next may start —
+        where the pool has a limit; on an unlimited one nobody waits for it)."""
         if event is TaskEvent.ACCEPTED:
             admitted = self._admitted.get(record.id)
             if admitted is not None:
                 await self.admission.accepted(admitted.pool)
         elif await self.admission.task_ended(record):
-            self.wake(record.provider)
+            self._provider_slot_freed.add(record.id)
+            if self._limited(record.id):
+                self.wake(record.provider)
 
     async def _finished(self, generation_id: str) -> bool:
         status = await self._generations.status_of(generation_id)

@@ -1,6 +1,7 @@
-"""What the api reads of the ``generations`` collection: one generation of an account, several by id (the
-status feed's recheck), and an account's listing newest first, filtered (``GenerationFilter``); records out.
-The writes, leases and the account slot queue are ``repositories.generations``'."""
+"""What the api reads of the ``generations`` collection: one generation of an account, several by id, in full
+or only their keys (the status feed's recheck), and an account's listing newest first, filtered
+(``GenerationFilter``); records out. The writes, leases and the account slot queue are
+``repositories.generations``'."""
 
 from __future__ import annotations
 
@@ -74,6 +75,17 @@ class GenerationReads:
         """The generations of these ids that exist."""
         async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
             yield GenerationRecord.from_doc(doc)
+
+    async def keys_of(self, generation_ids: list[str]) -> dict[str, tuple[int, int]]:
+        """Each existing generation's version and progress (-1 without one), read alone: what orders its
+        changes, for the status feed's recheck to tell which changed."""
+        keys = {}
+        async for doc in self._generations.find(
+            {"_id": {"$in": generation_ids}}, {"version": True, "progress": True}
+        ):
+            progress = doc.get("progress")
+            keys[doc["_id"]] = (doc.get("version") or 0, progress if isinstance(progress, int) else -1)
+        return keys
 
     async def newest_first(
         self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int

@@ -11,8 +11,7 @@ from closing a quiet stream. Open streams are bounded per account in each proces
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 import orjson
@@ -128,13 +127,15 @@ _EVENTS = {
 async def generation_events(request: web.Request) -> web.StreamResponse:
     app = request.app
     generation_id, account = request.match_info["id"], account_of(request)
-    generations, feed = app[state.GENERATION_READS], app[state.FEED]
+    feed = app[state.FEED]
 
     async def read() -> GenerationRecord | None:
-        return await generations.get_for_account(generation_id, account)
+        # With every other stream's opening at the same moment (one query); a foreign id reads as unknown.
+        record = await feed.read(generation_id)
+        return record if record is not None and record.account_id == account else None
 
     with _counted(app, account):
-        async with contextlib.aclosing(feed.changes(generation_id, read)) as changes:
+        async with contextlib.aclosing(feed.changes(generation_id, read, cues=True)) as changes:
             first = await anext(changes, None)
             if first is None:
                 raise not_found(f"no generation {generation_id!r}")
@@ -146,25 +147,39 @@ async def generation_events(request: web.Request) -> web.StreamResponse:
                     "X-Accel-Buffering": "no",  # proxies that buffer by default (nginx) pass each event on
                 }
             )
-            await response.prepare(request)
             last = parse_id(request.headers.get("Last-Event-ID"))
-            written = time.monotonic()
-            change: Change | None = first
-            while change is not None:
-                view = change[1]
-                key = change_key(change)
-                if view["status"] == "queued" and view.get("queue_position") is None:
-                    # Waiting in line: where, as a read of it alone says (its state events do not carry it).
-                    record = await read()
-                    if record is not None and record.version == key[0]:
-                        view = await view_with_position(app[state.STORE], record)
-                if last is None or key > last:  # newer than what the client has
-                    frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
-                    await response.write(frame + orjson.dumps(view) + b"\n\n")
-                    last, written = key, time.monotonic()
-                elif time.monotonic() - written >= KEEP_ALIVE_SECONDS:
-                    await response.write(b": keep-alive\n\n")
-                    written = time.monotonic()
-                change = await anext(changes, None)
-            await response.write_eof()
+            try:
+                await response.prepare(request)
+                last = await _send(request, response, first, last, read)
+                del first  # an idle stream holds no view
+                async for change in changes:
+                    if change is None:  # nothing newer for a while: the feed's cue, spread among streams
+                        await response.write(b": keep-alive\n\n")
+                    else:
+                        last = await _send(request, response, change, last, read)
+                await response.write_eof()
+            except ConnectionResetError:
+                pass  # the client went away (seen at the next write): nothing left to send
             return response
+
+
+async def _send(
+    request: web.Request,
+    response: web.StreamResponse,
+    change: Change,
+    last: Key | None,
+    read: Callable[[], Awaitable[GenerationRecord | None]],
+) -> Key | None:
+    """Write ``change`` as an event if it is newer than ``last`` (what the client has); what it has now."""
+    view = change[1]
+    key = change_key(change)
+    if view["status"] == "queued" and view.get("queue_position") is None:
+        # Waiting in line: where, as a read of it alone says (its state events do not carry it).
+        record = await read()
+        if record is not None and record.version == key[0]:
+            view = await view_with_position(request.app[state.STORE], record)
+    if last is not None and key <= last:
+        return last
+    frame = f"id: {format_id(key)}\nevent: generation\ndata: ".encode()
+    await response.write(frame + orjson.dumps(view) + b"\n\n")
+    return key
