@@ -1,11 +1,13 @@
-"""The migration step: create Kafka topics and MongoDB indexes, and store as events what an earlier version
-left owed. Idempotent; run before the services start."""
+"""The migration step: create Kafka topics and MongoDB indexes, store as events what an earlier version left
+owed, and make the media an earlier version stored due to the retention sweeper. Idempotent; run before the
+services start."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from videogen_common.earlier_outboxes import adopt_owed_events
+from videogen_common.repositories.deletions import GenerationDeletions
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
 from videogen_common.store import connect
@@ -28,6 +30,8 @@ async def migrate(settings: CommonSettings) -> list[str]:
     try:
         await ensure_indexes(store)
         await adopt_owed_events(store, datetime.now(UTC))
+        # Media stored before the retention sweeper existed is due as the deployment's retention says.
+        await GenerationDeletions(store).backfill(settings.media_retention_days)
     finally:
         await client.close()
     return created

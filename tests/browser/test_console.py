@@ -458,3 +458,55 @@ async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, 
                 f"{console_stack.base}/v1/generations/{generation_id}", headers=headers
             ) as r:
                 assert (await r.json())["status"] != "failed"
+
+
+async def test_a_generation_is_deleted_from_its_page_once_confirmed(
+    console: Console, console_stack: Stack
+) -> None:
+    page = console.page
+    headers = {"Authorization": f"Bearer {console_stack.key}"}
+    async with aiohttp.ClientSession() as session:
+        code, made = await generate(
+            session, console_stack.base, console_stack.key, "a private birthday video"
+        )
+        assert code == 202
+        url = f"{console_stack.base}/v1/generations/{made['id']}"
+        await console.open(f"#/generations/{made['id']}")
+        await console.sign_in(console_stack.key)
+        await expect(page.locator("#generation-status")).to_have_text("completed", timeout=LONG)
+        await expect(page.locator("video#video")).to_be_visible()
+        async with session.get(url, headers=headers) as answer:
+            completed = await answer.json()
+
+        # Asked first; "Keep it" keeps it.
+        await page.get_by_role("button", name="Delete generation").click()
+        confirm = page.get_by_role("group", name="Confirm deletion")
+        await expect(confirm).to_contain_text("Delete this generation for good?")
+        await expect(page.get_by_role("button", name="Keep it")).to_be_focused()
+        await check_page(page, "generation-delete-confirm")
+        await page.get_by_role("button", name="Keep it").click()
+        await expect(confirm).to_have_count(0)
+        await expect(page.get_by_role("button", name="Delete generation")).to_be_focused()
+        async with session.get(url, headers=headers) as answer:
+            assert (await answer.json())["deleted"] is False
+
+        await page.get_by_role("button", name="Delete generation").click()
+        await page.get_by_role("button", name="Yes, delete it").click()
+        await expect(page.locator("#generation-deleted")).to_be_visible()
+        await expect(page.locator("#generation-prompt")).to_have_text("erased")
+        await expect(page.locator("video#video")).to_have_count(0)
+        await expect(page.locator("#media")).to_contain_text("Deleted")
+        await expect(page.get_by_role("button", name="Delete generation")).to_be_hidden()
+        await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
+        await check_page(page, "generation-deleted")
+        async with session.get(url, headers=headers) as answer:
+            tombstone = await answer.json()
+        assert tombstone["deleted"] and tombstone["prompt"] == "" and tombstone["video_url"] is None
+        async with session.get(completed["video_url"]) as answer:
+            assert answer.status == 410
+
+        # The list leaves it out.
+        await console.go("#/generations", "Generations")
+        await expect(page.locator("#generations caption")).to_have_text("Newest first. Page 1.")
+        assert await page.locator(f"tr[data-id='{made['id']}']").count() == 0
+    assert console.errors == [], console.errors

@@ -205,6 +205,8 @@ NEWER_GENERATION = {
     "cost": None,
     "created_at": "2026-11-21T08:47:00Z",
     "updated_at": "2026-11-21T08:47:00Z",
+    "deleted": False,
+    "deleted_at": None,
     "a_field_from_later": {"kept": True},
 }
 NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {

@@ -7,9 +7,10 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.support.images import video_seconds
+from tests.support.images import solid_image, video_seconds
 from tests.support.receivers import receiving
 from tests.support.stack import Stack
 from videogen_client import (
@@ -92,6 +93,50 @@ async def test_the_listing_walks_every_page_and_filters(stack: Stack) -> None:
     async with AsyncClient(api_key="vg_not_a_key", base_url=f"{stack.base}/v1") as stranger:
         with pytest.raises(AuthenticationError):
             await stranger.generations.get(made[0])
+
+
+async def test_a_deleted_generation_reads_as_its_tombstone_and_an_upload_is_read_then_deleted(
+    stack: Stack,
+) -> None:
+    async with AsyncClient(api_key=stack.key, base_url=f"{stack.base}/v1") as client:
+        upload = await client.uploads.create(solid_image((200, 40, 40)))
+        assert (await client.uploads.get(upload.id)) == upload
+        made = await client.generations.create_and_wait(
+            prompt="a secret plan",
+            provider="mock",
+            duration=3,
+            metadata={"user": "u_1"},
+            image=upload.id,
+            retention_days=1,
+            timeout=WAIT_S,
+        )
+        assert made.video_url is not None
+        kept = await client.generations.create(prompt="kept", provider="mock", duration=3)
+        before = await client.usage.get()
+
+        await client.generations.delete(made.id)
+        await client.generations.delete(made.id)  # again: not an error
+
+        tombstone = await client.generations.get(made.id)
+        assert tombstone.deleted and tombstone.deleted_at is not None
+        assert (tombstone.status, tombstone.provider, tombstone.duration) == ("completed", "mock", 3)
+        assert (tombstone.prompt, tombstone.metadata, tombstone.image) == ("", {}, None)
+        assert tombstone.video_url is None and tombstone.thumbnail_url is None
+        assert [g.id async for g in client.generations.list()] == [kept.id]
+        assert (await client.usage.get()).total == before.total
+        async with httpx.AsyncClient() as raw:
+            assert (await raw.get(made.video_url)).status_code == 410
+        trail = [e.type async for e in client.audit_events.list(target_id=made.id)]
+        assert trail == ["generation.deleted"]
+
+        # The upload is its own: deleted, it is gone.
+        await client.uploads.delete(upload.id)
+        with pytest.raises(NotFoundError):
+            await client.uploads.get(upload.id)
+        with pytest.raises(NotFoundError):
+            await client.uploads.delete(upload.id)
+        with pytest.raises(NotFoundError):
+            await client.generations.delete("gen_does_not_exist")
 
 
 async def test_the_sync_client_manages_webhooks_and_its_test_delivery_verifies(stack: Stack) -> None:

@@ -127,11 +127,14 @@ TWINS = {
     "generations.list": "generations.list",  # iterated: every match
     "generations.list_page": "generations.list",  # awaited: one page
     "generations.cancel": "generations.cancel",
+    "generations.delete": "generations.delete",
     "generations.wait": "generations.wait",
     "generations.download": "generations.downloadToFile",
     "generations.iter_video": "generations.download",
     "providers.list": "providers.list",
     "uploads.create": "uploads.create",
+    "uploads.get": "uploads.get",
+    "uploads.delete": "uploads.delete",
     "webhooks.create": "webhooks.create",
     "webhooks.list": "webhooks.list",
     "webhooks.get": "webhooks.get",

@@ -124,6 +124,16 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     assert code == 0 and [(e["type"], e["actor"]["type"]) for e in json.loads(out)] == [
         ("api_key.created", "operator")
     ]
+    # Deleted: read back as its tombstone, left out of the list, still in the usage.
+    code, out, err = await vg(env, "--json", "generations", "delete", made["id"])
+    assert code == 0 and json.loads(out) == {"deleted": made["id"]}, err
+    code, out, _ = await vg(env, "--json", "generations", "get", made["id"])
+    gone = json.loads(out)
+    assert code == 0 and gone["deleted"] and gone["prompt"] == "" and gone["video_url"] is None
+    code, out, _ = await vg(env, "--json", "generations", "list")
+    assert code == 0 and made["id"] not in [g["id"] for g in json.loads(out)]
+    code, out, _ = await vg(env, "--json", "usage")
+    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3}
     code, _, err = await vg(env, "generate", "too long", "--duration", "30")
     assert code == 3 and "duration" in err
     code, _, err = await vg(user_env(stack, tmp_path, with_key=False), "generations", "list")

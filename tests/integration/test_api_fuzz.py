@@ -41,6 +41,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.support.api import bearer
 from tests.support.env import settings_for
+from tests.support.images import solid_image
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.store import Store
@@ -49,7 +50,7 @@ Client = TestClient[web.Request, web.Application]
 Operation = schemathesis.APIOperation[Any, Any, Any, Any]
 RunOnLoop = Callable[[Coroutine[Any, Any, Any]], Any]
 
-# Examples per operation and mode: 28 operations, three or four modes each, about 4,000 requests in all.
+# Examples per operation and mode: 33 operations, three or four modes each, about 4,000 requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
@@ -96,9 +97,14 @@ def _operations(schema: schemathesis.BaseSchema) -> list[Operation]:
 
 
 def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, store: Store, path: str) -> str:
-    """A fresh resource of the kind the operation's path names: a generation, a webhook endpoint, a failed
-    delivery (so that retrying it can succeed), an event (a test event's), or an API key."""
+    """A fresh resource of the kind the operation's path names: a generation, an upload, a webhook endpoint, a
+    failed delivery (so that retrying it can succeed), an event (a test event's), or an API key."""
     headers = bearer(key)
+    if path.startswith("/v1/uploads/"):
+        image = {"Content-Type": "image/png", **headers}
+        uploaded = session.post(f"{base_url}/v1/uploads", data=solid_image((10, 20, 30)), headers=image)
+        assert uploaded.status_code == 201, uploaded.text
+        return str(uploaded.json()["id"])
     if path.startswith("/v1/api-keys/"):
         made = session.post(
             f"{base_url}/v1/api-keys", json={"name": "fuzzed", "scopes": ["usage:read"]}, headers=headers
@@ -176,7 +182,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 30
+    assert len(operations) == 33
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).

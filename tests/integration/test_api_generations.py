@@ -61,6 +61,8 @@ async def test_create_answers_202_with_the_generation_and_location(
         "cost",
         "created_at",
         "updated_at",
+        "deleted",
+        "deleted_at",
     }
     assert body["status"] == "processing"
     assert (body["progress"], body["queue_reason"], body["queue_position"]) == (None, None, None)

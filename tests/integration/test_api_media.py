@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tests.support.api import api_client
 from tests.support.fakes import ManualClock
+from tests.support.media import PassThroughMedia
 from videogen_api import state
 from videogen_api.app import create_app
 from videogen_api.settings import ApiSettings
@@ -197,19 +198,13 @@ async def test_a_replaced_file_is_served_whole_in_its_new_version(
     assert await after.read() == data[:1000]
 
 
-class StaleStats:
+class StaleStats(PassThroughMedia):
     """The api's real store, except that its first ``stale`` stats describe a version of the file that is no
     longer there: as if the file were replaced between the stat and the read."""
 
     def __init__(self, inner: MediaStore, stale: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.stale = stale
-
-    async def put(self, key: str, data: bytes) -> None:
-        await self.inner.put(key, data)
-
-    async def get(self, key: str) -> bytes | None:
-        return await self.inner.get(key)
 
     async def stat(self, key: str) -> MediaInfo | None:
         info = await self.inner.stat(key)
@@ -217,11 +212,6 @@ class StaleStats:
             self.stale -= 1
             return replace(info, etag="an-older-version")
         return info
-
-    def open_range(
-        self, key: str, info: MediaInfo, start: int, stop: int
-    ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
-        return self.inner.open_range(key, info, start, stop)
 
 
 @pytest.mark.parametrize(("stale", "status"), [(1, 200), (2, 200), (3, 503)])

@@ -132,7 +132,9 @@ async def test_docs_is_the_reference_viewer_served_from_here_without_a_key(clien
     assert (await client.get("/docs/swagger-editor-bundle.js")).status == 404  # only what the page uses
 
 
-async def test_generations_answer_as_documented(answers: Answers, store: Store) -> None:
+async def test_generations_answer_as_documented(
+    answers: Answers, store: Store, api_settings: ApiSettings
+) -> None:
     body = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 5}
     idem = {"Idempotency-Key": "order-1"}
     created = await answers.call("POST", "/v1/generate", 202, json=body, headers=idem)
@@ -193,6 +195,22 @@ async def test_generations_answer_as_documented(answers: Answers, store: Store) 
     assert canceled["error"]["code"] == "canceled"
     await answers.call("POST", "/v1/generations/{id}/cancel", 409, f"/v1/generations/{third['id']}/cancel")
     await answers.call("POST", "/v1/generations/{id}/cancel", 404, "/v1/generations/gen_unknown/cancel")
+
+    one = f"/v1/generations/{created['id']}"
+    await answers.call("DELETE", "/v1/generations/{id}", 204, one)
+    await answers.call("DELETE", "/v1/generations/{id}", 204, one)
+    await answers.call("DELETE", "/v1/generations/{id}", 404, "/v1/generations/gen_unknown")
+    tombstone = await answers.call("GET", "/v1/generations/{id}", 200, one)
+    assert tombstone["deleted"] is True and tombstone["prompt"] == "" and tombstone["video_url"] is None
+    url = signed_media_url(
+        api_settings.public_base_url,
+        api_settings.media_signing_key.get_secret_value(),
+        f"{created['id']}/video.mp4",
+        now=datetime.now(UTC),
+        retention=timedelta(days=1),
+    )
+    parts = urlsplit(url)
+    await answers.call("GET", "/v1/media/{folder}/{file}", 410, f"{parts.path}?{parts.query}", auth=False)
 
 
 async def test_webhooks_and_deliveries_answer_as_documented(answers: Answers, store: Store) -> None:
@@ -367,6 +385,11 @@ async def test_providers_and_the_video_options_answer_as_documented(answers: Ans
     assert (await answers.call("POST", "/v1/generate", 202, json=with_image))["image"]["upload_id"] == upload[
         "id"
     ]
+    one = f"/v1/uploads/{upload['id']}"
+    assert await answers.call("GET", "/v1/uploads/{id}", 200, one) == upload
+    await answers.call("DELETE", "/v1/uploads/{id}", 204, one)
+    await answers.call("GET", "/v1/uploads/{id}", 404, one)
+    await answers.call("DELETE", "/v1/uploads/{id}", 404, one)
 
 
 async def test_keys_and_budgets_answer_as_documented(answers: Answers) -> None:
@@ -415,6 +438,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/generations/{id}"),
         ("get", "/v1/generations/{id}/events"),
         ("post", "/v1/generations/{id}/cancel"),
+        ("delete", "/v1/generations/{id}"),
         ("post", "/v1/webhooks"),
         ("get", "/v1/webhooks"),
         ("get", "/v1/webhooks/{id}"),
@@ -433,6 +457,8 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/events/{id}"),
         ("get", "/v1/providers"),
         ("post", "/v1/uploads"),
+        ("get", "/v1/uploads/{id}"),
+        ("delete", "/v1/uploads/{id}"),
         ("post", "/v1/api-keys"),
         ("get", "/v1/api-keys"),
         ("get", "/v1/api-keys/{id}"),

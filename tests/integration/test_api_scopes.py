@@ -33,9 +33,12 @@ SCOPE_OF: dict[str, Scope] = {
     "getGeneration": Scope.GENERATIONS_READ,
     "listGenerations": Scope.GENERATIONS_READ,
     "cancelGeneration": Scope.GENERATIONS_WRITE,
+    "deleteGeneration": Scope.GENERATIONS_WRITE,
     "streamGenerationEvents": Scope.GENERATIONS_READ,
     "listProviders": Scope.GENERATIONS_READ,
     "createUpload": Scope.GENERATIONS_WRITE,
+    "getUpload": Scope.GENERATIONS_READ,
+    "deleteUpload": Scope.GENERATIONS_WRITE,
     "createWebhook": Scope.WEBHOOKS_WRITE,
     "listWebhooks": Scope.WEBHOOKS_READ,
     "getWebhook": Scope.WEBHOOKS_READ,
@@ -65,7 +68,9 @@ SCOPE_OF: dict[str, Scope] = {
 WRITES: dict[str, Doc] = {
     "createGeneration": {"json": {"prompt": "a kite", "provider": "mock", "duration": 3}},
     "cancelGeneration": {},
+    "deleteGeneration": {},
     "createUpload": {"data": solid_image((9, 9, 9)), "headers": {"Content-Type": "image/png"}},
+    "deleteUpload": {},
     "createWebhook": {"json": {"url": "https://example.test/other", "events": ["video.failed"]}},
     "updateWebhook": {"json": {"events": ["video.completed"]}},
     "deleteWebhook": {},
@@ -110,7 +115,11 @@ async def resources(client: Client, key: str, store: Store) -> dict[str, str]:
     )
     delivery = await ok(client, "POST", f"/v1/webhooks/{hook['id']}/test", key)
     victim = await ok(client, "POST", "/v1/api-keys", key, json={"name": "victim", "scopes": ["keys:read"]})
+    upload = WRITES["createUpload"]
+    made = await client.post("/v1/uploads", data=upload["data"], headers={**bearer(key), **upload["headers"]})
+    assert made.status == 201, await made.text()
     return {
+        "/v1/uploads/": (await made.json())["id"],
         "/v1/generations/{id}/events": finished["id"],
         "/v1/generations/": running["id"],
         "/v1/webhooks/": hook["id"],

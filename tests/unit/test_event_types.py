@@ -31,6 +31,7 @@ TABLE = {
     "video.failed": (True, "generation", True),
     "video.processing": (False, "generation", True),
     "video.progress": (False, "generation", True),
+    "video.deleted": (True, "generation", True),
     "webhook.disabled": (True, "webhook", True),
     "account.budget_threshold": (True, "account", True),
     "webhook.test": (True, "webhook", False),

@@ -37,6 +37,8 @@ PUBLIC = {
     "cost",
     "created_at",
     "updated_at",
+    "deleted",
+    "deleted_at",
 }
 # The stored ``attempts`` counts lease claims; the public ``attempts`` is the tries at providers (stored as
 # ``provider_attempts``): the count never shows.
@@ -88,7 +90,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 25
+    assert len(view) == 27
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -130,6 +132,8 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "cost": None,
         "created_at": "2026-11-21T08:47:00.123Z",
         "updated_at": "2026-11-21T08:47:02.128Z",
+        "deleted": False,
+        "deleted_at": None,
     }
 
 

@@ -60,6 +60,8 @@ GENERATION: dict[str, Any] = {
     ],
     "estimated_cost": 0.6,
     "cost": 0.0,
+    "deleted": False,
+    "deleted_at": None,
 }
 DATA_FIELDS = {
     "id",
@@ -85,6 +87,8 @@ DATA_FIELDS = {
     "attempts",
     "estimated_cost",
     "cost",
+    "deleted",
+    "deleted_at",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -134,6 +138,7 @@ def test_delivery_body_missing_fields_are_null() -> None:
     assert data["video_url"] is None
     assert data["thumbnail_url"] is None
     assert data["metadata"] == {}
+    assert data["deleted"] is False  # events made before deletes existed
 
 
 def test_delivery_body_is_compact_json_bytes() -> None:

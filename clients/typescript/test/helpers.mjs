@@ -23,6 +23,8 @@ export const GENERATION = Object.freeze({
   image: null,
   created_at: "2026-11-24T10:00:00.000Z",
   updated_at: "2026-11-24T10:00:00.000Z",
+  deleted: false,
+  deleted_at: null,
 });
 
 export function generation(fields = {}) {

@@ -18,6 +18,7 @@ EventType = Literal[
     "video.failed",
     "video.processing",
     "video.progress",
+    "video.deleted",
     "webhook.disabled",
     "account.budget_threshold",
 ]
@@ -54,6 +55,9 @@ AuditEventType = Literal[
     "webhook.disabled",
     "webhook.recovery_requested",
     "delivery.retry_requested",
+    "generation.deleted",
+    "upload.deleted",
+    "retention.updated",
 ]
 AuditActorType = Literal["api_key", "operator", "system"]
 # What an API key may do; each :write holds the :read of the same resource.

@@ -127,6 +127,10 @@ class Generation(Model):
     cost: float | None = None  # USD its providers charged, once finished
     created_at: datetime
     updated_at: datetime
+    # Deleted (``generations.delete``): a tombstone, its prompt, metadata, image and links erased, its media
+    # gone; status, provider, duration and timestamps kept.
+    deleted: bool = False
+    deleted_at: datetime | None = None
 
     @property
     def terminal(self) -> bool:

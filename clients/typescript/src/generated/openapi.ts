@@ -36,7 +36,11 @@ export interface paths {
         get: operations["getGeneration"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a generation
+         * @description Its video, thumbnail and first frame are deleted from storage, its links answer 410 Gone, and its prompt, negative_prompt, metadata and image are erased, from its recorded events and deliveries too. An unfinished one is canceled first, as the cancel route does. GET still answers it, as a tombstone (deleted: true, status unchanged), and usage still counts it; lists leave it out. video.deleted is sent. Deleting it again answers 204 too.
+         */
+        delete: operations["deleteGeneration"];
         options?: never;
         head?: never;
         patch?: never;
@@ -51,7 +55,7 @@ export interface paths {
         };
         /**
          * List generations
-         * @description The account's generations, newest first (ties by id). Filters narrow the set; a cursor holds only a position, so a walk never skips or repeats while new generations arrive.
+         * @description The account's generations, newest first (ties by id), but those deleted (GET by id still answers their tombstone; usage still counts them). Filters narrow the set; a cursor holds only a position, so a walk never skips or repeats while new generations arrive.
          */
         get: operations["listGenerations"];
         put?: never;
@@ -137,6 +141,30 @@ export interface paths {
          */
         post: operations["createUpload"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an upload
+         * @description Until it expires (expires_at) or is deleted; then, and for another account's upload, 404. Its bytes are not served back.
+         */
+        get: operations["getUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an upload
+         * @description Its bytes are deleted from storage at once, and it can no longer be used: a generation made from it that has not started yet fails with image_unusable. Deleted, or expired, it answers 404.
+         */
+        delete: operations["deleteUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -479,7 +507,7 @@ export interface paths {
         };
         /**
          * Download a video or thumbnail
-         * @description The target of a generation's video_url and thumbnail_url. The signature is the credential: no API key. An expired or forged link answers like a missing file. Supports a single byte `Range` (with `If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and `Last-Modified` it sends; `HEAD` answers the headers alone.
+         * @description The target of a generation's video_url and thumbnail_url. The signature is the credential: no API key. An expired or forged link answers like a missing file; a link to a deleted generation's media answers 410 Gone. Supports a single byte `Range` (with `If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and `Last-Modified` it sends; `HEAD` answers the headers alone.
          */
         get: operations["getMedia"];
         put?: never;
@@ -724,12 +752,12 @@ export interface components {
          * AuditEventType
          * @enum {string}
          */
-        AuditEventType: "api_key.created" | "api_key.revoked" | "api_key.updated" | "budget.updated" | "budget.threshold_reached" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.disabled" | "webhook.recovery_requested" | "delivery.retry_requested" | (string & {});
+        AuditEventType: "api_key.created" | "api_key.revoked" | "api_key.updated" | "budget.updated" | "budget.threshold_reached" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.disabled" | "webhook.recovery_requested" | "delivery.retry_requested" | "generation.deleted" | "upload.deleted" | "retention.updated" | (string & {});
         /** AuditTarget */
         AuditTarget: {
             /**
              * Type
-             * @description api_key, webhook, delivery or budget
+             * @description api_key, webhook, delivery, budget, generation or upload
              */
             type: string;
             /** Id */
@@ -1021,10 +1049,10 @@ export interface components {
         };
         /**
          * EventType
-         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.
          * @enum {string}
          */
-        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "webhook.disabled" | "account.budget_threshold" | (string & {});
+        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "video.deleted" | "webhook.disabled" | "account.budget_threshold" | (string & {});
         /** FieldError */
         FieldError: {
             /**
@@ -1115,6 +1143,12 @@ export interface components {
              * @default null
              */
             fallback_on_failure?: boolean | null;
+            /**
+             * Retention Days
+             * @description Optional: delete the video, thumbnail and first frame this many days after the video is made, sooner than the deployment would (never later); its links stop working then.
+             * @default null
+             */
+            retention_days?: number | null;
         };
         /**
          * Generation
@@ -1212,6 +1246,16 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
              */
             updated_at: string;
+            /**
+             * Deleted
+             * @description Deleted (DELETE /v1/generations/{id}): its media is gone and its prompt, negative_prompt, metadata, image and links are erased; the rest stays, so usage stays exact.
+             */
+            deleted: boolean;
+            /**
+             * Deleted At
+             * @description When it was deleted; null if it was not.
+             */
+            deleted_at: string | null;
         };
         /**
          * GenerationAttempt
@@ -2053,7 +2097,7 @@ export interface components {
         DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
         /** @description The event's id. */
         EventId: string;
-        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
+        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, webhook.test. */
         EventType: string;
         /** @description Only events of these types: repeat the parameter or separate values with commas. */
         EventTypes: string[];
@@ -2091,6 +2135,8 @@ export interface components {
         SubjectId: string;
         /** @description Only changes to this key, webhook endpoint or delivery (its id). */
         TargetId: string;
+        /** @description The upload's id. */
+        UploadId: string;
         /** @description The range's end (exclusive); by default now. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
         UsageEnd: string;
         /** @description The range's start (inclusive); by default 30 days before end. ISO 8601 with a time zone (write + as %2B in a URL), or a date (its midnight UTC). */
@@ -2221,6 +2267,47 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteGeneration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The generation's id. */
+                id: components["parameters"]["GenerationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (or deleted before). */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description generation-busy: it kept changing; try again. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
         };
     };
@@ -2462,6 +2549,70 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    getUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The upload's id. */
+                id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The upload's id. */
+                id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: never;
@@ -2692,7 +2843,7 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this status. */
                 status?: components["parameters"]["DeliveryStatus"];
-                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, webhook.disabled, account.budget_threshold, webhook.test. */
+                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, webhook.test. */
                 event_type?: components["parameters"]["EventType"];
                 /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
                 created_after?: components["parameters"]["CreatedAfter"];
@@ -3396,6 +3547,16 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["NotFound"];
+            /** @description gone: the generation was deleted (DELETE /v1/generations/{id}), its media with it. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description range-not-satisfiable: the range starts past the end of the file (`Content-Range: bytes *\/size`). */
             416: {
                 headers: {

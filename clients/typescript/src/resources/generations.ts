@@ -1,4 +1,4 @@
-/** `client.generations`: create, read, list, cancel, follow, wait for and download generations. */
+/** `client.generations`: create, read, list, cancel, delete, follow, wait for and download generations. */
 import {
   APIConnectionError,
   GenerationFailedError,
@@ -115,6 +115,14 @@ export class Generations {
   /** Cancel an unfinished generation (a finished one: `ConflictError`). */
   cancel(id: string, options?: RequestOptions): Promise<Generation> {
     return this.#t.request("POST", `generations/${encodeURIComponent(id)}/cancel`, options);
+  }
+
+  /** Delete the generation: its video, thumbnail and first frame are deleted from storage (its links answer
+   * 410), its prompt, negative prompt, metadata and image erased; an unfinished one is canceled first. `get`
+   * still answers it as a tombstone (`deleted: true`); lists leave it out; usage still counts it. Deleting
+   * it again is not an error. */
+  async delete(id: string, options?: RequestOptions): Promise<void> {
+    await this.#t.request("DELETE", `generations/${encodeURIComponent(id)}`, options);
   }
 
   /** The generation's changes as they happen (Server-Sent Events): the generation as it is, then one event

@@ -52,6 +52,16 @@ export class Uploads {
     form.append("file", blob, name);
     return this.#t.request("POST", "uploads", { ...call, form });
   }
+
+  /** The upload, until it expires or is deleted (then `NotFoundError`). */
+  get(id: string, options?: RequestOptions): Promise<Upload> {
+    return this.#t.request("GET", `uploads/${encodeURIComponent(id)}`, options);
+  }
+
+  /** Delete the upload's image from storage now; it can no longer be used as a first frame. */
+  async delete(id: string, options?: RequestOptions): Promise<void> {
+    await this.#t.request("DELETE", `uploads/${encodeURIComponent(id)}`, options);
+  }
 }
 
 export class Providers {

@@ -1,6 +1,7 @@
 // Generations against the real stack (api, orchestrator and notifier as processes, the real broker and
 // store, the mock provider), started by tests/client/test_typescript.py.
 import assert from "node:assert/strict";
+import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -113,6 +114,34 @@ test("a three-page walk with filters: newest first, none skipped or repeated", a
   assert.deepEqual(later.data, []);
   const otherRun = await client.generations.list({ metadata: { run: runTag() } });
   assert.deepEqual(otherRun.data, []);
+});
+
+test("a deleted generation reads as its tombstone, its link is gone; an upload is read, then deleted", async () => {
+  const upload = await client.uploads.create(createReadStream(STACK.frame), { filename: "frame.png" });
+  assert.deepEqual(await client.uploads.get(upload.id), upload);
+  const made = await client.generations.createAndWait(
+    { prompt: "a secret plan", provider: "mock", duration: 3, metadata: { run: runTag() }, image: upload.id },
+    WAIT,
+  );
+  const kept = await client.generations.create({ prompt: "kept", provider: "mock", duration: 3 });
+
+  await client.generations.delete(made.id);
+  await client.generations.delete(made.id); // again: not an error
+  const tombstone = await client.generations.get(made.id);
+  assert.equal(tombstone.deleted, true);
+  assert.ok(tombstone.deleted_at);
+  assert.deepEqual(
+    [tombstone.status, tombstone.prompt, tombstone.metadata, tombstone.image, tombstone.video_url],
+    ["completed", "", {}, null, null],
+  );
+  assert.equal((await fetch(made.video_url)).status, 410);
+  const listed = (await client.generations.list({ created_after: made.created_at, limit: 100 })).data;
+  assert.ok(listed.some((g) => g.id === kept.id));
+  assert.ok(!listed.some((g) => g.id === made.id));
+
+  await client.uploads.delete(upload.id);
+  await assert.rejects(client.uploads.get(upload.id), NotFoundError);
+  await assert.rejects(client.uploads.delete(upload.id), NotFoundError);
 });
 
 test("typed errors: 401, 404 and 422 with its fields", async () => {

@@ -10,10 +10,13 @@ const OPERATIONS = {
   getGeneration: "generations.get",
   listGenerations: "generations.list",
   cancelGeneration: "generations.cancel",
+  deleteGeneration: "generations.delete",
   streamGenerationEvents: "generations.events",
   getMedia: "generations.download", // the signed video_url a completed generation carries
   listProviders: "providers.list",
   createUpload: "uploads.create",
+  getUpload: "uploads.get",
+  deleteUpload: "uploads.delete",
   createWebhook: "webhooks.create",
   listWebhooks: "webhooks.list",
   getWebhook: "webhooks.get",

@@ -314,6 +314,29 @@ test("uploads take a Blob, bytes or a Node stream, and create() uploads an image
   assert.deepEqual(JSON.parse(api.requests[1].body).image, { upload_id: "upl_1" });
 });
 
+test("delete() sends DELETE and resolves to nothing on 204; uploads.get() and uploads.delete() likewise", async () => {
+  const empty = (_request, response) => {
+    response.writeHead(204);
+    response.end();
+  };
+  const upload = { id: "upl_1", content_type: "image/png", bytes: 4, width: 1, height: 1 };
+  api.answers = [empty, json(upload), empty, problem(404, "Not Found")];
+  const { client } = clientOf(api);
+  assert.equal(await client.generations.delete("gen_1"), undefined);
+  assert.deepEqual(await client.uploads.get("upl_1"), upload);
+  assert.equal(await client.uploads.delete("upl_1"), undefined);
+  await assert.rejects(client.uploads.delete("upl_1"), NotFoundError);
+  assert.deepEqual(
+    api.requests.map((r) => `${r.method} ${r.url}`),
+    [
+      "DELETE /v1/generations/gen_1",
+      "GET /v1/uploads/upl_1",
+      "DELETE /v1/uploads/upl_1",
+      "DELETE /v1/uploads/upl_1",
+    ],
+  );
+});
+
 /** An event stream that sends `data`, calls `then`, and holds the connection open until the client leaves. */
 function holdingStream(data, then = () => undefined) {
   return (request, response) => {

@@ -1,13 +1,15 @@
-"""The audit trail: every change to an account's API keys, budgets and webhook endpoints, who made it (an API
-key, an operator at the command line, or the system), when, and what changed — never a secret; and each
-budget threshold reached (``budget_alerts``).
+"""The audit trail: every change to an account's API keys, budgets and webhook endpoints, and every deletion
+of its generations and uploads, who made it (an API key, an operator at the command line, or the system),
+when, and what changed — never a secret, nor what a deletion erased; each budget threshold reached
+(``budget_alerts``); and the account's media retention, set by an operator (``videogen retention``).
 
 Events are written right after the change they record, by whoever made it: the api (keys made, changed and
 revoked, budgets set, endpoints created, changed, deleted, secrets rotated, deliveries retried and recoveries
-requested, thresholds reached), the notifier (an endpoint it
+requested, thresholds reached, generations and uploads deleted), the notifier (an endpoint it
 disabled; written with the ``webhook.disabled`` notice, under an id derived from the endpoint and the moment,
-so the sweeper's repair of an interrupted disable adds it once) and the ``videogen keys`` command (keys made
-and revoked). They are read at ``GET /v1/audit-events``."""
+so the sweeper's repair of an interrupted disable adds it once) and the ``videogen keys`` and ``videogen
+retention`` commands (keys made and revoked; the account's retention). They are read at
+``GET /v1/audit-events``."""
 
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ class AuditEventType(StrEnum):
     WEBHOOK_DISABLED = "webhook.disabled"
     WEBHOOK_RECOVERY_REQUESTED = "webhook.recovery_requested"
     DELIVERY_RETRY_REQUESTED = "delivery.retry_requested"
+    GENERATION_DELETED = "generation.deleted"
+    UPLOAD_DELETED = "upload.deleted"
+    RETENTION_UPDATED = "retention.updated"
 
 
 class AuditActorType(StrEnum):

@@ -45,6 +45,7 @@ def generation_data(generation: dict[str, Any]) -> dict[str, Any]:
     data["metadata"] = data["metadata"] or {}  # events published before metadata existed
     data["priority"] = data["priority"] or "normal"  # ... and before priority did
     data["attempts"] = data["attempts"] or []  # ... and before attempts did
+    data["deleted"] = bool(data["deleted"])  # ... and before deletes did
     return data
 
 

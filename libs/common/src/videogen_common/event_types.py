@@ -232,6 +232,19 @@ VIDEO_PROGRESS = EVENT_TYPES.define(
         data=generation_data_of,
     )
 )
+VIDEO_DELETED = EVENT_TYPES.define(
+    EventType(
+        "video.deleted",
+        owed=True,
+        subject=SubjectType.GENERATION,
+        source="generations",
+        description=(
+            "A generation was deleted: its media is gone and its prompt, metadata and links are erased (the "
+            "data is its tombstone)."
+        ),
+        data=generation_data_of,
+    )
+)
 WEBHOOK_DISABLED = EVENT_TYPES.define(
     EventType(
         "webhook.disabled",

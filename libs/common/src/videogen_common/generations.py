@@ -67,13 +67,15 @@ def new_record(
     budget_hold: Doc | None = None,
     route: Doc | None = None,
     estimated_cost: float | None = None,
+    retention_days: int | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
     stored as before they existed. The rest are internal: where the first frame's bytes are, the client's
-    deadline, the creating request's id, key and trace, what it reserved of its budgets. ``route``: its
-    candidates and why (``videogen_common.routing``), when the request asked for routing;
-    ``estimated_cost``: what its first candidate charges for it."""
+    deadline, the creating request's id, key and trace, what it reserved of its budgets, and the days its
+    media is to be kept if the request shortened them. ``route``: its candidates and why
+    (``videogen_common.routing``), when the request asked for routing; ``estimated_cost``: what its first
+    candidate charges for it."""
     given = options or {}
     image = given.get("image")
     return GenerationRecord(
@@ -104,6 +106,7 @@ def new_record(
         budget_hold=budget_hold,
         route=route,
         estimated_cost=estimated_cost,
+        retention_days=retention_days,
     )
 
 

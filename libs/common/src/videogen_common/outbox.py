@@ -46,11 +46,16 @@ OUTBOX_AT = "outbox_at"
 OUTBOX_INDEX = IndexModel([(OUTBOX_AT, ASCENDING)], name="by_outbox_at", sparse=True)
 
 
-def owing(update: Doc, event: Event) -> Doc:
+def owing(update: Doc, event: Event, *, rewritten: list[Doc] | None = None) -> Doc:
     """``update`` (a MongoDB update document) that also marks the document it changes as owing ``event``: the
-    event pushed onto its ``outbox``, ``outbox_at`` set to when the event happened."""
+    event pushed onto its ``outbox``, ``outbox_at`` set to when the event happened. ``rewritten``: the events
+    the document owes already, changed (a delete erases their data), written back before ``event`` rather
+    than ``event`` pushed."""
     if not event.owed or event.source is None or event.carrier_id is None:
         raise ValueError(f"{event.type} is not an owed event carried by its change")
+    if rewritten is not None:
+        owed = {OUTBOX: [*rewritten, event.to_doc()], OUTBOX_AT: event.created_at}
+        return {**update, "$set": {**update.get("$set", {}), **owed}}
     return {
         **update,
         "$set": {**update.get("$set", {}), OUTBOX_AT: event.created_at},

@@ -143,6 +143,7 @@ WEBHOOK_ID = _id("WebhookId", "webhook endpoint")
 DELIVERY_ID = _id("DeliveryId", "delivery")
 EVENT_ID = _id("EventId", "event")
 KEY_ID = _id("KeyId", "API key")
+UPLOAD_ID = _id("UploadId", "upload")
 
 PREFER_WAIT = Parameter(
     "PreferWait",

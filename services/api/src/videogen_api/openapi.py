@@ -201,6 +201,10 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
     prompt = schemas["GenerateRequest"]["properties"]["prompt"]
     prompt["maxLength"] = settings.prompt_max_chars
     prompt["description"] += f" Not blank; at most {settings.prompt_max_chars} characters."
+    retention = schemas["GenerateRequest"]["properties"]["retention_days"]
+    for branch in retention["anyOf"]:
+        if branch.get("type") == "integer":
+            branch["maximum"] = settings.media_retention_days
     for name in ("WebhookCreate", "WebhookUpdate"):
         url = schemas[name]["properties"]["url"]
         scheme = "http(s)" if settings.webhook_allow_http else "https"

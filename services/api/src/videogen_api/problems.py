@@ -71,6 +71,11 @@ def not_found(detail: str) -> Problem:
     return Problem(404, "not-found", "Not Found", detail)
 
 
+def gone(detail: str) -> Problem:
+    """410: it existed and was deleted."""
+    return Problem(410, "gone", "Gone", detail)
+
+
 def conflict(detail: str, *, slug: str = "conflict", title: str = "Conflict") -> Problem:
     """409: the request is valid but the resource's current state does not allow it."""
     return Problem(409, slug, title, detail)

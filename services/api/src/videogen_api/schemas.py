@@ -336,6 +336,15 @@ class GenerateRequest(BaseModel):
             raise PydanticCustomError("unique", "fallback_providers must not repeat provider")
         return self
 
+    retention_days: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            description="Optional: delete the video, thumbnail and first frame this many days after the "
+            "video is made, sooner than the deployment would (never later); its links stop working then.",
+        ),
+    ] = None
+
     def options(self) -> dict[str, Any]:
         """The optional fields about the video that were given (what a provider may not support), as JSON
         values."""
@@ -356,6 +365,14 @@ class GenerateRequest(BaseModel):
         limit = (info.context or {}).get("prompt_max_chars")
         if limit is not None and len(value) > limit:
             raise ValueError(f"must be at most {limit} characters")
+        return value
+
+    @field_validator("retention_days")
+    @classmethod
+    def _shorter_only(cls, value: int | None, info: ValidationInfo) -> int | None:
+        limit = (info.context or {}).get("retention_days_max")
+        if value is not None and limit is not None and value > limit:
+            raise ValueError(f"must be at most {limit}: this deployment keeps media {limit} days")
         return value
 
 
@@ -625,6 +642,14 @@ class Generation(_Body):
     ]
     created_at: Moment
     updated_at: Moment
+    deleted: Annotated[
+        bool,
+        Field(
+            description="Deleted (DELETE /v1/generations/{id}): its media is gone and its prompt, "
+            "negative_prompt, metadata, image and links are erased; the rest stays, so usage stays exact."
+        ),
+    ]
+    deleted_at: Annotated[Moment | None, Field(description="When it was deleted; null if it was not.")]
 
 
 class GenerationList(_Body):
@@ -907,7 +932,7 @@ class AuditActor(_Body):
 
 
 class AuditTarget(_Body):
-    type: Annotated[str, Field(description="api_key, webhook, delivery or budget")]
+    type: Annotated[str, Field(description="api_key, webhook, delivery, budget, generation or upload")]
     id: str
 
 

@@ -38,6 +38,7 @@ from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.retention import RetentionPolicy
 from videogen_common.routing import TaskMade, is_provider_failure, later, may_fall_back
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
@@ -170,6 +171,7 @@ class GenerationActor:
         self.on_task = on_task
         self.on_health = on_health
         self.prices = settings.price_table
+        self._retention = RetentionPolicy(store, settings.media_retention_days)
 
     @property
     def owner(self) -> str:
@@ -228,7 +230,13 @@ class GenerationActor:
             record, self._media, self._fetch_image, self._settings.image_max_bytes
         )
         if fetched is not None:
-            record = await self._owned(self._generations.save_first_frame(record, self.owner, *fetched))
+            due_at = await self._retention.due_at(record, self._clock.now())
+            try:
+                saving = self._generations.save_first_frame(record, self.owner, *fetched, due_at)
+                record = await self._owned(saving)
+            except LeaseLost:
+                await self._discard_media(record.id, [fetched[0]])
+                raise
         image_url = None
         if frame is not None:
             settings = self._settings
@@ -617,12 +625,17 @@ class GenerationActor:
         with its cost and its last try (``videogen_common.attempts``)."""
         now = self._clock.now()
         final: GenerationRecord | None
+        stored: StoredVideo | None = None
         if isinstance(outcome, Completed):
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
-                stored = await self._store_media(record.id, outcome.video, outcome.thumbnail)
+                stored = await self._store_media(record, outcome.video, outcome.thumbnail)
             if record.status is Status.QUEUED:
-                record = await self._follow(record, TaskState(TaskStatus.RUNNING))
+                try:
+                    record = await self._follow(record, TaskState(TaskStatus.RUNNING))
+                except LeaseLost:
+                    await self._discard_media(record.id, stored.keys)
+                    raise
             now = self._clock.now()
             ending = attempts.ending(record, None, self.prices, now)
             final = await self._generations.complete(record, stored, now=now, owner=self.owner, ending=ending)
@@ -635,6 +648,8 @@ class GenerationActor:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}
             )
+            if stored is not None:
+                await self._discard_media(record.id, stored.keys)
             return Lost()
         log.info(
             "generation finished",
@@ -643,10 +658,28 @@ class GenerationActor:
         await publish_status(self._sink, final, now)
         return Finished(final)
 
-    async def _store_media(self, generation_id: str, video: bytes, thumbnail: bytes | None) -> StoredVideo:
+    async def _discard_media(self, generation_id: str, keys: list[str]) -> None:
+        """Objects this actor stored for a generation it then lost: deleted if the generation was canceled or
+        deleted meanwhile, so nothing is left of it (a generation taken over by another instance keeps them:
+        the new owner stores the same keys)."""
+        try:
+            if await self._generations.was_canceled(generation_id):
+                await self._media.delete(keys)
+                log.info(
+                    "discarded the media of a canceled generation", extra={"generation_id": generation_id}
+                )
+        except Exception as exc:  # the retention sweeper deletes the folder of a deleted generation again
+            log.warning("could not discard media", extra={"generation_id": generation_id, "error": repr(exc)})
+
+    async def _store_media(
+        self, record: GenerationRecord, video: bytes, thumbnail: bytes | None
+    ) -> StoredVideo:
+        """The media stored, and signed for as long as the generation's retention (when it is due to be
+        deleted)."""
         settings = self._settings
+        generation_id = record.id
         now = self._clock.now()
-        retention = timedelta(days=settings.media_retention_days)
+        retention = await self._retention.retention(record)
         signing_key = settings.media_signing_key.get_secret_value()
         video_key, thumb_key = f"{generation_id}/video.mp4", f"{generation_id}/thumbnail.jpg"
         await self._media.put(video_key, video)
@@ -663,9 +696,9 @@ class GenerationActor:
                     extra={"generation_id": generation_id, "error": str(exc)},
                 )
         if not thumbnail:
-            return StoredVideo(video_url, video_key)
+            return StoredVideo(video_url, video_key, due_at=now + retention)
         await self._media.put(thumb_key, thumbnail)
         thumbnail_url = signed_media_url(
             settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
         )
-        return StoredVideo(video_url, video_key, thumbnail_url, thumb_key)
+        return StoredVideo(video_url, video_key, thumbnail_url, thumb_key, due_at=now + retention)

@@ -1,6 +1,6 @@
 """The orchestrator's Prometheus metrics: generations by provider and outcome, the time they spend in each
 state, provider calls (latency, errors), each key's capacity and breaker, routing's moves, the reconciler's
-repairs, and the unfinished backlog. Served on the
+repairs, the unfinished backlog, and what the retention sweeper removed. Served on the
 side port with the probes (``/metrics``)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.routing import Breaker
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, ProviderError, TaskState
+from videogen_orchestrator.retention_sweeper import Swept
 
 UNFINISHED = [s for s in Status if s not in TERMINAL]
 BREAKER_VALUE = {Breaker.CLOSED: 0, Breaker.HALF_OPEN: 1, Breaker.OPEN: 2}
@@ -182,6 +183,25 @@ class OrchestratorMetrics:
             "taken in yet, in the whole store.",
             registry=registry,
         )
+        self.media_swept = Counter(
+            "videogen_media_swept",
+            "What the retention sweeper removed, by kind: generations whose media it deleted (retention, or "
+            "a delete's second pass), uploads (their image and document).",
+            ["kind"],
+            registry=registry,
+        )
+        for kind in ("generations", "uploads"):
+            self.media_swept.labels(kind)
+        self.media_objects_deleted = Counter(
+            "videogen_media_objects_deleted",
+            "Objects the retention sweeper asked the media storage to delete (one already gone counts too).",
+            registry=registry,
+        )
+
+    def observe_swept(self, swept: Swept) -> None:
+        self.media_swept.labels("generations").inc(swept.generations)
+        self.media_swept.labels("uploads").inc(swept.uploads)
+        self.media_objects_deleted.inc(swept.objects)
 
     def observe_finished(self, final: GenerationRecord) -> None:
         """Count a generation this instance moved to its terminal state, with its time in each state."""

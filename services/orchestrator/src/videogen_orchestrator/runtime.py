@@ -1,6 +1,6 @@
 """The orchestrator's resources and background loops, as a mode service started and stopped with the faust
-worker: the store connection, the runner of actors, the reconciler, and the side server for probes and
-metrics."""
+worker: the store connection, the runner of actors, the reconciler, the retention sweeper, and the side
+server for probes and metrics."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.providers.registry import build_limiters, build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
+from videogen_orchestrator.retention_sweeper import RetentionSweeper
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.settings import OrchestratorSettings
 
@@ -111,6 +112,7 @@ class OrchestratorRuntime(Service):
         self._client: Any = None
         self._background: Periodic | None = None
         self._gauges: Periodic | None = None
+        self._sweeps: Periodic | None = None
         self.metrics = OrchestratorMetrics(registry or new_registry())
         topics = Topics(settings.topic_prefix)
         self.probes = WorkerProbes(
@@ -125,6 +127,7 @@ class OrchestratorRuntime(Service):
         self.store: Store
         self.runner: Runner
         self.reconciler: Reconciler
+        self.sweeper: RetentionSweeper
 
     async def on_start(self) -> None:
         settings = self.settings
@@ -136,10 +139,11 @@ class OrchestratorRuntime(Service):
             durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
+        media = await self._media.enter_async_context(open_media_store(settings))
         actor = GenerationActor(
             settings=settings,
             store=self.store,
-            media=await self._media.enter_async_context(open_media_store(settings)),
+            media=media,
             providers=measured(self.providers, self.metrics),
             sink=self.sink,
             clock=self.clock,
@@ -175,6 +179,19 @@ class OrchestratorRuntime(Service):
             "metrics refresh", settings.metrics_refresh_seconds, self._refresh_gauges, log
         )
         self._gauges.start()
+        self.sweeper = RetentionSweeper(
+            store=self.store,
+            media=media,
+            clock=self.clock,
+            owner=settings.orchestrator_instance,
+            lease=timedelta(seconds=settings.media_sweep_lease_seconds),
+            batch=settings.media_sweep_batch,
+            on_swept=self.metrics.observe_swept,
+        )
+        self._sweeps = Periodic(
+            "retention sweeper", settings.media_sweep_interval_seconds, self.sweeper.run_once, log
+        )
+        self._sweeps.start()
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})
 
@@ -191,7 +208,7 @@ class OrchestratorRuntime(Service):
         close the store. The faust app, stopped beside this, commits the offsets of the requests started."""
         self.ready.clear()  # /readyz answers 503 from here on
         try:
-            for periodic in (self._background, self._gauges):
+            for periodic in (self._background, self._gauges, self._sweeps):
                 if periodic is not None:
                     await periodic.stop()
             if hasattr(self, "runner"):

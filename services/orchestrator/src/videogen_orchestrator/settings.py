@@ -132,6 +132,12 @@ class OrchestratorSettings(CommonSettings):
     breaker_cooldown_seconds: float = Field(default=30.0, gt=0)
     breaker_probe_seconds: float = Field(default=300.0, gt=0)
     health_window: int = Field(default=50, ge=1, le=1000)
+    # The retention sweeper (media past its retention, deleted generations' folders, expired uploads): a pass
+    # this often, on one instance at a time (a leased lock of this many seconds, renewed every batch), this
+    # many generations (or uploads) a batch.
+    media_sweep_interval_seconds: float = Field(default=60.0, gt=0)
+    media_sweep_lease_seconds: float = Field(default=120.0, gt=0)
+    media_sweep_batch: int = Field(default=300, ge=1, le=1000)
 
     def pools(self, provider: Provider) -> list[PoolConfig]:
         """The provider's keys, each with its limit: one pool (named None) for a single key or the mock."""

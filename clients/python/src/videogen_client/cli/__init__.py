@@ -145,6 +145,7 @@ def _generate(args: argparse.Namespace) -> int:
             fallback_providers=args.fallback,
             routing={"sort": args.sort} if args.sort else None,
             fallback_on_failure=True if args.fallback_on_failure else None,
+            retention_days=args.retention_days,
             idempotency_key=args.idempotency_key,
         )
         if not (args.wait or args.download):
@@ -191,6 +192,9 @@ def _generations(args: argparse.Namespace) -> int:
             _show(args, _wait(client, args.id, args.timeout))
         elif command == "cancel":
             _show(args, client.generations.cancel(args.id))
+        elif command == "delete":
+            client.generations.delete(args.id)
+            print(output.as_json({"deleted": args.id}) if args.json else f"deleted {args.id}")
         else:
             _download(client, args.id, args.path)
     return OK
@@ -388,6 +392,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also move on when a provider accepted the task and then failed it (it may charge for that)",
     )
+    generate.add_argument(
+        "--retention-days",
+        type=int,
+        metavar="DAYS",
+        help="delete its video and thumbnail this many days after it is made (sooner than the deployment)",
+    )
     generate.add_argument("--wait", action="store_true", help="follow it until it is finished")
     generate.add_argument(
         "--download", type=Path, metavar="PATH", help="then save the video there (implies --wait)"
@@ -396,7 +406,7 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--idempotency-key", help="make repeating this command safe")
 
     _generation_commands(
-        sub.add_parser("generations", help="list, read, wait for, cancel and download generations")
+        sub.add_parser("generations", help="list, read, wait for, cancel, delete and download generations")
     )
     _webhook_commands(sub.add_parser("webhooks", help="manage webhook endpoints and their deliveries"))
     _command(
@@ -455,6 +465,12 @@ def _generation_commands(parser: argparse.ArgumentParser) -> None:
     gwait.add_argument("id")
     gwait.add_argument("--timeout", type=float, default=600.0)
     _command(gsub, "cancel", "cancel an unfinished generation", _generations).add_argument("id")
+    _command(
+        gsub,
+        "delete",
+        "delete a generation for good: its media, prompt and metadata (canceled first if unfinished)",
+        _generations,
+    ).add_argument("id")
     gdownload = _command(gsub, "download", "save a completed generation's video", _generations)
     gdownload.add_argument("id")
     gdownload.add_argument("path", type=Path)

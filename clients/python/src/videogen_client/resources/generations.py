@@ -64,6 +64,7 @@ class AsyncGenerations:
         fallback_providers: Sequence[Provider | str] | None = None,
         routing: RoutingOptions | Mapping[str, Any] | None = None,
         fallback_on_failure: bool | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
@@ -79,7 +80,10 @@ class AsyncGenerations:
         ``fallback_providers`` names where else it may go, in order (with ``"auto"``: the only providers it
         may go to); ``routing={"sort": "price"}`` (or ``"speed"``) orders the candidates; with
         ``fallback_on_failure=True`` it also moves on when a provider failed a task it had accepted. Where it
-        went and why are ``generation.route`` and ``generation.attempts``."""
+        went and why are ``generation.route`` and ``generation.attempts``.
+
+        ``retention_days``: delete its video, thumbnail and first frame this many days after the video is
+        made, sooner than the deployment (or your account) would; never later."""
         key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
         given = {
             "aspect_ratio": aspect_ratio,
@@ -93,6 +97,7 @@ class AsyncGenerations:
             "fallback_providers": list(fallback_providers) if fallback_providers is not None else None,
             "routing": _routing(routing),
             "fallback_on_failure": fallback_on_failure,
+            "retention_days": retention_days,
         }
         body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
         body.update({name: value for name, value in given.items() if value is not None})
@@ -164,6 +169,13 @@ class AsyncGenerations:
     async def cancel(self, generation_id: str) -> Generation:
         response = await self._t.request("POST", f"generations/{generation_id}/cancel")
         return Generation.model_validate_json(response.content)
+
+    async def delete(self, generation_id: str) -> None:
+        """Delete the generation: its video, thumbnail and first frame are deleted from storage (its links
+        answer 410), its prompt, negative prompt, metadata and image erased, and an unfinished one canceled
+        first. ``get`` still answers it as a tombstone (``deleted`` true); lists leave it out; usage still
+        counts it. Deleting it again is not an error."""
+        await self._t.request("DELETE", f"generations/{generation_id}")
 
     async def wait(
         self,
@@ -240,6 +252,7 @@ class AsyncGenerations:
         fallback_providers: Sequence[Provider | str] | None = None,
         routing: RoutingOptions | Mapping[str, Any] | None = None,
         fallback_on_failure: bool | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -260,6 +273,7 @@ class AsyncGenerations:
             fallback_providers=fallback_providers,
             routing=routing,
             fallback_on_failure=fallback_on_failure,
+            retention_days=retention_days,
             idempotency_key=idempotency_key,
         )
         if on_progress is not None:
@@ -375,3 +389,12 @@ class AsyncUploads:
         files = {"file": (name, data, "application/octet-stream")}
         response = await self._t.request("POST", "uploads", files=files)
         return Upload.model_validate_json(response.content)
+
+    async def get(self, upload_id: str) -> Upload:
+        """The upload, until it expires or is deleted (then ``NotFoundError``)."""
+        response = await self._t.request("GET", f"uploads/{upload_id}")
+        return Upload.model_validate_json(response.content)
+
+    async def delete(self, upload_id: str) -> None:
+        """Delete the upload's image from storage now; it can no longer be used as a first frame."""
+        await self._t.request("DELETE", f"uploads/{upload_id}")

@@ -77,6 +77,7 @@ class Generations:
         fallback_providers: Sequence[Provider | str] | None = None,
         routing: RoutingOptions | Mapping[str, Any] | None = None,
         fallback_on_failure: bool | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Generation:
         return self._run(
@@ -95,6 +96,7 @@ class Generations:
                 fallback_providers=fallback_providers,
                 routing=routing,
                 fallback_on_failure=fallback_on_failure,
+                retention_days=retention_days,
                 idempotency_key=idempotency_key,
             )
         )
@@ -151,6 +153,9 @@ class Generations:
     def cancel(self, generation_id: str) -> Generation:
         return self._run(self._a.cancel(generation_id))
 
+    def delete(self, generation_id: str) -> None:
+        self._run(self._a.delete(generation_id))
+
     def wait(
         self,
         generation_id: str,
@@ -187,6 +192,7 @@ class Generations:
         fallback_providers: Sequence[Provider | str] | None = None,
         routing: RoutingOptions | Mapping[str, Any] | None = None,
         fallback_on_failure: bool | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
@@ -207,6 +213,7 @@ class Generations:
                 fallback_providers=fallback_providers,
                 routing=routing,
                 fallback_on_failure=fallback_on_failure,
+                retention_days=retention_days,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 on_progress=on_progress,
@@ -343,6 +350,12 @@ class Uploads:
 
     def create(self, file: Path | bytes | IO[bytes]) -> Upload:
         return self._run(self._a.create(file))
+
+    def get(self, upload_id: str) -> Upload:
+        return self._run(self._a.get(upload_id))
+
+    def delete(self, upload_id: str) -> None:
+        self._run(self._a.delete(upload_id))
 
 
 class Providers:

@@ -8,9 +8,12 @@ from videogen_common.media.local import LocalMediaStore
 from videogen_common.media.storage import (
     CHUNK_BYTES,
     CONTENT_TYPES,
+    DELETE_BATCH,
     MediaChanged,
+    MediaDeleteFailed,
     MediaInfo,
     MediaStore,
+    check_folder,
     check_key,
     content_type_of,
 )
@@ -18,10 +21,13 @@ from videogen_common.media.storage import (
 __all__ = [
     "CHUNK_BYTES",
     "CONTENT_TYPES",
+    "DELETE_BATCH",
     "LocalMediaStore",
     "MediaChanged",
+    "MediaDeleteFailed",
     "MediaInfo",
     "MediaStore",
+    "check_folder",
     "check_key",
     "content_type_of",
     "open_media_store",

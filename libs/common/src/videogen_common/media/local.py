@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from videogen_common.media.storage import CHUNK_BYTES, MediaChanged, MediaInfo, check_key
+from videogen_common.media.storage import CHUNK_BYTES, MediaChanged, MediaInfo, check_folder, check_key
 
 
 class LocalMediaStore:
@@ -32,6 +33,14 @@ class LocalMediaStore:
 
     async def stat(self, key: str) -> MediaInfo | None:
         return await asyncio.to_thread(self._stat, self.path(key))
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        paths = [self.path(key) for key in keys]
+        if paths:
+            await asyncio.to_thread(self._delete, paths)
+
+    async def keys_in(self, folder: str) -> list[str]:
+        return await asyncio.to_thread(self._keys_in, check_folder(folder))
 
     @asynccontextmanager
     async def open_range(
@@ -58,6 +67,23 @@ class LocalMediaStore:
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.partial")
         tmp.write_bytes(data)
         tmp.replace(path)
+
+    @staticmethod
+    def _delete(paths: list[Path]) -> None:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        # A folder left empty goes too (one still holding a file, or a write under way, stays).
+        for folder in {path.parent for path in paths}:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+    def _keys_in(self, folder: str) -> list[str]:
+        try:
+            names = sorted(entry.name for entry in os.scandir(self.root / folder) if entry.is_file())
+        except FileNotFoundError:
+            return []
+        # A write under way (its temporary file) is not an object yet.
+        return [f"{folder}/{name}" for name in names if not name.endswith(".partial")]
 
     @staticmethod
     def _get(path: Path) -> bytes | None:

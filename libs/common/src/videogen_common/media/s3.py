@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC
 from typing import TYPE_CHECKING
@@ -12,7 +12,16 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession, get_session
 from botocore.exceptions import ClientError
 
-from videogen_common.media.storage import CHUNK_BYTES, MediaChanged, MediaInfo, check_key, content_type_of
+from videogen_common.media.storage import (
+    CHUNK_BYTES,
+    DELETE_BATCH,
+    MediaChanged,
+    MediaDeleteFailed,
+    MediaInfo,
+    check_folder,
+    check_key,
+    content_type_of,
+)
 from videogen_common.settings import CommonSettings
 
 if TYPE_CHECKING:
@@ -60,6 +69,37 @@ class S3MediaStore:
             etag=head["ETag"].strip('"'),
             modified=head["LastModified"].astimezone(UTC),
         )
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        """One DeleteObjects per ``DELETE_BATCH`` keys, in quiet mode (S3 answers only the failures). S3
+        reports a key with no object as deleted."""
+        names = [self.object_key(key) for key in dict.fromkeys(keys)]
+        failed: list[str] = []
+        for start in range(0, len(names), DELETE_BATCH):
+            batch = names[start : start + DELETE_BATCH]
+            answer = await self._client.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": [{"Key": name} for name in batch], "Quiet": True}
+            )
+            errors = answer.get("Errors", ())
+            failed += [f"{e.get('Key')}: {e.get('Code')} {e.get('Message')}" for e in errors]
+        if failed:
+            raise MediaDeleteFailed(f"{len(failed)} objects not deleted: {'; '.join(failed[:5])}")
+
+    async def keys_in(self, folder: str) -> list[str]:
+        """Page by page (ListObjectsV2, 1,000 keys a page), without botocore's paginator, whose model it
+        would read from disk on the event loop."""
+        prefix, keys, token = f"{self.prefix}{check_folder(folder)}/", [], None
+        while True:
+            if token is None:
+                page = await self._client.list_objects_v2(Bucket=self.bucket, Prefix=prefix)
+            else:
+                page = await self._client.list_objects_v2(
+                    Bucket=self.bucket, Prefix=prefix, ContinuationToken=token
+                )
+            keys += [obj["Key"][len(self.prefix) :] for obj in page.get("Contents", ())]
+            if not page.get("IsTruncated"):
+                return keys
+            token = page["NextContinuationToken"]
 
     @asynccontextmanager
     async def open_range(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,8 +11,11 @@ from pathlib import PurePosixPath
 from typing import Protocol
 
 _KEY = re.compile(r"^[A-Za-z0-9_-]+/[A-Za-z0-9_.-]+$")
+_FOLDER = re.compile(r"^[A-Za-z0-9_-]+$")
 
 CHUNK_BYTES = 256 * 1024
+# The most keys one S3 DeleteObjects call takes.
+DELETE_BATCH = 1000
 CONTENT_TYPES = {".mp4": "video/mp4", ".jpg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
 
 
@@ -51,6 +54,27 @@ class MediaStore(Protocol):
         (so a failure surfaces before a response is started) and raises ``MediaChanged`` if it is no longer
         the one ``info`` describes; leaving releases it."""
         ...
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        """Remove these objects (S3: one DeleteObjects call per ``DELETE_BATCH`` keys). A key with no object,
+        one already deleted included, is not an error; a key that could not be deleted raises
+        ``MediaDeleteFailed``."""
+        ...
+
+    async def keys_in(self, folder: str) -> list[str]:
+        """The keys of every object in ``folder`` (a generation's or an upload's id): ``{folder}/…``."""
+        ...
+
+
+class MediaDeleteFailed(Exception):
+    """Some objects could not be deleted (the storage said why); the others were."""
+
+
+def check_folder(folder: str) -> str:
+    """A plain folder name, as a key's first part."""
+    if not _FOLDER.fullmatch(folder):
+        raise ValueError(f"bad media folder {folder!r}")
+    return folder
 
 
 def check_key(key: str) -> str:

@@ -4,7 +4,7 @@ public view derived from it (``PUBLIC_FIELDS``, the one list of what clients see
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -44,6 +44,35 @@ PUBLIC_FIELDS = (
     "cost",
     "created_at",
     "updated_at",
+    "deleted",
+    "deleted_at",
+)
+
+# What a delete erases of a generation's public fields, and what it leaves there: the tombstone keeps the id,
+# account, provider, duration, status, error, options and timestamps (usage, cost and audit stay exact) and
+# says ``deleted``. The same values replace these fields in the data its stored events and deliveries carry.
+ERASED_FIELDS: dict[str, Any] = {
+    "prompt": "",
+    "negative_prompt": None,
+    "metadata": {},
+    "image": None,
+    "video_url": None,
+    "thumbnail_url": None,
+}
+# ... and the internal fields it removes: what the request and the provider were told (the prompt again),
+# the saved reply of an Idempotency-Key (so the key is free again), and the media keys (the objects go).
+_ERASED_INTERNAL = (
+    "negative_prompt",
+    "metadata",
+    "image",
+    "image_key",
+    "image_type",
+    "provider_request",
+    "video_key",
+    "thumbnail_key",
+    "idem",
+    "idem_hash",
+    "idem_response",
 )
 
 # Fields a document has only when they hold something: written by ``to_doc`` only when not None (a stored null
@@ -83,6 +112,10 @@ _OPTIONAL = (
     "provider_attempts",
     "estimated_cost",
     "cost",
+    "retention_days",
+    "media_due_at",
+    "media_deleted_at",
+    "deleted_at",
 )
 
 
@@ -128,6 +161,12 @@ class StoredVideo:
     video_key: str
     thumbnail_url: str | None = None
     thumbnail_key: str | None = None
+    # When the stored media is due to be deleted (the retention sweeper's index).
+    due_at: datetime | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.video_key, *([self.thumbnail_key] if self.thumbnail_key is not None else [])]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -210,6 +249,13 @@ class GenerationRecord:
     # USD: what its first candidate would charge (at creation), and what was charged (once finished).
     estimated_cost: float | None = None
     cost: float | None = None
+    # Retention: the days the request asked its media be kept (shorter than the deployment's only), when its
+    # media is due to be deleted (sparse: set while there is media to delete; the sweeper's index), when the
+    # sweeper deleted it, and when the generation itself was deleted (a tombstone from then on).
+    retention_days: int | None = None
+    media_due_at: datetime | None = None
+    media_deleted_at: datetime | None = None
+    deleted_at: datetime | None = None
 
     @property
     def charged(self) -> bool:
@@ -269,6 +315,45 @@ class GenerationRecord:
             if value is not None:
                 doc[name] = value
         return doc
+
+    def tombstone(self, now: datetime, *, media_due_at: datetime) -> GenerationRecord:
+        """The generation as a delete at ``now`` leaves it (``ERASED_FIELDS``), its media due to be deleted at
+        ``media_due_at`` (for good measure, again, after the delete's own deletion)."""
+        return replace(
+            self,
+            prompt=ERASED_FIELDS["prompt"],
+            video_url=None,
+            thumbnail_url=None,
+            version=self.version + 1,
+            deleted_at=now,
+            media_due_at=media_due_at,
+            negative_prompt=None,
+            metadata=None,
+            image=None,
+            image_key=None,
+            image_type=None,
+            provider_request=None,
+            video_key=None,
+            thumbnail_key=None,
+            idem=None,
+            idem_hash=None,
+            idem_response=None,
+        )
+
+    def tombstone_update(self) -> Doc:
+        """The update that makes a stored generation this tombstone (``tombstone``'s result)."""
+        assert self.deleted_at is not None and self.media_due_at is not None
+        return {
+            "$set": {
+                "prompt": self.prompt,
+                "video_url": None,
+                "thumbnail_url": None,
+                "deleted_at": self.deleted_at,
+                "media_due_at": self.media_due_at,
+            },
+            "$unset": dict.fromkeys(_ERASED_INTERNAL, ""),
+            "$inc": {"version": 1},
+        }
 
     @property
     def attempt_started(self) -> datetime | None:
@@ -340,6 +425,8 @@ class GenerationRecord:
             "created_at": created_at,
             # Equal moments format alike: a new generation's two are one (formatted once, on every creation).
             "updated_at": created_at if updated == created else isoformat(updated),
+            "deleted": self.deleted_at is not None,
+            "deleted_at": isoformat(self.deleted_at) if self.deleted_at is not None else None,
         }
 
 

@@ -16,12 +16,13 @@ MongoDB 7 no more than a narrower query would, and a claim is a conditional ``up
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+import orjson
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
@@ -40,6 +41,9 @@ INDEXES: list[IndexModel] = [
     # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
     # this small index. Sparse, so a delivery that never fails costs it nothing.
     IndexModel([(RETRY_AT, ASCENDING)], name="by_retry", sparse=True),
+    # A generation's deliveries, whatever their endpoint (one since deleted too): a delete erases their
+    # bodies.
+    IndexModel([("generation_id", ASCENDING)], name="by_generation"),
 ]
 
 
@@ -125,6 +129,26 @@ class DeliveryRepository:
     async def insert(self, delivery: Delivery) -> None:
         """Store one new delivery; a repeat of its (event, endpoint) pair raises ``DuplicateKeyError``."""
         await self._deliveries.insert_one(delivery.to_doc())
+
+    async def erase_generation(self, generation_id: str, fields: Mapping[str, Any]) -> int:
+        """Replace ``fields`` in the ``data`` of the stored body of every delivery of the generation's events
+        (a delete): the delivery log then shows the erased body, and an attempt still to come sends it. One
+        read on ``by_generation``, one batch of writes; returns how many bodies changed."""
+        changes = []
+        async for doc in self._deliveries.find({"generation_id": generation_id}, projection={"body": 1}):
+            body = doc.get("body")
+            if not body:
+                continue
+            payload = orjson.loads(body)
+            data = payload.get("data")
+            if not isinstance(data, dict) or all(data.get(k) == v for k, v in fields.items()):
+                continue
+            payload["data"] = {**data, **fields}
+            changes.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"body": orjson.dumps(payload).decode()}}))
+        if not changes:
+            return 0
+        written = await self._deliveries.bulk_write(changes, ordered=False)
+        return written.modified_count
 
     # An account's deliveries (the api).
 

@@ -4,7 +4,7 @@ idempotent: an event's id is derived from its change, so one taken in twice is r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -73,6 +73,15 @@ class EventRepository:
             errors = exc.details.get("writeErrors", [])
             if any(e.get("code") != DUPLICATE_KEY for e in errors) or exc.details.get("writeConcernErrors"):
                 raise
+
+    async def erase_subject(self, account_id: str, subject_id: str, fields: Mapping[str, Any]) -> int:
+        """Replace ``fields`` in the data of every recorded event of the subject (a deleted generation's):
+        one command, on the ``by_subject`` index."""
+        erased = await self._events.update_many(
+            {"account_id": account_id, "subject_id": subject_id},
+            {"$set": {f"data.{name}": value for name, value in fields.items()}},
+        )
+        return erased.modified_count
 
     # An account's events (the api).
 

@@ -64,6 +64,13 @@ class GenerationReads:
         doc = await self._generations.find_one({"_id": generation_id, "account_id": account_id})
         return None if doc is None else GenerationRecord.from_doc(doc)
 
+    async def was_deleted(self, generation_id: str) -> bool:
+        """Whether there is such a generation and it was deleted (its media links answer 410 Gone)."""
+        found = await self._generations.find_one(
+            {"_id": generation_id, "deleted_at": {"$ne": None}}, projection={"_id": 1}
+        )
+        return found is not None
+
     async def get_many(self, generation_ids: list[str]) -> AsyncIterator[GenerationRecord]:
         """The generations of these ids that exist."""
         async for doc in self._generations.find({"_id": {"$in": generation_ids}}):
@@ -84,8 +91,8 @@ class GenerationReads:
         self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
     ) -> list[GenerationRecord]:
         """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
-        (the last item of the previous page) if given."""
-        query = {"account_id": account_id, **kept.clause()}
+        (the last item of the previous page) if given; deleted ones are left out."""
+        query = {"account_id": account_id, "deleted_at": None, **kept.clause()}
         return [
             GenerationRecord.from_doc(doc)
             for doc in await newest_first(self._generations, query, position, limit)

@@ -107,9 +107,16 @@ class GenerationRepository:
         return None if doc is None else str(doc["status"])
 
     async def was_canceled(self, generation_id: str) -> bool:
-        """Whether the generation failed because its client canceled it."""
-        doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1, "error": 1})
-        if doc is None or doc["status"] != Status.FAILED.value:
+        """Whether the generation failed because its client canceled it, or was deleted: what its actor
+        still does for it is discarded, its task at the provider included."""
+        doc = await self._generations.find_one(
+            {"_id": generation_id}, projection={"status": 1, "error": 1, "deleted_at": 1}
+        )
+        if doc is None:
+            return False
+        if doc.get("deleted_at") is not None:
+            return True
+        if doc["status"] != Status.FAILED.value:
             return False
         return bool((doc.get("error") or {}).get("code") == ErrorCode.CANCELED)
 
@@ -266,6 +273,8 @@ class GenerationRepository:
         }
         if media.thumbnail_key is not None:
             fields["thumbnail_key"] = media.thumbnail_key
+        if media.due_at is not None:
+            fields["media_due_at"] = media.due_at
         fields["progress"] = 100
         return await self._move(
             record, Status.COMPLETED, now=now, fields=fields, owner=owner, attempt=attempt
@@ -294,15 +303,17 @@ class GenerationRepository:
         return None if moved is None else GenerationRecord.from_doc(moved)
 
     async def save_first_frame(
-        self, record: GenerationRecord, owner: str, key: str, content_type: str
+        self, record: GenerationRecord, owner: str, key: str, content_type: str, due_at: datetime
     ) -> GenerationRecord | None:
-        """Where the generation's first frame was kept in media storage, once fetched."""
+        """Where the generation's first frame was kept in media storage, once fetched, and when it is due to
+        be deleted (unless the video, stored later, is kept longer)."""
         return await self._set_owned(
             record,
             owner,
-            {"image_key": key, "image_type": content_type},
+            {"image_key": key, "image_type": content_type, "media_due_at": due_at},
             image_key=key,
             image_type=content_type,
+            media_due_at=due_at,
         )
 
     async def mark_submitting(

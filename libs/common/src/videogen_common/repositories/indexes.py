@@ -8,6 +8,7 @@ from pymongo import IndexModel
 from videogen_common.repositories import (
     audit,
     budgets,
+    deletions,
     deliveries,
     events,
     generation_reads,
@@ -26,7 +27,12 @@ from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
 INDEXES: dict[str, list[IndexModel]] = {
-    "generations": [*generations.INDEXES, *generation_reads.INDEXES, *idempotency.INDEXES],
+    "generations": [
+        *generations.INDEXES,
+        *generation_reads.INDEXES,
+        *idempotency.INDEXES,
+        *deletions.INDEXES,
+    ],
     "webhooks": webhooks.INDEXES,
     "deliveries": deliveries.INDEXES,
     "events": events.INDEXES,
@@ -53,6 +59,9 @@ RETIRED_INDEXES: dict[str, list[str]] = {
     # The webhook.disabled notices owed are events in the webhook's outbox now (by_outbox_at; the migration
     # moves what was owed: videogen_common.earlier_outboxes).
     "webhooks": ["by_notice_pending"],
+    # A TTL index removed an upload's document when it expired, but not its bytes: the retention sweeper
+    # removes both now (by_expiry).
+    "uploads": ["expire"],
 }
 
 

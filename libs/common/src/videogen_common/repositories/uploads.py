@@ -1,8 +1,11 @@
 """The ``uploads`` collection: images clients uploaded for use as a first frame (the bytes are in media
-storage)."""
+storage). An upload is usable until ``expires_at``; then the retention sweeper deletes its bytes and the
+document (by the ``by_expiry`` index), as a client's delete does at once."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
@@ -12,8 +15,8 @@ from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
-# An upload is forgotten once it expires (a generation made from it has its own reference to the bytes).
-INDEXES: list[IndexModel] = [IndexModel([("expires_at", ASCENDING)], name="expire", expireAfterSeconds=0)]
+# Uploads by expiry: the sweeper's pages (the document goes only once its bytes have gone, so no TTL index).
+INDEXES: list[IndexModel] = [IndexModel([("expires_at", ASCENDING), ("_id", ASCENDING)], name="by_expiry")]
 
 
 class UploadRepository:
@@ -30,3 +33,30 @@ class UploadRepository:
 
     async def owned(self, upload_id: str, account_id: str) -> Doc | None:
         return await self._uploads.find_one({"_id": upload_id, "account_id": account_id})
+
+    async def expire_owned(self, upload_id: str, account_id: str, now: datetime) -> bool:
+        """The account's upload expires now (a delete: unusable from here, and due to the sweeper should the
+        deleter stop before it is gone); False if there is no such upload."""
+        found = await self._uploads.update_one(
+            {"_id": upload_id, "account_id": account_id}, {"$min": {"expires_at": now}}
+        )
+        return found.matched_count == 1
+
+    async def due(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(id, media key) of up to ``limit`` uploads expired at ``now``, oldest expiry first: one range of
+        ``by_expiry`` (those forgotten leave it)."""
+        found = (
+            self._uploads.find({"expires_at": {"$lte": now}}, projection={"key": 1})
+            .sort([("expires_at", ASCENDING), ("_id", ASCENDING)])
+            .limit(limit)
+        )
+        return [(doc["_id"], doc["key"]) async for doc in found]
+
+    async def forget(self, upload_ids: Sequence[str], now: datetime) -> int:
+        """Remove these uploads' documents, their bytes deleted (only those expired by ``now``)."""
+        if not upload_ids:
+            return 0
+        removed = await self._uploads.delete_many(
+            {"_id": {"$in": list(upload_ids)}, "expires_at": {"$lte": now}}
+        )
+        return removed.deleted_count

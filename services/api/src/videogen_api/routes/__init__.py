@@ -7,6 +7,7 @@ from videogen_api.routes import (
     audit,
     budgets,
     console,
+    deletions,
     deliveries,
     event_log,
     events,
@@ -22,6 +23,7 @@ from videogen_api.routes import (
 
 TABLES: tuple[web.RouteTableDef, ...] = (
     generations.routes,
+    deletions.routes,
     events.routes,
     providers.routes,
     uploads.routes,

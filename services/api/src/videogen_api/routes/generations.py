@@ -1,4 +1,5 @@
-"""POST /v1/generate, GET /v1/generations/{id}, GET /v1/generations, POST /v1/generations/{id}/cancel."""
+"""POST /v1/generate, GET /v1/generations/{id}, GET /v1/generations, POST /v1/generations/{id}/cancel (the
+delete is ``routes.deletions``)."""
 
 from __future__ import annotations
 
@@ -182,7 +183,12 @@ async def create_generation(request: web.Request) -> web.Response:
     app = request.app
     settings = app[state.SETTINGS]
     key = idempotency_key(request)
-    body = parse_body(GenerateRequest, await json_body(request), prompt_max_chars=settings.prompt_max_chars)
+    body = parse_body(
+        GenerateRequest,
+        await json_body(request),
+        prompt_max_chars=settings.prompt_max_chars,
+        retention_days_max=settings.media_retention_days,
+    )
     # Where it goes first (its candidates and why, when it asks for routing), and what that costs.
     snapshot = await app[state.PROVIDER_STATES].snapshot()
     destination = routed(body, settings.providers, snapshot, app[state.PRICES])
@@ -235,6 +241,7 @@ async def create_generation(request: web.Request) -> web.Response:
         budget_hold=hold.to_doc() if hold is not None else None,
         route=destination.route,
         estimated_cost=destination.estimated_cost,
+        retention_days=body.retention_days,
     )
     if traceparent is not None:
         annotate(generation_id=record.id, account_id=account, provider=record.provider)
@@ -307,7 +314,8 @@ def _position(record: GenerationRecord) -> tuple[datetime, str]:
     tag="Generations",
     summary="List generations",
     description=(
-        "The account's generations, newest first (ties by id). Filters narrow the set; a cursor holds only a "
+        "The account's generations, newest first (ties by id), but those deleted (GET by id still answers "
+        "their tombstone; usage still counts them). Filters narrow the set; a cursor holds only a "
         "position, so a walk never skips or repeats while new generations arrive."
     ),
     status=200,
@@ -359,27 +367,32 @@ async def cancel_generation(request: web.Request) -> web.Response:
     transition leaves exactly one of them in place. The orchestrator's actor learns of the cancel at its next
     compare-and-set (or ownership check), stops, and cancels the provider's own task where the provider allows
     it (best effort); any result it still produces is discarded."""
-    app = request.app
     generation_id = request.match_info["id"]
-    generations, reads = app[state.GENERATIONS], app[state.GENERATION_READS]
+    reads = request.app[state.GENERATION_READS]
     for _ in range(CANCEL_ATTEMPTS):
         record = await reads.get_for_account(generation_id, account_of(request))
         if record is None:
             raise not_found(f"no generation {generation_id!r}")
         if record.status.terminal:
             raise generation_terminal(generation_id, record.status.value)
-        now = app[state.CLOCK].now()
-        ending = attempts.ending(record, CANCELED_BY_CLIENT, app[state.PRICES], now)
-        canceled = await generations.fail(record, CANCELED_BY_CLIENT, now=now, ending=ending)
+        canceled = await cancel_record(request, record)
         if canceled is not None:
-            break
+            return json_response(canceled.public_view())
         # Someone moved it between our read and our write: read again, and stop if it has finished.
-    else:
-        raise generation_busy(generation_id)
-    # Announce it like the orchestrator does. The transition stored its video.failed event, owed to the
-    # notifier until it has recorded the event's deliveries; until then the orchestrator's reconciler
-    # republishes the same event (same id) after its grace.
-    publisher = app[state.PUBLISHER]
-    await publisher.publish(status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY]))
-    await publish(publisher, terminal_event(canceled))
-    return json_response(canceled.public_view())
+    raise generation_busy(generation_id)
+
+
+async def cancel_record(request: web.Request, record: GenerationRecord) -> GenerationRecord | None:
+    """Cancel the unfinished generation ``record`` (a compare-and-set from its version) and announce it like
+    the orchestrator does; None if it moved first. The transition stored its video.failed event, owed to the
+    notifier until it has recorded the event's deliveries; until then the orchestrator's reconciler
+    republishes the same event (same id) after its grace."""
+    app = request.app
+    now = app[state.CLOCK].now()
+    ending = attempts.ending(record, CANCELED_BY_CLIENT, app[state.PRICES], now)
+    canceled = await app[state.GENERATIONS].fail(record, CANCELED_BY_CLIENT, now=now, ending=ending)
+    if canceled is not None:
+        publisher = app[state.PUBLISHER]
+        await publisher.publish(status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY]))
+        await publish(publisher, terminal_event(canceled))
+    return canceled

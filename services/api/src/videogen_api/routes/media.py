@@ -15,7 +15,7 @@ from videogen_api import state
 from videogen_api.byte_ranges import Plan, plan
 from videogen_api.declare import Endpoint, Parameter, problem
 from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY
-from videogen_api.problems import Problem, not_found
+from videogen_api.problems import Problem, gone, not_found
 from videogen_api.query import Param, first, parse_query
 from videogen_common.media import (
     CONTENT_TYPES,
@@ -92,7 +92,8 @@ MEDIA_FILE = Parameter(
     summary="Download a video or thumbnail",
     description=(
         "The target of a generation's video_url and thumbnail_url. The signature is the credential: no API "
-        "key. An expired or forged link answers like a missing file. Supports a single byte `Range` (with "
+        "key. An expired or forged link answers like a missing file; a link to a deleted generation's media "
+        "answers 410 Gone. Supports a single byte `Range` (with "
         "`If-Range`), and conditional GET with `If-None-Match` / `If-Modified-Since` against the `ETag` and "
         "`Last-Modified` it sends; `HEAD` answers the headers alone."
     ),
@@ -114,6 +115,7 @@ MEDIA_FILE = Parameter(
             "headers": {REQUEST_ID: {"$ref": f"#/components/headers/{REQUEST_ID}"}},
         },
         404: "NotFound",
+        410: problem("gone: the generation was deleted (DELETE /v1/generations/{id}), its media with it."),
         416: problem(
             "range-not-satisfiable: the range starts past the end of the file "
             "(`Content-Range: bytes */size`)."
@@ -138,6 +140,8 @@ async def get_media(request: web.Request) -> web.StreamResponse:
     for _ in range(_READ_ATTEMPTS):
         info = await media.stat(key)
         if info is None:
+            if await app[state.GENERATION_READS].was_deleted(request.match_info["folder"]):
+                raise gone("the generation was deleted, and its media with it")
             raise not_found("no such media")
         try:
             return await _send(request, media, key, info)

@@ -1,10 +1,12 @@
-"""POST /v1/uploads: an image for use as a generation's first frame (``"image": {"upload_id": …}``).
+"""POST /v1/uploads: an image for use as a generation's first frame (``"image": {"upload_id": …}``); GET and
+DELETE /v1/uploads/{id}.
 
 The body is the image's bytes with its ``Content-Type`` (``image/png``, ``image/jpeg``, ``image/webp``), or
 a ``multipart/form-data`` form whose ``file`` part holds it. Either way the type is taken from the content,
 which must decode as a PNG, JPEG or WebP image (``videogen_common.images``); the declared type is not
 trusted. At most ``VIDEOGEN_IMAGE_MAX_BYTES``; usable for ``VIDEOGEN_UPLOAD_RETENTION_SECONDS`` by the account
-that made it, and by no other (another account's upload id is a 404, like an unknown one).
+that made it, and by no other (another account's upload id is a 404, like an unknown one). Then the retention
+sweeper deletes its bytes and its document; a delete does the same at once.
 
 The bytes go to media storage first, then the upload's document: the document is the commit point, so a
 failure between the two leaves an unreferenced object, never an upload without its bytes."""
@@ -20,11 +22,13 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from videogen_api import state
-from videogen_api.declare import Endpoint, problem
+from videogen_api.declare import UPLOAD_ID, Endpoint, problem
 from videogen_api.middleware import account_of
 from videogen_api.problems import Problem, invalid, not_found, unsupported_media_type
+from videogen_api.routes.audit import record_change
 from videogen_api.schemas import Upload
 from videogen_api.serialize import json_response
+from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
 from videogen_common.images import EXTENSIONS, NotAnImage, inspect_image
@@ -159,6 +163,61 @@ async def create_upload(request: web.Request) -> web.Response:
     }
     await UploadRepository(app[state.STORE]).insert(doc)
     return json_response(upload_view(doc), status=201)
+
+
+@routes.get("/v1/uploads/{id}")
+@Endpoint(
+    operation_id="getUpload",
+    scope=Scope.GENERATIONS_READ,
+    tag="Generations",
+    summary="Read an upload",
+    description=(
+        "Until it expires (expires_at) or is deleted; then, and for another account's upload, 404. Its bytes "
+        "are not served back."
+    ),
+    status=200,
+    answer="The upload.",
+    model=Upload,
+    parameters=(UPLOAD_ID,),
+    errors={404: "NotFound"},
+)
+async def get_upload(request: web.Request) -> web.Response:
+    app = request.app
+    upload_id = request.match_info["id"]
+    doc = await UploadRepository(app[state.STORE]).owned(upload_id, account_of(request))
+    if doc is None or doc["expires_at"] <= app[state.CLOCK].now():
+        raise not_found(f"no upload {upload_id!r}")
+    return json_response(upload_view(doc))
+
+
+@routes.delete("/v1/uploads/{id}")
+@Endpoint(
+    operation_id="deleteUpload",
+    scope=Scope.GENERATIONS_WRITE,
+    tag="Generations",
+    summary="Delete an upload",
+    description=(
+        "Its bytes are deleted from storage at once, and it can no longer be used: a generation made from "
+        "it that has not started yet fails with image_unusable. Deleted, or expired, it answers 404."
+    ),
+    status=204,
+    answer="Deleted.",
+    parameters=(UPLOAD_ID,),
+    errors={404: "NotFound"},
+)
+async def delete_upload(request: web.Request) -> web.Response:
+    """It expires now (unusable at once, and due to the retention sweeper should this process stop before
+    the end), then its bytes are deleted, then its document."""
+    app = request.app
+    upload_id = request.match_info["id"]
+    uploads, now = UploadRepository(app[state.STORE]), app[state.CLOCK].now()
+    if not await uploads.expire_owned(upload_id, account_of(request), now):
+        raise not_found(f"no upload {upload_id!r}")
+    media = app[state.MEDIA]
+    await media.delete(await media.keys_in(upload_id))
+    await uploads.forget([upload_id], now)
+    await record_change(request, AuditEventType.UPLOAD_DELETED, ("upload", upload_id))
+    return web.Response(status=204)
 
 
 async def usable_upload(store: Store, account_id: str, upload_id: str, now: datetime) -> dict[str, Any]:

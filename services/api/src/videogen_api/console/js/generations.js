@@ -1,5 +1,5 @@
 // Generations: the filtered, paged list with live rows; the create form built from the API's own schema; the
-// detail view with the video, timeline, progress, cancel and deliveries.
+// detail view with the video, timeline, progress, cancel, delete and deliveries.
 import { api, ApiError, enumValues, followGeneration, openapi, resolve } from "./api.js";
 import {
   announce, append, checkboxGroup, clear, field, h, localToIso, notice, select, showFieldError, statusBadge, when,
@@ -306,10 +306,12 @@ export async function generationDetail(main, { signal, params: [id] }) {
   const deliveries = h("div", { id: "generation-deliveries" });
   const attempts = h("div", { id: "attempts" });
   const cancel = h("button.danger", { type: "button" }, "Cancel generation");
-  actions.append(cancel);
+  const remove = h("button.danger", { type: "button" }, "Delete generation");
+  const confirmSlot = h("div");
+  actions.append(cancel, remove);
   main.append(
     h("h1", {}, "Generation ", h("code", {}, id)),
-    facts, progressSlot, errorSlot, mediaSlot, actions, outcome, attempts,
+    facts, progressSlot, errorSlot, mediaSlot, actions, confirmSlot, outcome, attempts,
     h("h2", {}, "Timeline"), timeline,
     h("h2", {}, "Deliveries"), deliveries,
   );
@@ -317,7 +319,9 @@ export async function generationDetail(main, { signal, params: [id] }) {
   function render(g) {
     append(clear(facts), [
       h("dt", {}, "Status"), h("dd", { id: "generation-status" }, statusBadge(g.status)),
-      h("dt", {}, "Prompt"), h("dd", { id: "generation-prompt" }, g.prompt),
+      g.deleted ? [h("dt", {}, "Deleted"), h("dd", { id: "generation-deleted" }, when(g.deleted_at))] : null,
+      h("dt", {}, "Prompt"),
+      h("dd", { id: "generation-prompt" }, g.deleted ? h("span.hint", {}, "erased") : g.prompt),
       h("dt", {}, "Provider"), h("dd", {}, g.provider),
       h("dt", {}, "Duration"), h("dd", {}, `${g.duration} s`),
       h("dt", {}, "Created"), h("dd", {}, when(g.created_at)),
@@ -368,8 +372,14 @@ export async function generationDetail(main, { signal, params: [id] }) {
           h("figcaption.hint", {}, "Thumbnail")) : null,
       ]);
     }
+    if (g.deleted) {
+      shownMedia = null;
+      clear(mediaSlot).append(notice("ok", "Deleted: its video, thumbnail, prompt and metadata are gone. "
+        + "It still counts in usage."));
+    }
     clear(timeline).append(...g.timeline.map((step) => h("li", {}, statusBadge(step.status), " ", when(step.at))));
-    cancel.hidden = TERMINAL.has(g.status);
+    cancel.hidden = TERMINAL.has(g.status) || g.deleted;
+    remove.hidden = g.deleted;
   }
   render(generation);
   cancel.addEventListener("click", async () => {
@@ -384,9 +394,36 @@ export async function generationDetail(main, { signal, params: [id] }) {
       cancel.disabled = false;
     }
   });
+  remove.addEventListener("click", () => {
+    const yes = h("button.danger", { type: "button" }, "Yes, delete it");
+    const no = h("button.quiet", { type: "button" }, "Keep it");
+    clear(confirmSlot).append(h("div.notice", { role: "group", "aria-label": "Confirm deletion" },
+      h("p", {}, TERMINAL.has(generation.status)
+        ? "Delete this generation for good? Its video, thumbnail, prompt and metadata are deleted, and its links stop working."
+        : "Cancel and delete this generation for good? Its prompt and metadata are deleted; it makes no video."),
+      h("div.actions", {}, yes, no)));
+    no.addEventListener("click", () => { clear(confirmSlot); remove.focus(); });
+    yes.addEventListener("click", async () => {
+      clear(outcome);
+      yes.disabled = true;
+      try {
+        await api("DELETE", `/generations/${id}`, { signal });
+        generation = await api("GET", `/generations/${id}`, { signal });
+        clear(confirmSlot);
+        render(generation);
+        announce("Generation deleted.");
+        main.querySelector("h1").focus();
+      } catch (error) {
+        yes.disabled = false;
+        if (!signal.aborted) outcome.append(notice("error", describe(error)));
+      }
+    });
+    no.focus();
+  });
   const showDeliveries = () => generationDeliveries(generation, deliveries, signal);
   if (!TERMINAL.has(generation.status)) {
     followGeneration(id, (g) => {
+      if (generation.deleted) return; // what the stream still brings is older than the tombstone
       const wasRunning = !TERMINAL.has(generation.status);
       generation = g;
       render(g);

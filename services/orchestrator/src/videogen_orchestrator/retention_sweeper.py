@@ -1,0 +1,134 @@
+"""The retention sweeper: deletes the media whose time is up, in one place at a time across replicas.
+
+What is due: a generation's video, thumbnail and first frame once its retention has passed
+(``videogen_common.retention``: ``media_due_at``, set when they are stored), a deleted generation's folder
+again a little after its delete (and its recorded events and deliveries erased again:
+``videogen_common.erasure``), and an expired upload's image. Each pass:
+
+1. takes (or renews) the leased lock ``media-retention`` (``repositories.locks``); another replica holding it
+   means this one does nothing, and the lock is renewed before every batch, so a holder that lost it stops;
+2. pages through the generations due, by the sparse ``by_media_due`` index, due longest first, ``batch`` at a
+   time: deletes their objects in one storage call per 1,000 keys (S3 DeleteObjects), then marks them swept
+   (``media_deleted_at``, out of the index) in one command. A deleted generation still owing the notifier
+   events waits for them to be taken in (it is due again later), so what they deliver is erased too;
+3. the same for expired uploads (``by_expiry``): their images, then their documents;
+4. lets go of the lock.
+
+Killed mid-batch, a sweeper leaves the batch unmarked: the next pass (here, or elsewhere once the lease has
+run out) deletes the same objects again, which is not an error, and marks them. Nothing is deleted before it
+is due: every page is read as of the pass's clock, and a due time only ever moves earlier (a shorter
+retention) or is set by a delete."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from videogen_common.clock import Clock
+from videogen_common.erasure import ERASE_AGAIN_AFTER, erase_generation
+from videogen_common.media import MediaStore
+from videogen_common.repositories.deletions import GenerationDeletions
+from videogen_common.repositories.locks import LockRepository
+from videogen_common.repositories.uploads import UploadRepository
+from videogen_common.store import Store
+
+log = logging.getLogger(__name__)
+
+LOCK = "media-retention"
+
+
+@dataclass(slots=True)
+class Swept:
+    """What a pass removed: generations whose media it deleted, uploads it removed, objects it asked the
+    storage to delete, and deleted generations it left for later (their events still on their way)."""
+
+    generations: int = 0
+    uploads: int = 0
+    objects: int = 0
+    postponed: int = 0
+    held: bool = field(default=True, repr=False)
+
+
+class RetentionSweeper:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        media: MediaStore,
+        clock: Clock,
+        owner: str,
+        lease: timedelta,
+        batch: int,
+        on_swept: Callable[[Swept], None] | None = None,
+    ) -> None:
+        self._store = store
+        self._media = media
+        self._clock = clock
+        self._owner = owner
+        self._lease = lease
+        self._batch = batch
+        self._on_swept = on_swept
+        self._locks = LockRepository(store)
+        self._generations = GenerationDeletions(store)
+        self._uploads = UploadRepository(store)
+
+    async def run_once(self) -> Swept:
+        """One pass, if this instance holds the lock (``held`` False if another does)."""
+        swept = Swept()
+        if not await self._hold():
+            swept.held = False
+            return swept
+        try:
+            while await self._hold() and await self._generation_batch(swept):
+                pass
+            while await self._hold() and await self._upload_batch(swept):
+                pass
+        finally:
+            if self._on_swept is not None:
+                self._on_swept(swept)
+            if swept.generations or swept.uploads or swept.postponed:
+                log.info(
+                    "swept media past its retention",
+                    extra={
+                        "generations": swept.generations,
+                        "uploads": swept.uploads,
+                        "objects": swept.objects,
+                        "postponed": swept.postponed,
+                    },
+                )
+        await self._locks.release(LOCK, self._owner)
+        return swept
+
+    async def _hold(self) -> bool:
+        now = self._clock.now()
+        return await self._locks.hold(LOCK, self._owner, now, now + self._lease)
+
+    async def _generation_batch(self, swept: Swept) -> bool:
+        """One page of generations due: whether it did anything (else the pass moves on)."""
+        now = self._clock.now()
+        due = await self._generations.due(now, self._batch)
+        waiting = [item.id for item in due if item.deleted and item.owes_events]
+        ready = [item for item in due if not (item.deleted and item.owes_events)]
+        keys = [key for item in ready if not item.deleted for key in item.keys]
+        await self._media.delete(keys)
+        swept.objects += len(keys)
+        for item in ready:
+            if item.deleted:
+                erased = await erase_generation(self._store, self._media, item.id, item.account_id)
+                swept.objects += erased.objects
+        marked = await self._generations.swept([item.id for item in ready], now)
+        await self._generations.due_again(waiting, now + ERASE_AGAIN_AFTER)
+        swept.generations += marked
+        swept.postponed += len(waiting)
+        return bool(marked or waiting)
+
+    async def _upload_batch(self, swept: Swept) -> bool:
+        now = self._clock.now()
+        due = await self._uploads.due(now, self._batch)
+        await self._media.delete([key for _, key in due])
+        swept.objects += len(due)
+        removed = await self._uploads.forget([upload_id for upload_id, _ in due], now)
+        swept.uploads += removed
+        return bool(removed)
