@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import statistics
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -150,7 +149,11 @@ async def test_two_orchestrators_share_a_providers_limit_and_serve_accounts_in_f
     assert stack.luma.capacity_refusals <= 2, "admission, not the provider's 429s, kept the limit"
 
     finished = {gid: docs[gid]["updated_at"] for gid in ids}
-    assert max(finished[gid] for gid in small) < statistics.median_low(finished[gid] for gid in big), (
+    # In fair turn each freed slot goes to the account with the fewest running: the small accounts' six finish
+    # in the rounds where the big one gets one slot a round, so at least a third of the big burst is still
+    # to finish when they are done (in arrival order they would finish last, behind all 18).
+    big_finished = sorted(finished[gid] for gid in big)
+    assert max(finished[gid] for gid in small) < big_finished[len(big_finished) * 2 // 3], (
         "the small accounts were not served in fair turn"
     )
     ideal = len(ids) * TASK_S / LIMIT

@@ -224,8 +224,10 @@ async def test_a_refusal_for_capacity_sends_the_generation_back_in_line_and_lowe
             assert len(fake.submissions) == 8  # one task each
             assert 1 <= fake.capacity_refusals <= 4  # the limit fell after the first refusals
             [pool] = await ProviderPoolRepository(store).of_provider("luma")
-            # Lowered (halved at the first refusal) and climbing back one step per round of acceptances.
-            assert pool.limit == 4 and pool.effective is not None and pool.effective < 4
+            # Lowered: halved at a refusal, which remembers the level it was refused at (the ceiling it climbs
+            # back to quickly; whether it is back there by the end depends on the run's timing).
+            assert pool.limit == 4 and pool.ceiling is not None and pool.ceiling <= 4
+            assert pool.effective is not None
 
 
 async def test_a_provider_lowering_its_limit_mid_run_fails_nothing(
