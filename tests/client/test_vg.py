@@ -133,7 +133,7 @@ async def test_json_output_and_exit_codes(stack: Stack, tmp_path: Path) -> None:
     code, out, _ = await vg(env, "--json", "generations", "list")
     assert code == 0 and made["id"] not in [g["id"] for g in json.loads(out)]
     code, out, _ = await vg(env, "--json", "usage")
-    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3}
+    assert json.loads(out)["total"] == {"generations": 2, "seconds": 6, "video_seconds": 3, "cost": 0.0}
     code, _, err = await vg(env, "generate", "too long", "--duration", "30")
     assert code == 3 and "duration" in err
     code, _, err = await vg(user_env(stack, tmp_path, with_key=False), "generations", "list")

@@ -259,6 +259,8 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         "estimated_cost",
         "cost",
         "attempts",
+        "deleted",
+        "deleted_at",
     }
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
