@@ -35,9 +35,7 @@ def remaining_view(states: Sequence[Remaining]) -> list[Doc]:
         {
             "api_key_id": None if s.owner == ACCOUNT else s.owner,
             "budget": s.budget.name,
-            "limit": s.limit,
-            "used": s.used,
-            "remaining": s.remaining,
+            **s.amounts(),
             "period_start": isoformat(s.period_start),
             "resets_at": isoformat(s.resets_at),
         }

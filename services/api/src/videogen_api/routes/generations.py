@@ -210,7 +210,7 @@ async def create_generation(request: web.Request) -> web.Response:
             saved = await saved_response(app[state.STORE], account, key, digest)
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
-        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, now)
+        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, destination.estimated_cost, now)
     traceparent = current_traceparent()
     record = new_record(
         generation_id=new_id("gen", now),
