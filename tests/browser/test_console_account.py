@@ -186,6 +186,10 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     await page.get_by_role("button", name="Save budgets").click()
     await expect(page.locator("#budgets-form")).to_contain_text("A whole number of seconds")
     await page.get_by_label("Monthly video seconds (optional)").fill("10000")
+    await page.get_by_label("Daily cost (USD) (optional)").fill("-0.5")
+    await page.get_by_role("button", name="Save budgets").click()
+    await expect(page.locator("#budgets-form")).to_contain_text("An amount of US dollars")
+    await page.get_by_label("Daily cost (USD) (optional)").fill("12.5")
     await page.get_by_role("button", name="Save budgets").click()
     await expect(page.locator("#budgets-outcome")).to_contain_text("Budgets saved.")
     daily = page.locator("#budget-list li[data-budget='daily_video_seconds']")
@@ -193,6 +197,8 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     await expect(page.locator("#budget-list li[data-budget='monthly_video_seconds']")).to_contain_text(
         "of 10000 s used"
     )
+    await expect(page.locator("#budget-list li[data-budget='daily_cost']")).to_contain_text("of $12.5 used")
+    await expect(page.locator("#budget-list li[data-budget='monthly_cost']")).to_have_count(0)  # no limit
     async with (
         aiohttp.ClientSession() as session,
         session.get(
@@ -201,6 +207,7 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     ):
         held = await response.json()
     assert (held["daily_video_seconds"], held["monthly_video_seconds"]) == (600, 10000)
+    assert (held["daily_cost"], held["monthly_cost"]) == (12.5, None)
     await check_page(page, "budgets")
     await console.go("#/usage", "Usage")
     await expect(page.locator("#usage-budget-list li[data-budget='daily_video_seconds']")).to_contain_text(

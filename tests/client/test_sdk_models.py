@@ -301,7 +301,7 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
         models.BudgetRemaining,
         {
             "api_key_id": None,
-            "budget": "daily_cost",
+            "budget": "daily_tokens",
             "limit": 10,
             "used": 1,
             "remaining": 9,

@@ -553,6 +553,16 @@ export interface components {
             daily_video_seconds: number | null;
             /** Monthly Video Seconds */
             monthly_video_seconds: number | null;
+            /**
+             * Daily Cost
+             * @description US dollars; null: no limit.
+             */
+            daily_cost: number | null;
+            /**
+             * Monthly Cost
+             * @description US dollars; null: no limit.
+             */
+            monthly_cost: number | null;
         };
         /** ApiKeyCreate */
         ApiKeyCreate: {
@@ -745,9 +755,10 @@ export interface components {
         /**
          * BudgetLimits
          * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
-         *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
-         *     that fails before it reaches a provider gives its seconds back. PUT replaces every budget: a field left
-         *     out has no limit.
+         *     written. Seconds of video are counted as asked for (duration), and cost as estimated (estimated_cost:
+         *     its first candidate's price; 0 where the price is unknown), when the generation is made; a generation
+         *     that fails before it reaches a provider gives both back. PUT replaces every budget: a field left out has
+         *     no limit.
          */
         BudgetLimits: {
             /**
@@ -762,6 +773,18 @@ export interface components {
              * @default null
              */
             monthly_video_seconds?: number | null;
+            /**
+             * Daily Cost
+             * @description At most this much estimated cost, in US dollars (to the millionth), per UTC day; null or absent: no limit.
+             * @default null
+             */
+            daily_cost?: number | null;
+            /**
+             * Monthly Cost
+             * @description At most this much estimated cost, in US dollars (to the millionth), per calendar month (UTC); null or absent: no limit.
+             * @default null
+             */
+            monthly_cost?: number | null;
         };
         /**
          * BudgetProblem
@@ -794,13 +817,16 @@ export interface components {
              * Budget
              * @enum {string}
              */
-            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            budget: "daily_video_seconds" | "monthly_video_seconds" | "daily_cost" | "monthly_cost" | (string & {});
             /**
              * Api Key Id
              * @description The key whose budget it is; null: the account's.
              */
             api_key_id: string | null;
-            /** Limit */
+            /**
+             * Limit
+             * @description Seconds of video; US dollars for a cost budget.
+             */
             limit: number;
             /** Used */
             used: number;
@@ -808,7 +834,7 @@ export interface components {
             remaining: number;
             /**
              * Requested
-             * @description What the generation needed.
+             * @description What the generation needed (its seconds, or its estimated cost).
              */
             requested: number;
             /**
@@ -833,8 +859,11 @@ export interface components {
              * Budget
              * @enum {string}
              */
-            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
-            /** Limit */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | "daily_cost" | "monthly_cost" | (string & {});
+            /**
+             * Limit
+             * @description Seconds of video; US dollars (to the millionth) for a cost budget.
+             */
             limit: number;
             /** Used */
             used: number;
@@ -868,6 +897,16 @@ export interface components {
              * @description Per calendar month (UTC); null: no limit.
              */
             monthly_video_seconds: number | null;
+            /**
+             * Daily Cost
+             * @description US dollars per UTC day; null: no limit.
+             */
+            daily_cost: number | null;
+            /**
+             * Monthly Cost
+             * @description US dollars per calendar month (UTC); null: no limit.
+             */
+            monthly_cost: number | null;
             /**
              * Threshold Percent
              * @description When a budget's use in its period reaches this share of its limit, it is announced once in that period (the audit trail's budget.threshold_reached).

@@ -6,7 +6,36 @@ import { announce, clear, field, h, notice, showFieldError, when } from "./dom.j
 import { describe } from "./generations.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const BUDGET_LABELS = { daily_video_seconds: "Daily video seconds", monthly_video_seconds: "Monthly video seconds" };
+// Every budget the API takes: seconds of video, and cost in US dollars (to the millionth).
+export const BUDGETS = [
+  { name: "daily_video_seconds", label: "Daily video seconds", dollars: false },
+  { name: "monthly_video_seconds", label: "Monthly video seconds", dollars: false },
+  { name: "daily_cost", label: "Daily cost (USD)", dollars: true },
+  { name: "monthly_cost", label: "Monthly cost (USD)", dollars: true },
+];
+const BY_NAME = Object.fromEntries(BUDGETS.map((b) => [b.name, b]));
+
+/** An amount of a budget as a person reads it: "12 s", "$1.25". */
+export function budgetAmount(name, value) {
+  return BY_NAME[name]?.dollars ? `$${value}` : `${value} s`;
+}
+
+/** A budget's input: whole seconds, or dollars to the cent and below. */
+export function budgetInput(budget, attributes = {}) {
+  return budget.dollars
+    ? h("input", { type: "number", min: 0, step: "any", inputmode: "decimal", ...attributes })
+    : h("input", { type: "number", min: 0, step: 1, inputmode: "numeric", ...attributes });
+}
+
+/** What a budget's field holds, or why not: undefined for empty (no limit). */
+export function budgetValue(budget, raw) {
+  if (raw.trim() === "") return { value: undefined };
+  const n = Number(raw);
+  if (budget.dollars) {
+    return Number.isFinite(n) && n >= 0 ? { value: n } : { error: "An amount of US dollars, 0 or more; empty for no limit." };
+  }
+  return Number.isInteger(n) && n >= 0 ? { value: n } : { error: "A whole number of seconds, 0 or more; empty for no limit." };
+}
 
 /** YYYY-MM-DD of a Date, in UTC (the API's days are UTC days). */
 function utcDay(date) {
@@ -26,11 +55,12 @@ export function budgetMeters(remaining, id) {
   if (!remaining.length) return h("p", { id }, "No budget is set: nothing limits what this account spends.");
   return h("ul.budgets", { id }, remaining.map((b) => {
     const whose = b.api_key_id ? `API key ${b.api_key_id}: ` : "Account: ";
-    const label = `${whose}${BUDGET_LABELS[b.budget] || b.budget}`;
+    const label = `${whose}${BY_NAME[b.budget]?.label || b.budget}`;
     return h("li", { "data-budget": b.budget, "data-key": b.api_key_id || "account" },
       h("span.budget-label", {}, label),
       h("meter", { min: 0, max: b.limit, value: Math.min(b.used, b.limit), "aria-label": label }),
-      h("span", {}, `${b.used} of ${b.limit} s used, ${b.remaining} s left; resets `, when(b.resets_at)));
+      h("span", {}, `${budgetAmount(b.budget, b.used)} of ${budgetAmount(b.budget, b.limit)} used, ` +
+        `${budgetAmount(b.budget, b.remaining)} left; resets `, when(b.resets_at)));
   }));
 }
 
@@ -122,10 +152,10 @@ export async function usagePage(main, { signal }) {
 export async function budgetsPage(main, { signal }) {
   const current = await api("GET", "/budgets", { signal }); // before the form is shown, so nothing typed is overwritten
   const inputs = {};
-  const fields = Object.entries(BUDGET_LABELS).map(([name, label]) => {
-    const f = field(`${label} (optional)`, h("input", { type: "number", min: 0, step: 1, inputmode: "numeric", name }),
+  const fields = BUDGETS.map((budget) => {
+    const f = field(`${budget.label} (optional)`, budgetInput(budget, { name: budget.name }),
       { hint: "Leave empty for no limit." });
-    inputs[name] = f;
+    inputs[budget.name] = f;
     return f.wrap;
   });
   const outcome = h("div", { id: "budgets-outcome" });
@@ -133,9 +163,10 @@ export async function budgetsPage(main, { signal }) {
     h("div.actions", {}, h("button", { type: "submit" }, "Save budgets")), outcome);
   const state = h("div", { id: "budget-state" });
   main.append(h("h1", {}, "Budgets"),
-    h("p", {}, "Hard limits on the seconds of video the whole account makes, per UTC day and per calendar month. " +
+    h("p", {}, "Hard limits on the seconds of video the whole account makes, and on what they cost (each " +
+      "generation's estimated cost when it is made), per UTC day and per calendar month. " +
       "A generation that would pass one is refused (429 budget-exceeded) and nothing is written; one that fails " +
-      "before it reaches a provider gives its seconds back. Each API key can have budgets of its own too (API keys page)."),
+      "before it reaches a provider gives its seconds and cost back. Each API key can have budgets of its own too (API keys page)."),
     form, h("h2", {}, "What is left"), state);
 
   function render(budgets) {
@@ -150,14 +181,12 @@ export async function budgetsPage(main, { signal }) {
     const body = {};
     for (const [name, f] of Object.entries(inputs)) {
       showFieldError(f, "");
-      const raw = f.control.value.trim();
-      if (raw === "") continue;
-      const n = Number(raw);
-      if (!Number.isInteger(n) || n < 0) {
-        showFieldError(f, "A whole number of seconds, 0 or more; empty for no limit.");
+      const { value, error } = budgetValue(BY_NAME[name], f.control.value);
+      if (error) {
+        showFieldError(f, error);
         return;
       }
-      body[name] = n;
+      if (value !== undefined) body[name] = value;
     }
     try {
       render(await api("PUT", "/budgets", { body, signal }));
