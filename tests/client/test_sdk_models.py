@@ -290,7 +290,12 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "scopes": ["generations:read", "videos:delete"],
             "prefix": "vg_live",
             "last_four": "abcd",
-            "budgets": {"daily_video_seconds": None, "monthly_video_seconds": None},
+            "budgets": {
+                "daily_video_seconds": None,
+                "monthly_video_seconds": None,
+                "daily_cost": None,
+                "monthly_cost": 12.5,
+            },
             "created_at": "2026-11-21T08:47:00Z",
             "last_used_at": None,
             "expires_at": None,

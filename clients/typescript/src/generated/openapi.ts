@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a generation
-         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
+         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds and estimated cost are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
          */
         post: operations["createGeneration"];
         delete?: never;
@@ -383,12 +383,12 @@ export interface paths {
         };
         /**
          * Read the account's budgets
-         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video, and this much cost (US dollars), per UTC day and per calendar month. A generation is charged its duration and its estimated_cost (its first candidate's price; 0 where the price is unknown) when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); a fallback to another provider does not change what was counted. One that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds and cost back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
          */
         get: operations["getBudgets"];
         /**
          * Set the account's budgets
-         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video, and this much cost (US dollars), per UTC day and per calendar month. A generation is charged its duration and its estimated_cost (its first candidate's price; 0 where the price is unknown) when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); a fallback to another provider does not change what was counted. One that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds and cost back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
          */
         put: operations["setBudgets"];
         post?: never;

@@ -157,8 +157,9 @@ async def _first_frame(
         "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
         f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation. With "
         f"{PREFER}: wait=N the answer comes once the generation is finished or after N seconds (at most "
-        f"{MAX_WAIT_SECONDS}), whichever is first. Its seconds are reserved on the account's and the key's "
-        "budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written."
+        f"{MAX_WAIT_SECONDS}), whichever is first. Its seconds and estimated cost are reserved on the "
+        "account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and "
+        "nothing is written."
     ),
     status=202,
     answer="Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
