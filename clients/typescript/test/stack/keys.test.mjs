@@ -96,7 +96,12 @@ test("budgets are set and read back with what is left; a key's own budget refuse
     budgets: { daily_video_seconds: 2 },
   });
   try {
-    assert.deepEqual(batch.budgets, { daily_video_seconds: 2, monthly_video_seconds: null });
+    assert.deepEqual(batch.budgets, {
+      daily_video_seconds: 2,
+      monthly_video_seconds: null,
+      daily_cost: null,
+      monthly_cost: null,
+    });
     let requests = 0;
     const counted = new Videogen({
       apiKey: batch.secret,
