@@ -136,8 +136,19 @@ async def test_budgets_are_read_set_and_replaced_and_each_change_is_audited(
             "monthly_video_seconds": {"from": 10000, "to": None},
         },
     ]
-    for bad in ({"daily_video_seconds": -1}, {"daily_video_seconds": 1.5}, {"weekly_video_seconds": 5}):
-        assert (await client.put("/v1/budgets", json=bad, headers=bearer(key))).status == 422
+    for bad in (
+        {"daily_video_seconds": -1},
+        {"daily_video_seconds": 1.5},
+        {"weekly_video_seconds": 5},
+        {"daily_cost": -0.01},
+        {"monthly_cost": "12.50"},
+        {"monthly_cost": True},
+        {"daily_cost": 1e12},
+    ):
+        answer = await client.put("/v1/budgets", json=bad, headers=bearer(key))
+        assert answer.status == 422, bad
+        assert [e["field"] for e in (await answer.json())["errors"]] == list(bad), bad
+    assert await (await client.get("/v1/budgets", headers=bearer(key))).json() == empty  # nothing stored
 
 
 async def test_a_creation_past_a_budget_is_429_saying_which_and_writes_nothing(
