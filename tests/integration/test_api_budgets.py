@@ -145,9 +145,9 @@ async def test_budgets_are_read_set_and_replaced_and_each_change_is_audited(
         {"monthly_cost": True},
         {"daily_cost": 1e12},
     ):
-        answer = await client.put("/v1/budgets", json=bad, headers=bearer(key))
-        assert answer.status == 422, bad
-        assert [e["field"] for e in (await answer.json())["errors"]] == list(bad), bad
+        refusal = await client.put("/v1/budgets", json=bad, headers=bearer(key))
+        assert refusal.status == 422, bad
+        assert [e["field"] for e in (await refusal.json())["errors"]] == list(bad), bad
     assert await (await client.get("/v1/budgets", headers=bearer(key))).json() == empty  # nothing stored
 
 
