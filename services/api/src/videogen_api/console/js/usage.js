@@ -66,21 +66,37 @@ export function budgetMeters(remaining, id) {
 
 // ---------------------------------------------------------------------------------------------------- usage
 
+// What the usage chart and table can show: each row's field, how an amount is written, and the words for it.
+const round4 = (v) => Math.round(v * 1e4) / 1e4; // costs are kept to a hundredth of a cent
+const USAGE_METRICS = {
+  video_seconds: {
+    label: "Video seconds made", field: "video_seconds", heading: "Video seconds per day by provider",
+    show: (v) => `${v} s`, cell: (v) => String(v), sum: (a, b) => a + b,
+  },
+  cost: {
+    label: "Cost (USD)", field: "cost", heading: "Cost per day by provider (USD)",
+    show: (v) => `$${round4(v)}`, cell: (v) => String(round4(v)), sum: (a, b) => round4(a + b),
+  },
+};
+
 export async function usagePage(main, { signal }) {
   const providers = await enumValues("Provider");
   const series = providers.map((name, i) => ({ name, className: `series-${i}` }));
   const today = utcDay(new Date());
   const from = field("From (UTC day)", h("input", { type: "date", required: true, value: utcDay(new Date(Date.now() - 29 * DAY_MS)) }));
   const to = field("To (UTC day, included)", h("input", { type: "date", required: true, value: today }));
-  const form = h("form.filters", { "aria-label": "Range", novalidate: true }, from.wrap, to.wrap,
+  const metric = field("Amount shown", h("select", {}, Object.entries(USAGE_METRICS).map(([name, m]) =>
+    h("option", { value: name }, m.label))));
+  const form = h("form.filters", { "aria-label": "Range", novalidate: true }, from.wrap, to.wrap, metric.wrap,
     h("div.actions", {}, h("button", { type: "submit" }, "Show")));
   const outcome = h("div", { id: "usage-outcome" });
   const summary = h("p", { id: "usage-summary" });
   const figure = h("figure.chart-figure", { id: "usage-chart" });
   const tableSlot = h("div", { id: "usage-table-slot" });
   const budgetsSlot = h("div", { id: "usage-budgets" });
+  const chartHeading = h("h2", { id: "usage-chart-heading" }, USAGE_METRICS.video_seconds.heading);
   main.append(h("h1", {}, "Usage"), form, outcome, summary,
-    h("h2", {}, "Video seconds per day by provider"), figure, tableSlot,
+    chartHeading, figure, tableSlot,
     h("h2", {}, "Budgets"), budgetsSlot,
     h("p", {}, h("a", { href: "#/budgets" }, "Set the account's budgets")));
 
@@ -109,38 +125,40 @@ export async function usagePage(main, { signal }) {
       return;
     }
     if (mine !== latest) return;
+    const m = USAGE_METRICS[metric.control.value] || USAGE_METRICS.video_seconds;
     const days = daysBetween(first, last);
-    const made = new Map(); // "day provider" -> video seconds
+    const amounts = new Map(); // "day provider" -> the amount shown (video seconds made, or cost)
     for (const row of usage.data) {
       const at = `${row.date} ${row.provider}`;
-      made.set(at, (made.get(at) || 0) + row.video_seconds);
+      amounts.set(at, m.sum(amounts.get(at) || 0, row[m.field]));
     }
-    const value = (day, provider) => made.get(`${day} ${provider}`) || 0;
-    const byProvider = providers.map((p) => days.reduce((sum, d) => sum + value(d, p), 0));
-    const total = byProvider.reduce((a, b) => a + b, 0);
+    const value = (day, provider) => amounts.get(`${day} ${provider}`) || 0;
+    const byProvider = providers.map((p) => days.reduce((sum, d) => m.sum(sum, value(d, p)), 0));
+    const total = byProvider.reduce(m.sum, 0);
     const t = usage.total;
-    summary.textContent = `${first} to ${last} (UTC): ${t.generations} generations, ${t.seconds} s of video asked for, ${t.video_seconds} s made.`;
+    summary.textContent = `${first} to ${last} (UTC): ${t.generations} generations, ${t.seconds} s of video asked for, ${t.video_seconds} s made, costing $${round4(t.cost)}.`;
 
+    chartHeading.textContent = m.heading;
     const legend = h("ul.legend", { id: "usage-legend" }, series.map((s, i) => h("li", { "data-series": s.name },
-      h(`span.swatch.${s.className}`, { "aria-hidden": "true" }), `${s.name}: ${byProvider[i]} s`)));
+      h(`span.swatch.${s.className}`, { "aria-hidden": "true" }), `${s.name}: ${m.show(byProvider[i])}`)));
     const chart = stackedBars({
-      categories: days, series, value, unit: "s",
-      label: `Video seconds made per day from ${first} to ${last}, by provider: ${series.map((s, i) => `${s.name} ${byProvider[i]} s`).join(", ")}; ${total} s in all.`,
+      categories: days, series, value, format: m.show,
+      label: `${m.label} per day from ${first} to ${last}, by provider: ${series.map((s, i) => `${s.name} ${m.show(byProvider[i])}`).join(", ")}; ${m.show(total)} in all.`,
     });
     clear(figure).append(chart, h("figcaption", {}, legend));
 
     const shown = days.filter((d) => providers.some((p) => value(d, p) > 0));
     clear(tableSlot).append(h("div.table-wrap", {}, h("table", { id: "usage-table" },
-      h("caption", {}, "Video seconds made per UTC day and provider (days with none left out)."),
+      h("caption", {}, `${m.label} per UTC day and provider (days with none left out).`),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Day"), providers.map((p) => h("th", { scope: "col" }, p)), h("th", { scope: "col" }, "Total"))),
       h("tbody", {}, shown.map((d) => h("tr", { "data-day": d }, h("th", { scope: "row" }, d),
-        providers.map((p) => h("td", { "data-provider": p }, String(value(d, p)))),
-        h("td", { "data-provider": "total" }, String(providers.reduce((sum, p) => sum + value(d, p), 0)))))),
+        providers.map((p) => h("td", { "data-provider": p }, m.cell(value(d, p)))),
+        h("td", { "data-provider": "total" }, m.cell(providers.reduce((sum, p) => m.sum(sum, value(d, p)), 0)))))),
       h("tfoot", {}, h("tr", { "data-day": "total" }, h("th", { scope: "row" }, "Total"),
-        byProvider.map((v, i) => h("td", { "data-provider": providers[i] }, String(v))),
-        h("td", { "data-provider": "total" }, String(total)))))));
+        byProvider.map((v, i) => h("td", { "data-provider": providers[i] }, m.cell(v))),
+        h("td", { "data-provider": "total" }, m.cell(total)))))));
     clear(budgetsSlot).append(budgetMeters(usage.budgets, "usage-budget-list"));
-    announce(`Usage from ${first} to ${last}: ${total} seconds of video made.`);
+    announce(`Usage from ${first} to ${last}: ${m.show(total)} in all (${m.label.toLowerCase()}).`);
   }
 
   form.addEventListener("submit", (event) => { event.preventDefault(); load(); });
