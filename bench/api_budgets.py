@@ -1,7 +1,8 @@
 """What budgets cost POST /v1/generate: the same api process creating for an account without budgets (the
-baseline), an account with a daily and a monthly budget, and a key with budgets of its own in such an
-account — each limit far above what the run sends, so every request does all the work (the reservation's
-conditional update per owner, the threshold read after the insert) and none is refused.
+baseline), an account with a daily and a monthly budget of seconds, one with cost budgets beside them, and a
+key with budgets of its own in such an account — each limit far above what the run sends, so every request
+does all the work (the reservation's conditional update per owner, the threshold read after the insert) and
+none is refused.
 
     .venv/bin/python -m bench.api_budgets [--requests N] [--concurrency C] [--rounds R] [--before DIR]
 
@@ -32,13 +33,16 @@ from videogen_common.clock import SystemClock
 from videogen_common.repositories.budgets import BudgetRepository
 from videogen_common.store import Store
 
-FREE, ACCOUNT, KEY, BEFORE = (
+FREE, ACCOUNT, COST, KEY, BEFORE = (
     "no budgets (baseline)",
     "account budgets",
+    "account budgets, cost too",
     "account + key budgets",
     "before: the code without scopes or budgets",
 )
 HUGE = Limits({"daily_video_seconds": 10**8, "monthly_video_seconds": 10**9})
+# The four budgets (cost in micro-dollars: a billion and ten billion dollars).
+HUGE_WITH_COST = Limits({**HUGE.values, "daily_cost": 10**15, "monthly_cost": 10**16})
 
 
 async def _keys(store: Store) -> dict[str, str]:
@@ -46,6 +50,8 @@ async def _keys(store: Store) -> dict[str, str]:
     now = SystemClock().now()
     keys = {FREE: await create_key(store, "free"), ACCOUNT: await create_key(store, "capped")}
     await BudgetRepository(store).set_limits("capped", HUGE, now)
+    keys[COST] = await create_key(store, "capped-cost")
+    await BudgetRepository(store).set_limits("capped-cost", HUGE_WITH_COST, now)
     keys[KEY] = await create_key(store, "capped-key")
     await BudgetRepository(store).set_limits("capped-key", HUGE, now)
     await store.api_keys.update_one({"account_id": "capped-key"}, {"$set": {"budgets": HUGE.to_doc()}})
@@ -95,7 +101,7 @@ async def run(total: int, concurrency: int, rounds: int, before: Path | None) ->
                     ),
                     pids["before" if phase == BEFORE else "now"],
                 )
-                for phase in (FREE, ACCOUNT, KEY, *((BEFORE,) if before else ()))
+                for phase in (FREE, ACCOUNT, COST, KEY, *((BEFORE,) if before else ()))
             }
             runs = []
             for n in range(rounds):

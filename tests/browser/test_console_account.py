@@ -114,14 +114,26 @@ async def test_the_usage_chart_shows_the_right_totals_for_a_seeded_mix_of_days_a
         (6, Provider.MOCK, Status.FAILED, 8),
         (40, Provider.MOCK, Status.COMPLETED, 10),  # outside the range asked for
     ]
+    # What each charged per second of video made (failed ones cost nothing here).
+    price = {Provider.MOCK: 0.0, Provider.RUNWAY: 0.12, Provider.LUMA: 0.08, Provider.PIKA: 0.04}
     expected: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    expected_cost: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for days_ago, provider, status, duration in seeded:
         made = today - timedelta(days=days_ago)
+        cost = round(duration * price[provider], 4) if status is Status.COMPLETED else 0.0
         await insert_generation(
-            stack_store, made, account_id="acme", provider=provider, duration=duration, status=status.value
+            stack_store,
+            made,
+            account_id="acme",
+            provider=provider,
+            duration=duration,
+            status=status.value,
+            cost=cost,
         )
         if status is Status.COMPLETED and days_ago <= 7:
             expected[made.strftime("%Y-%m-%d")][provider.value] += duration
+            if cost:
+                expected_cost[made.strftime("%Y-%m-%d")][provider.value] += cost
     first, last = (
         (today - timedelta(days=7)).strftime("%Y-%m-%d"),
         (today - timedelta(days=1)).strftime("%Y-%m-%d"),
@@ -173,6 +185,30 @@ async def test_the_usage_chart_shows_the_right_totals_for_a_seeded_mix_of_days_a
     assert bars == 7  # one per day of the range, empty ones included
     await check_page(page, "usage")
 
+    # The same range by cost: the table, the legend and the chart's name in dollars.
+    await page.get_by_label("Amount shown").select_option(label="Cost (USD)")
+    await page.get_by_role("button", name="Show").click()
+    await expect(page.locator("#usage-chart-heading")).to_have_text("Cost per day by provider (USD)")
+    rows = await table.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => [r.dataset.day, Object.fromEntries([...r.querySelectorAll('td')]"
+        ".map(c => [c.dataset.provider, Number(c.textContent)]))])"
+    )
+    assert {day: {p: v for p, v in cells.items() if p != "total" and v} for day, cells in rows} == {
+        day: {p: pytest.approx(v) for p, v in values.items()} for day, values in expected_cost.items()
+    }
+    cost_by_provider = {
+        p: round(sum(day.get(p, 0.0) for day in expected_cost.values()), 4) for p in providers
+    }
+    assert cost_by_provider == {"mock": 0.0, "runway": 1.92, "luma": 0.56, "pika": 0.16}
+    totals = await table.locator("tfoot td").evaluate_all(
+        "cells => Object.fromEntries(cells.map(c => [c.dataset.provider, Number(c.textContent)]))"
+    )
+    assert totals == pytest.approx({**cost_by_provider, "total": 2.64})
+    await expect(page.locator("#usage-legend li[data-series='runway']")).to_have_text("runway: $1.92")
+    label = await page.locator("#usage-chart svg").get_attribute("aria-label") or ""
+    assert "mock $0, runway $1.92, luma $0.56, pika $0.16; $2.64 in all" in label
+    await check_page(page, "usage-cost")
+
 
 async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     console: Console, console_stack: Stack
@@ -186,6 +222,10 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     await page.get_by_role("button", name="Save budgets").click()
     await expect(page.locator("#budgets-form")).to_contain_text("A whole number of seconds")
     await page.get_by_label("Monthly video seconds (optional)").fill("10000")
+    await page.get_by_label("Daily cost (USD) (optional)").fill("-0.5")
+    await page.get_by_role("button", name="Save budgets").click()
+    await expect(page.locator("#budgets-form")).to_contain_text("An amount of US dollars")
+    await page.get_by_label("Daily cost (USD) (optional)").fill("12.5")
     await page.get_by_role("button", name="Save budgets").click()
     await expect(page.locator("#budgets-outcome")).to_contain_text("Budgets saved.")
     daily = page.locator("#budget-list li[data-budget='daily_video_seconds']")
@@ -193,6 +233,8 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     await expect(page.locator("#budget-list li[data-budget='monthly_video_seconds']")).to_contain_text(
         "of 10000 s used"
     )
+    await expect(page.locator("#budget-list li[data-budget='daily_cost']")).to_contain_text("of $12.5 used")
+    await expect(page.locator("#budget-list li[data-budget='monthly_cost']")).to_have_count(0)  # no limit
     async with (
         aiohttp.ClientSession() as session,
         session.get(
@@ -201,6 +243,7 @@ async def test_budgets_set_on_their_page_are_the_apis_and_show_what_is_left(
     ):
         held = await response.json()
     assert (held["daily_video_seconds"], held["monthly_video_seconds"]) == (600, 10000)
+    assert (held["daily_cost"], held["monthly_cost"]) == (12.5, None)
     await check_page(page, "budgets")
     await console.go("#/usage", "Usage")
     await expect(page.locator("#usage-budget-list li[data-budget='daily_video_seconds']")).to_contain_text(

@@ -292,7 +292,12 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "scopes": ["generations:read", "videos:delete"],
             "prefix": "vg_live",
             "last_four": "abcd",
-            "budgets": {"daily_video_seconds": None, "monthly_video_seconds": None},
+            "budgets": {
+                "daily_video_seconds": None,
+                "monthly_video_seconds": None,
+                "daily_cost": None,
+                "monthly_cost": 12.5,
+            },
             "created_at": "2026-11-21T08:47:00Z",
             "last_used_at": None,
             "expires_at": None,
@@ -303,7 +308,7 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
         models.BudgetRemaining,
         {
             "api_key_id": None,
-            "budget": "daily_cost",
+            "budget": "daily_tokens",
             "limit": 10,
             "used": 1,
             "remaining": 9,

@@ -177,13 +177,21 @@ async def test_keys_are_made_listed_and_revoked_and_budgets_set_and_shown(
     code, _, err = await vg(batch, "generations", "list")
     assert code == 3 and "401" in err
 
-    code, out, err = await vg(env, "budgets", "set", "--daily-video-seconds", "600")
+    code, out, err = await vg(env, "budgets", "set", "--daily-video-seconds", "600", "--monthly-cost", "12.5")
     assert code == 0, err
-    assert out.splitlines()[0].startswith("daily video seconds: 600 s; monthly video seconds: no limit")
+    assert out.splitlines()[0].startswith(
+        "daily video seconds: 600 s; monthly video seconds: no limit; daily cost: no limit; "
+        "monthly cost: $12.5"
+    )
     code, out, _ = await vg(env, "--json", "budgets")
     assert code == 0
-    [daily] = json.loads(out)["remaining"]
+    daily, monthly = json.loads(out)["remaining"]
     assert (daily["budget"], daily["limit"], daily["used"]) == ("daily_video_seconds", 600, 5)
+    assert (monthly["budget"], monthly["limit"], monthly["used"]) == (
+        "monthly_cost",
+        12.5,
+        0,
+    )  # the free mock
 
 
 async def test_generate_takes_the_video_options_and_metadata_and_providers_says_what_each_makes(

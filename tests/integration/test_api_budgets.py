@@ -35,8 +35,16 @@ Doc = dict[str, Any]
 NOW = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 
 
-def video(duration: int = 5, prompt: str = "a kite") -> Doc:
-    return {"prompt": prompt, "provider": "mock", "duration": duration}
+def video(duration: int = 5, prompt: str = "a kite", provider: str = "mock") -> Doc:
+    return {"prompt": prompt, "provider": provider, "duration": duration}
+
+
+# Runway's default model at the price table's $0.12 a second (the mock is free): a 5-second one costs $0.60.
+RUNWAY_5S = 0.6
+
+
+def priced(duration: int = 5) -> Doc:
+    return video(duration, provider="runway")
 
 
 @pytest.fixture
@@ -46,7 +54,8 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def settings(base_env: dict[str, str]) -> ApiSettings:
-    return settings_for(ApiSettings, base_env, api_port=0, rate_limit_enabled=False)
+    env = {**base_env, "VIDEOGEN_PROVIDERS": "mock,runway"}
+    return settings_for(ApiSettings, env, api_port=0, rate_limit_enabled=False)
 
 
 @pytest.fixture
@@ -55,7 +64,7 @@ async def client(settings: ApiSettings, store: Store, clock: ManualClock) -> Asy
         yield client
 
 
-async def put_budgets(client: Client, key: str, **budgets: int | None) -> Doc:
+async def put_budgets(client: Client, key: str, **budgets: float | None) -> Doc:
     response = await client.put("/v1/budgets", json=budgets, headers=bearer(key))
     text = await response.text()
     assert response.status == 200, text
@@ -70,7 +79,7 @@ async def create(client: Client, key: str, body: Doc | None = None, **headers: s
     return response
 
 
-async def left(client: Client, key: str) -> dict[str, int]:
+async def left(client: Client, key: str) -> dict[str, float]:
     answer = await (await client.get("/v1/budgets", headers=bearer(key))).json()
     return {r["budget"]: r["remaining"] for r in answer["remaining"]}
 
@@ -82,6 +91,8 @@ async def test_budgets_are_read_set_and_replaced_and_each_change_is_audited(
     assert empty == {
         "daily_video_seconds": None,
         "monthly_video_seconds": None,
+        "daily_cost": None,
+        "monthly_cost": None,
         "threshold_percent": 80,
         "remaining": [],
     }
@@ -125,8 +136,19 @@ async def test_budgets_are_read_set_and_replaced_and_each_change_is_audited(
             "monthly_video_seconds": {"from": 10000, "to": None},
         },
     ]
-    for bad in ({"daily_video_seconds": -1}, {"daily_video_seconds": 1.5}, {"weekly_video_seconds": 5}):
-        assert (await client.put("/v1/budgets", json=bad, headers=bearer(key))).status == 422
+    for bad in (
+        {"daily_video_seconds": -1},
+        {"daily_video_seconds": 1.5},
+        {"weekly_video_seconds": 5},
+        {"daily_cost": -0.01},
+        {"monthly_cost": "12.50"},
+        {"monthly_cost": True},
+        {"daily_cost": 1e12},
+    ):
+        refusal = await client.put("/v1/budgets", json=bad, headers=bearer(key))
+        assert refusal.status == 422, bad
+        assert [e["field"] for e in (await refusal.json())["errors"]] == list(bad), bad
+    assert await (await client.get("/v1/budgets", headers=bearer(key))).json() == empty  # nothing stored
 
 
 async def test_a_creation_past_a_budget_is_429_saying_which_and_writes_nothing(
@@ -306,13 +328,159 @@ async def test_a_threshold_is_announced_once_per_period_however_many_instances_s
 async def test_a_reservation_whose_request_went_away_is_given_back(store: Store) -> None:
     reservations = Reservations(store, 80)
     spend = Spend("acme", [(ACCOUNT, Limits({"daily_video_seconds": 20}))])
-    waiting = asyncio.create_task(reservations.reserve(spend, 5, NOW))
+    waiting = asyncio.create_task(reservations.reserve(spend, 5, None, NOW))
     await asyncio.sleep(0)  # it has joined its group, whose update is under way
     waiting.cancel()
     await reservations.settled()
     assert waiting.cancelled()
     [counter] = await store.budget_counters.find().to_list(None)
     assert counter["video_seconds"] == 0
-    kept = await reservations.reserve(spend, 5, NOW)  # and the next one is counted as usual
-    assert kept.charge == {"video_seconds": 5}
+    kept = await reservations.reserve(spend, 5, None, NOW)  # and the next one is counted as usual
+    assert kept.charge == {"video_seconds": 5, "cost": 0}
     assert (await store.budget_counters.find_one({}) or {})["video_seconds"] == 5
+
+
+# --- cost budgets: the estimated_cost, counted in micro-dollars, shown in dollars ---------------------------
+
+
+async def test_a_cost_budget_refuses_the_creation_that_would_pass_it_and_writes_nothing(
+    client: Client, key: str, store: Store
+) -> None:
+    # (2 x $0.60 of $1.55 is under the 80% threshold, whose announcement would write to the counter.)
+    answer = await put_budgets(client, key, daily_cost=1.55, monthly_cost=100)
+    assert (answer["daily_cost"], answer["monthly_cost"]) == (1.55, 100)
+    first = await (await create(client, key, priced(5))).json()
+    assert first["estimated_cost"] == RUNWAY_5S
+    assert (await create(client, key, priced(5))).status == 202
+    generations = await store.generations.count_documents({})
+    counters = await store.budget_counters.find().to_list(None)
+    assert counters[0]["cost"] == 1_200_000  # integer micro-dollars
+    refused = await client.post("/v1/generate", json=priced(5), headers=bearer(key))
+    text = await refused.text()
+    assert refused.status == 429
+    BudgetProblem.model_validate_json(text, strict=True)
+    problem = orjson.loads(text)
+    assert {k: problem[k] for k in ("budget", "api_key_id", "limit", "used", "remaining", "requested")} == {
+        "budget": "daily_cost",
+        "api_key_id": None,
+        "limit": 1.55,
+        "used": 1.2,
+        "remaining": 0.35,
+        "requested": RUNWAY_5S,
+    }
+    assert problem["resets_at"] == "2026-12-01T00:00:00.000Z"
+    assert "0.35 left" in problem["detail"]
+    assert await store.generations.count_documents({}) == generations
+    assert await store.budget_counters.find().to_list(None) == counters
+    # The free mock still fits (it costs nothing), and spends seconds only.
+    assert (await create(client, key, video(5))).status == 202
+    assert await left(client, key) == {"daily_cost": 0.35, "monthly_cost": 98.8}
+
+
+async def test_twenty_parallel_creations_on_two_instances_admit_exactly_what_the_cost_budget_buys(
+    settings: ApiSettings, store: Store, key: str, clock: ManualClock
+) -> None:
+    async with api_client(settings, clock) as first, api_client(settings, clock) as second:
+        await put_budgets(first, key, daily_cost=3 * RUNWAY_5S + 0.5)  # three, not four
+        answers = await asyncio.gather(
+            *(create(c, key, priced(5)) for _ in range(10) for c in (first, second))
+        )
+    statuses = [a.status for a in answers]
+    assert statuses.count(202) == 3 and statuses.count(429) == 17
+    assert await store.generations.count_documents({}) == 3
+    [counter] = await store.budget_counters.find().to_list(None)
+    assert counter["cost"] == counter["days"]["30"]["cost"] == 1_800_000
+    assert counter["video_seconds"] == 15  # the seconds are counted beside
+
+
+async def test_a_failed_generation_gives_its_cost_back_with_its_seconds(
+    client: Client, key: str, store: Store, clock: ManualClock
+) -> None:
+    await put_budgets(client, key, daily_cost=2, daily_video_seconds=100)
+    made = await (await create(client, key, priced(5))).json()
+    assert await left(client, key) == {"daily_video_seconds": 95, "daily_cost": 1.4}
+    generations = GenerationRepository(store)
+    record = await generations.get(made["id"])
+    assert record is not None
+    assert await generations.fail(record, GenerationError(ErrorCode.IMAGE_UNUSABLE, "x"), now=clock.now())
+    assert await left(client, key) == {"daily_video_seconds": 100, "daily_cost": 2}
+
+
+async def test_the_cost_budgets_day_and_month_reset(client: Client, key: str, clock: ManualClock) -> None:
+    await put_budgets(client, key, daily_cost=RUNWAY_5S, monthly_cost=2 * RUNWAY_5S + 0.1)
+    assert (await create(client, key, priced(5))).status == 202
+    refused = await create(client, key, priced(5))
+    assert (refused.status, (await refused.json())["budget"]) == (429, "daily_cost")
+    clock.set(datetime(2026, 12, 1, 0, 0, tzinfo=UTC))  # a new day, and a new month
+    assert await left(client, key) == {"daily_cost": RUNWAY_5S, "monthly_cost": 1.3}
+    assert (await create(client, key, priced(5))).status == 202
+    clock.set(datetime(2026, 12, 2, 9, 0, tzinfo=UTC))  # a new day, the same month
+    assert (await create(client, key, priced(5))).status == 202
+    clock.set(datetime(2026, 12, 3, 9, 0, tzinfo=UTC))
+    refused = await create(client, key, priced(5))
+    assert (refused.status, (await refused.json())["budget"]) == (429, "monthly_cost")
+
+
+async def test_a_cost_budget_set_mid_period_counts_the_periods_estimated_costs(
+    client: Client, key: str, clock: ManualClock
+) -> None:
+    for body in (priced(5), priced(10), video(5)):  # $0.60, $1.20 and the free mock
+        assert (await create(client, key, body)).status == 202
+    clock.advance(timedelta(hours=1))
+    answer = await put_budgets(client, key, daily_cost=2)
+    assert [(r["budget"], r["used"], r["remaining"]) for r in answer["remaining"]] == [
+        ("daily_cost", 1.8, 0.2)
+    ]
+    assert (await create(client, key, priced(5))).status == 429
+
+
+async def test_a_cost_threshold_is_announced_naming_the_cost_budget(
+    client: Client, key: str, store: Store
+) -> None:
+    await put_budgets(client, key, daily_video_seconds=1000, monthly_cost=10 * RUNWAY_5S)
+    for _ in range(7):
+        assert (await create(client, key, priced(5))).status == 202
+    assert await store.audit_events.count_documents({"type": "budget.threshold_reached"}) == 0  # 70%
+    assert (await create(client, key, priced(5))).status == 202  # 80%
+    await eventually(lambda: announced(store, 1), what="the cost threshold announced")
+    [event] = await store.audit_events.find({"type": "budget.threshold_reached"}).to_list(None)
+    assert {k: event["data"][k] for k in ("budget", "limit", "used", "remaining")} == {
+        "budget": "monthly_cost",
+        "limit": 6.0,
+        "used": 4.8,
+        "remaining": 1.2,
+    }
+    [counter] = await store.budget_counters.find().to_list(None)
+    [owed] = counter["outbox"]
+    assert owed["type"] == "account.budget_threshold" and owed["data"]["budget"] == "monthly_cost"
+
+
+async def test_remaining_cost_in_usage_matches_the_price_table_and_a_keys_cost_budget_caps_it(
+    client: Client, key: str, settings: ApiSettings
+) -> None:
+    made = await (
+        await client.post(
+            "/v1/api-keys",
+            json={"name": "batch", "scopes": ["generations:write"], "budgets": {"daily_cost": 1.0}},
+            headers=bearer(key),
+        )
+    ).json()
+    assert made["budgets"]["daily_cost"] == 1.0
+    price = settings.price_table.estimate("runway", None, None, 5)
+    assert price == RUNWAY_5S
+    assert (await create(client, made["secret"], priced(5))).status == 202
+    refused = await create(client, made["secret"], priced(5))
+    problem = await refused.json()
+    assert (refused.status, problem["budget"], problem["api_key_id"]) == (429, "daily_cost", made["id"])
+    assert (await create(client, key, priced(5))).status == 202  # the account's other keys are not capped
+    usage = await (await client.get(f"/v1/usage?api_key_id={made['id']}", headers=bearer(key))).json()
+    assert [(b["api_key_id"], b["budget"], b["used"], b["remaining"]) for b in usage["budgets"]] == [
+        (made["id"], "daily_cost", price, round(1.0 - price, 6))
+    ]
+    # Changed on the key (PATCH): a limit below what the day used leaves nothing.
+    patched = await client.patch(
+        f"/v1/api-keys/{made['id']}", json={"budgets": {"daily_cost": 0.5}}, headers=bearer(key)
+    )
+    assert patched.status == 200 and (await patched.json())["budgets"]["daily_cost"] == 0.5
+    usage = await (await client.get(f"/v1/usage?api_key_id={made['id']}", headers=bearer(key))).json()
+    assert [(b["budget"], b["remaining"]) for b in usage["budgets"]] == [("daily_cost", 0)]

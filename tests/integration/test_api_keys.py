@@ -29,6 +29,7 @@ from videogen_common.store import Store
 
 Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
+NO_COST = {"daily_cost": None, "monthly_cost": None}
 ALL = [s.value for s in Scope]
 
 
@@ -67,7 +68,7 @@ async def test_a_key_made_here_answers_its_secret_once_and_works_at_once(
     assert secret.startswith(made["prefix"]) and made["prefix"] == "vg_"
     assert secret.endswith(made["last_four"]) and len(made["last_four"]) == 4
     assert made["scopes"] == ["generations:write"]
-    assert made["budgets"] == {"daily_video_seconds": None, "monthly_video_seconds": None}
+    assert made["budgets"] == {"daily_video_seconds": None, "monthly_video_seconds": None, **NO_COST}
     assert (made["expires_at"], made["revoked_at"], made["last_used_at"]) == (None, None, None)
 
     assert await status_of(client, secret) == 200  # :write holds :read
@@ -267,7 +268,7 @@ async def test_a_key_gives_no_key_more_budget_than_its_own(client: Client, key: 
         scopes=["keys:read"],
         budgets={"daily_video_seconds": 30, "monthly_video_seconds": 5},
     )
-    assert within["budgets"] == {"daily_video_seconds": 30, "monthly_video_seconds": 5}
+    assert within["budgets"] == {"daily_video_seconds": 30, "monthly_video_seconds": 5, **NO_COST}
     # Nor itself: it may lower its own budget, never lift it.
     own = f"/v1/api-keys/{capped['id']}"
     lifted = await client.patch(own, json={"budgets": {}}, headers=bearer(capped["secret"]))
@@ -278,6 +279,26 @@ async def test_a_key_gives_no_key_more_budget_than_its_own(client: Client, key: 
     assert (await lowered.json())["budgets"]["daily_video_seconds"] == 50
     assert (await store.api_keys.find_one({"_id": capped["id"]}) or {})["budgets"] == {
         "daily_video_seconds": 50
+    }
+    # Cost budgets alike, in dollars (kept in micro-dollars).
+    priced = await make(client, key, scopes=["keys:write"], budgets={"monthly_cost": 2.5})
+    above = await client.post(
+        "/v1/api-keys",
+        json={"name": "more", "scopes": ["keys:read"], "budgets": {"monthly_cost": 2.500001}},
+        headers=bearer(priced["secret"]),
+    )
+    [error] = (await above.json())["errors"]
+    assert (above.status, error["field"], error["code"]) == (422, "budgets.monthly_cost", "above_own_budget")
+    assert "at most 2.5," in error["message"]
+    cheaper = await make(client, priced["secret"], scopes=["keys:read"], budgets={"monthly_cost": 0.75})
+    assert cheaper["budgets"] == {
+        "daily_video_seconds": None,
+        "monthly_video_seconds": None,
+        "daily_cost": None,
+        "monthly_cost": 0.75,
+    }
+    assert (await store.api_keys.find_one({"_id": cheaper["id"]}) or {})["budgets"] == {
+        "monthly_cost": 750_000
     }
 
 
@@ -305,7 +326,7 @@ async def test_every_change_is_an_audit_event_naming_the_key_that_made_it(
                 "name": "dash",
                 "scopes": ["usage:read"],
                 "expires_at": None,
-                "budgets": {"daily_video_seconds": None, "monthly_video_seconds": None},
+                "budgets": {"daily_video_seconds": None, "monthly_video_seconds": None, **NO_COST},
             },
         ),
         (
@@ -315,8 +336,8 @@ async def test_every_change_is_an_audit_event_naming_the_key_that_made_it(
                 "changes": {
                     "name": {"from": "dash", "to": "dashboard"},
                     "budgets": {
-                        "from": {"daily_video_seconds": None, "monthly_video_seconds": None},
-                        "to": {"daily_video_seconds": None, "monthly_video_seconds": 900},
+                        "from": {"daily_video_seconds": None, "monthly_video_seconds": None, **NO_COST},
+                        "to": {"daily_video_seconds": None, "monthly_video_seconds": 900, **NO_COST},
                     },
                 }
             },

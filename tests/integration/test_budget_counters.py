@@ -118,6 +118,7 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
     generations = GenerationRepository(store)
 
     async def made(day: int, duration: int, key: str, **fields: object) -> None:
+        # Each at $0.10 a second, but the mock's ones, whose price the table did not know.
         record = new_record(
             generation_id=f"gen_{day}_{duration}_{key}",
             account_id="acme",
@@ -126,6 +127,7 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
             duration=duration,
             now=datetime(2026, 11, day, 12, tzinfo=UTC),
             api_key_id=key,
+            estimated_cost=None if key == "key_b" else round(0.1 * duration, 4),
         )
         await store.generations.insert_one({**record.to_doc(), **fields})
 
@@ -136,14 +138,23 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
     await made(30, 8, "key_a", status=Status.FAILED.value, provider_task_id="t1")
     await made(1, 9, "key_a")
     month = (period_start(Period.MONTH, NOW), period_end(Period.MONTH, NOW))
-    assert await generations.charged_seconds_by_day("acme", None, *month) == {"01": 9, "03": 12, "30": 14}
-    assert await generations.charged_seconds_by_day("acme", "key_a", *month) == {"01": 9, "03": 5, "30": 14}
+    seconds, cost = Meter.VIDEO_SECONDS, Meter.COST
+    assert await generations.charged_by_day("acme", None, *month) == {
+        "01": {seconds: 9, cost: 900_000},
+        "03": {seconds: 12, cost: 500_000},  # key_b's 7 s had no price: counted 0
+        "30": {seconds: 14, cost: 1_400_000},
+    }
     counters = BudgetCounterRepository(store)
-    used = await generations.charged_seconds_by_day("acme", "key_a", *month)
+    used = await generations.charged_by_day("acme", "key_a", *month)
+    assert {day: u[seconds] for day, u in used.items()} == {"01": 9, "03": 5, "30": 14}
     await counters.start_counting("acme", "key_a", used, NOW)
-    limits = Limits({"daily_video_seconds": 20, "monthly_video_seconds": 100})
+    limits = Limits(
+        {"daily_video_seconds": 20, "monthly_video_seconds": 100, "daily_cost": 9_000_000, "monthly_cost": 1}
+    )
     states = await counters.remaining("acme", [("key_a", limits)], NOW)
     assert [(s.budget.name, s.used) for s in states] == [
         ("daily_video_seconds", 14),
         ("monthly_video_seconds", 28),
+        ("daily_cost", 1_400_000),
+        ("monthly_cost", 2_800_000),
     ]

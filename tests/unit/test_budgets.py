@@ -13,31 +13,55 @@ from videogen_api.schemas import BudgetName
 from videogen_common.budgets import (
     BUDGET_NAMES,
     BUDGETS,
+    UNITS,
     Hold,
     Limits,
     Meter,
     Period,
     charge_of,
     day_key,
+    from_api,
     month_key,
     notified_path,
     period_end,
     period_start,
     remaining,
     threshold_amount,
+    to_api,
     used_path,
 )
 
 
 def test_the_api_offers_exactly_the_budgets_of_the_table() -> None:
-    """A budget added to the table (a cost one, once providers carry prices) fails here until the API's
-    models carry it too."""
-    assert BUDGET_NAMES == ("daily_video_seconds", "monthly_video_seconds")
+    """A budget added to the table fails here until the API's models carry it too."""
+    assert BUDGET_NAMES == ("daily_video_seconds", "monthly_video_seconds", "daily_cost", "monthly_cost")
     assert tuple(get_args(BudgetName)) == BUDGET_NAMES
     for model in (BudgetLimits, ApiKeyBudgets):
         assert tuple(model.model_fields) == BUDGET_NAMES
     assert set(BUDGET_NAMES) < set(Budgets.model_fields)
-    assert {b.meter for b in BUDGETS} == set(Meter) == set(charge_of(5))
+    assert {b.meter for b in BUDGETS} == set(Meter) == set(charge_of(5, 0.6)) == set(UNITS)
+
+
+def test_cost_is_counted_in_micro_dollars_and_shown_in_dollars() -> None:
+    assert charge_of(5, 0.6) == {Meter.VIDEO_SECONDS: 5, Meter.COST: 600_000}
+    assert charge_of(5, None) == {Meter.VIDEO_SECONDS: 5, Meter.COST: 0}  # no price: counted 0
+    # Ten of $0.1 make $1 exactly, which floats summed do not.
+    assert sum(charge_of(5, 0.1)[Meter.COST] for _ in range(10)) == 1_000_000 != sum([0.1] * 10) * 1e6
+    assert (to_api(Meter.COST, 1_234_567), to_api(Meter.VIDEO_SECONDS, 7)) == (1.234567, 7)
+    assert from_api(Meter.COST, 0.0000004) == 0 and from_api(Meter.COST, 2.5) == 2_500_000
+    limits = Limits.from_view({"daily_cost": 2.5, "monthly_cost": None, "daily_video_seconds": 60})
+    assert limits.to_doc() == {"daily_video_seconds": 60, "daily_cost": 2_500_000}  # stored in units
+    assert Limits.from_doc(limits.to_doc()) == limits
+    assert limits.view() == {
+        "daily_video_seconds": 60,
+        "monthly_video_seconds": None,
+        "daily_cost": 2.5,
+        "monthly_cost": None,
+    }
+    now = datetime(2026, 11, 7, 10, tzinfo=UTC)
+    counter = {"cost": 2_100_000, "days": {"07": {"cost": 1_900_000}}}
+    [state] = remaining("account", Limits({"daily_cost": 2_500_000}), counter, now)
+    assert state.amounts() == {"limit": 2.5, "used": 1.9, "remaining": 0.6}
 
 
 @pytest.mark.parametrize(
@@ -70,7 +94,8 @@ def test_a_moment_with_another_offset_counts_in_its_utc_day() -> None:
 
 
 def test_a_counter_keeps_the_month_at_its_top_and_each_day_inside() -> None:
-    daily, monthly = BUDGETS
+    daily, monthly, daily_cost, _ = BUDGETS
+    assert used_path(daily_cost, "07") == "days.07.cost"
     assert (used_path(daily, "07"), used_path(monthly, "07")) == ("days.07.video_seconds", "video_seconds")
     assert notified_path(daily, "07") == "days.07.notified.daily_video_seconds"
     assert notified_path(monthly, "07") == "notified.monthly_video_seconds"
@@ -89,7 +114,12 @@ def test_a_counter_keeps_the_month_at_its_top_and_each_day_inside() -> None:
 def test_limits_keep_only_known_budgets_with_a_value() -> None:
     limits = Limits.from_doc({"daily_video_seconds": 5, "monthly_video_seconds": None, "weekly": 3})
     assert limits.to_doc() == {"daily_video_seconds": 5}
-    assert limits.view() == {"daily_video_seconds": 5, "monthly_video_seconds": None}
+    assert limits.view() == {
+        "daily_video_seconds": 5,
+        "monthly_video_seconds": None,
+        "daily_cost": None,
+        "monthly_cost": None,
+    }
     assert limits and not Limits()
     assert Limits({"daily_video_seconds": 0})  # a budget of nothing is a budget
 

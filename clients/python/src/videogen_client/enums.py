@@ -73,7 +73,7 @@ Scope = Literal[
     "keys:read",
     "keys:write",
 ]
-BudgetName = Literal["daily_video_seconds", "monthly_video_seconds"]
+BudgetName = Literal["daily_video_seconds", "monthly_video_seconds", "daily_cost", "monthly_cost"]
 AspectRatio = Literal["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "9:21", "4:5", "5:4", "3:2", "2:3"]
 Resolution = Literal["360p", "480p", "540p", "720p", "1080p", "4k"]
 Priority = Literal["high", "normal", "low"]

@@ -297,9 +297,9 @@ class BudgetRemaining(Model):
 
     api_key_id: str | None = None
     budget: OpenBudgetName
-    limit: int
-    used: int
-    remaining: int
+    limit: float  # seconds of video; US dollars for a cost budget
+    used: float
+    remaining: float
     period_start: datetime
     resets_at: datetime
 
@@ -320,6 +320,8 @@ class Budgets(Model):
 
     daily_video_seconds: int | None = None
     monthly_video_seconds: int | None = None
+    daily_cost: float | None = None  # US dollars
+    monthly_cost: float | None = None
     threshold_percent: int
     remaining: list[BudgetRemaining]
 
@@ -329,6 +331,8 @@ class ApiKeyBudgets(Model):
 
     daily_video_seconds: int | None = None
     monthly_video_seconds: int | None = None
+    daily_cost: float | None = None  # US dollars
+    monthly_cost: float | None = None
 
 
 class ApiKey(Model):
@@ -428,10 +432,10 @@ class BudgetProblem(Problem):
 
     budget: OpenBudgetName
     api_key_id: str | None = None
-    limit: int
-    used: int
-    remaining: int
-    requested: int
+    limit: float  # seconds of video; US dollars for a cost budget
+    used: float
+    remaining: float
+    requested: float
     resets_at: datetime
 
 

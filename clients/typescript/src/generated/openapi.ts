@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a generation
-         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
+         * @description The generation is durably stored before the answer, with status processing; the orchestrator takes it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with Idempotent-Replayed: true) and creates nothing; concurrent repeats create one generation. With Prefer: wait=N the answer comes once the generation is finished or after N seconds (at most 60), whichever is first. Its seconds and estimated cost are reserved on the account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written.
          */
         post: operations["createGeneration"];
         delete?: never;
@@ -411,12 +411,12 @@ export interface paths {
         };
         /**
          * Read the account's budgets
-         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video, and this much cost (US dollars), per UTC day and per calendar month. A generation is charged its duration and its estimated_cost (its first candidate's price; 0 where the price is unknown) when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); a fallback to another provider does not change what was counted. One that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds and cost back. When a budget's use reaches threshold_percent of it, that is announced once in the period.
          */
         get: operations["getBudgets"];
         /**
          * Set the account's budgets
-         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC day and per calendar month. A generation is charged its duration when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
+         * @description Hard budgets of the whole account, on top of each key's own: at most this many seconds of video, and this much cost (US dollars), per UTC day and per calendar month. A generation is charged its duration and its estimated_cost (its first candidate's price; 0 where the price is unknown) when it is made, and refused with 429 budget-exceeded if that would pass a budget (nothing is written); a fallback to another provider does not change what was counted. One that fails before it reaches a provider (canceled first, refused for its image, out of time) gives its seconds and cost back. When a budget's use reaches threshold_percent of it, that is announced once in the period. PUT replaces them all: a budget null or left out has no limit. Every api replica applies the change within VIDEOGEN_BUDGET_CACHE_SECONDS (5 s by default); the one answering, at once. A budget set in the middle of a period counts what the period's generations already used.
          */
         put: operations["setBudgets"];
         post?: never;
@@ -581,6 +581,16 @@ export interface components {
             daily_video_seconds: number | null;
             /** Monthly Video Seconds */
             monthly_video_seconds: number | null;
+            /**
+             * Daily Cost
+             * @description US dollars; null: no limit.
+             */
+            daily_cost: number | null;
+            /**
+             * Monthly Cost
+             * @description US dollars; null: no limit.
+             */
+            monthly_cost: number | null;
         };
         /** ApiKeyCreate */
         ApiKeyCreate: {
@@ -773,9 +783,10 @@ export interface components {
         /**
          * BudgetLimits
          * @description Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
-         *     written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
-         *     that fails before it reaches a provider gives its seconds back. PUT replaces every budget: a field left
-         *     out has no limit.
+         *     written. Seconds of video are counted as asked for (duration), and cost as estimated (estimated_cost:
+         *     its first candidate's price; 0 where the price is unknown), when the generation is made; a generation
+         *     that fails before it reaches a provider gives both back. PUT replaces every budget: a field left out has
+         *     no limit.
          */
         BudgetLimits: {
             /**
@@ -790,6 +801,18 @@ export interface components {
              * @default null
              */
             monthly_video_seconds?: number | null;
+            /**
+             * Daily Cost
+             * @description At most this much estimated cost, in US dollars (to the millionth), per UTC day; null or absent: no limit.
+             * @default null
+             */
+            daily_cost?: number | null;
+            /**
+             * Monthly Cost
+             * @description At most this much estimated cost, in US dollars (to the millionth), per calendar month (UTC); null or absent: no limit.
+             * @default null
+             */
+            monthly_cost?: number | null;
         };
         /**
          * BudgetProblem
@@ -822,13 +845,16 @@ export interface components {
              * Budget
              * @enum {string}
              */
-            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
+            budget: "daily_video_seconds" | "monthly_video_seconds" | "daily_cost" | "monthly_cost" | (string & {});
             /**
              * Api Key Id
              * @description The key whose budget it is; null: the account's.
              */
             api_key_id: string | null;
-            /** Limit */
+            /**
+             * Limit
+             * @description Seconds of video; US dollars for a cost budget.
+             */
             limit: number;
             /** Used */
             used: number;
@@ -836,7 +862,7 @@ export interface components {
             remaining: number;
             /**
              * Requested
-             * @description What the generation needed.
+             * @description What the generation needed (its seconds, or its estimated cost).
              */
             requested: number;
             /**
@@ -861,8 +887,11 @@ export interface components {
              * Budget
              * @enum {string}
              */
-            budget: "daily_video_seconds" | "monthly_video_seconds" | (string & {});
-            /** Limit */
+            budget: "daily_video_seconds" | "monthly_video_seconds" | "daily_cost" | "monthly_cost" | (string & {});
+            /**
+             * Limit
+             * @description Seconds of video; US dollars (to the millionth) for a cost budget.
+             */
             limit: number;
             /** Used */
             used: number;
@@ -896,6 +925,16 @@ export interface components {
              * @description Per calendar month (UTC); null: no limit.
              */
             monthly_video_seconds: number | null;
+            /**
+             * Daily Cost
+             * @description US dollars per UTC day; null: no limit.
+             */
+            daily_cost: number | null;
+            /**
+             * Monthly Cost
+             * @description US dollars per calendar month (UTC); null: no limit.
+             */
+            monthly_cost: number | null;
             /**
              * Threshold Percent
              * @description When a budget's use in its period reaches this share of its limit, it is announced once in that period (the audit trail's budget.threshold_reached).

@@ -60,9 +60,15 @@ test("a key made with narrower scopes is refused beyond them with the scope it l
 test("budgets are set and read back with what is left; a key's own budget refuses a generation, untried again", async () => {
   const before = await client.budgets.get();
   try {
-    const limits = { daily_video_seconds: 1_000_000, monthly_video_seconds: 10_000_000 };
+    // Sorted by name, as the check of the remaining budgets' names below compares them.
+    const limits = {
+      daily_video_seconds: 1_000_000,
+      monthly_cost: 250_000.5,
+      monthly_video_seconds: 10_000_000,
+    };
     const set = await client.budgets.set(limits);
     assert.deepEqual([set.daily_video_seconds, set.monthly_video_seconds], [1_000_000, 10_000_000]);
+    assert.deepEqual([set.daily_cost, set.monthly_cost], [null, 250_000.5]); // US dollars
     const read = await client.budgets.get();
     assert.deepEqual([read.daily_video_seconds, read.monthly_video_seconds], [1_000_000, 10_000_000]);
     assert.deepEqual(read.remaining.map((b) => b.budget).sort(), Object.keys(limits));
@@ -75,11 +81,12 @@ test("budgets are set and read back with what is left; a key's own budget refuse
     const usage = await client.usage.get();
     assert.deepEqual(usage.budgets.map((b) => [b.budget, b.limit]).sort(), [
       ["daily_video_seconds", 1_000_000],
+      ["monthly_cost", 250_000.5],
       ["monthly_video_seconds", 10_000_000],
     ]);
   } finally {
-    const { daily_video_seconds, monthly_video_seconds } = before;
-    await client.budgets.set({ daily_video_seconds, monthly_video_seconds });
+    const { daily_video_seconds, monthly_video_seconds, daily_cost, monthly_cost } = before;
+    await client.budgets.set({ daily_video_seconds, monthly_video_seconds, daily_cost, monthly_cost });
   }
   assert.deepEqual(await client.budgets.get(), before);
 
@@ -89,7 +96,12 @@ test("budgets are set and read back with what is left; a key's own budget refuse
     budgets: { daily_video_seconds: 2 },
   });
   try {
-    assert.deepEqual(batch.budgets, { daily_video_seconds: 2, monthly_video_seconds: null });
+    assert.deepEqual(batch.budgets, {
+      daily_video_seconds: 2,
+      monthly_video_seconds: null,
+      daily_cost: null,
+      monthly_cost: null,
+    });
     let requests = 0;
     const counted = new Videogen({
       apiKey: batch.secret,

@@ -26,12 +26,13 @@ export const audit: AuditEventType = "budget.exceeded";
 export const scope: Scope = "videos:upscale";
 export const subject: SubjectType = "organization";
 export const code: ErrorCode = "content_policy_v2";
-export const budget: BudgetName = "daily_cost";
+export const budget: BudgetName = "daily_tokens";
+export const costBudget: BudgetName = "monthly_cost";
 export const key: ApiKeyCreateParams = {
   name: "batch job",
   scopes: ["generations:write", "videos:upscale"],
   expires_at: new Date(),
-  budgets: { daily_video_seconds: 600 },
+  budgets: { daily_video_seconds: 600, daily_cost: 12.5 },
 };
 export const events: EventListParams = { type: ["video.completed", "webhook.test"], subject_id: "gen_1" };
 export const request: GenerationCreateParams = {

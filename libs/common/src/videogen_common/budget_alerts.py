@@ -84,9 +84,7 @@ def threshold_data(state: Remaining, percent: int) -> dict[str, object]:
         "budget": state.budget.name,
         "api_key_id": None if state.owner == ACCOUNT else state.owner,
         "threshold_percent": percent,
-        "limit": state.limit,
-        "used": state.used,
-        "remaining": state.remaining,
+        **state.amounts(),
         "period_start": isoformat(state.period_start),
         "resets_at": isoformat(state.resets_at),
     }

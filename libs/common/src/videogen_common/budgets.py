@@ -1,9 +1,13 @@
 """Spend budgets: what an account, and each of its API keys, may spend per UTC day and per calendar month.
 
 A budget is a *meter* (what is counted) over a *period*; its name is the field tenants set, e.g.
-``daily_video_seconds``. Today the one meter is seconds of video asked for; once providers carry prices a cost
-meter joins it (``Meter.COST`` and its two budgets, ``daily_cost``/``monthly_cost``, added to ``BUDGETS``),
-and everything below — limits, counters, reservations, thresholds, the API's fields — follows the table.
+``daily_video_seconds``. Two meters: seconds of video asked for, and cost (the generation's
+``estimated_cost``, its first candidate's price for it, at admission: a fallback to a dearer provider does not
+change what the budget counted, and a generation whose price is unknown counts 0 there). Everything below —
+limits, counters, reservations, thresholds, the API's fields — follows the table ``BUDGETS``.
+
+Amounts are integers in each meter's *unit* (``UNITS``): seconds, and micro-dollars for cost (``$inc`` on
+floats would drift); the API shows cost in US dollars (``to_api``/``from_api``), to 6 decimals.
 
 Counting: each owner (the account, or one key) has one counter document per calendar month
 (``repositories.budgets``) holding the month's total of each meter and each day's. A generation's charge is
@@ -31,8 +35,23 @@ class Period(StrEnum):
 
 class Meter(StrEnum):
     VIDEO_SECONDS = "video_seconds"
-    # COST = "cost" once providers carry prices: a generation's charge then holds its price beside its
-    # seconds.
+    COST = "cost"
+
+
+# What one unit of a meter's counts is in the API's terms: a second; a millionth of a US dollar.
+MICROS_PER_USD = 1_000_000
+UNITS: Mapping[Meter, int] = {Meter.VIDEO_SECONDS: 1, Meter.COST: MICROS_PER_USD}
+
+
+def to_api(meter: Meter, amount: int) -> int | float:
+    """An amount counted in ``meter``'s unit as the API shows it (seconds; US dollars, to 6 decimals)."""
+    per = UNITS[meter]
+    return amount if per == 1 else round(amount / per, 6)
+
+
+def from_api(meter: Meter, value: float) -> int:
+    """An amount the API was given (seconds; US dollars) in ``meter``'s unit, to the nearest unit."""
+    return round(value * UNITS[meter])
 
 
 _ADJECTIVE = {Period.DAY: "daily", Period.MONTH: "monthly"}
@@ -52,6 +71,8 @@ class Budget:
 BUDGETS: tuple[Budget, ...] = (
     Budget(Period.DAY, Meter.VIDEO_SECONDS),
     Budget(Period.MONTH, Meter.VIDEO_SECONDS),
+    Budget(Period.DAY, Meter.COST),
+    Budget(Period.MONTH, Meter.COST),
 )
 BUDGET_NAMES: tuple[str, ...] = tuple(b.name for b in BUDGETS)
 BY_NAME: Mapping[str, Budget] = {b.name: b for b in BUDGETS}
@@ -62,20 +83,31 @@ ACCOUNT = "account"
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """An owner's hard limits, by budget name; a budget left out has no limit."""
+    """An owner's hard limits, by budget name, in each meter's unit; a budget left out has no limit."""
 
     values: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any] | None) -> Limits:
+        """As stored (``to_doc``): in the meters' units."""
         return cls({n: int(v) for n, v in (doc or {}).items() if n in BY_NAME and v is not None})
+
+    @classmethod
+    def from_view(cls, view: Mapping[str, Any]) -> Limits:
+        """As the API takes them (``view``): seconds, US dollars."""
+        return cls(
+            {n: from_api(BY_NAME[n].meter, v) for n, v in view.items() if n in BY_NAME and v is not None}
+        )
 
     def to_doc(self) -> Doc:
         return {name: self.values[name] for name in BUDGET_NAMES if name in self.values}
 
     def view(self) -> Doc:
         """Every budget's field, null where there is no limit (what the API shows and takes)."""
-        return {name: self.values.get(name) for name in BUDGET_NAMES}
+        return {
+            b.name: None if b.name not in self.values else to_api(b.meter, self.values[b.name])
+            for b in BUDGETS
+        }
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -84,9 +116,9 @@ class Limits:
         return [(b, self.values[b.name]) for b in BUDGETS if b.name in self.values]
 
 
-def charge_of(duration: int) -> dict[Meter, int]:
-    """What one generation spends of each meter."""
-    return {Meter.VIDEO_SECONDS: duration}
+def charge_of(duration: int, estimated_cost: float | None) -> dict[Meter, int]:
+    """What one generation spends of each meter: its seconds, and its estimated cost (0 where unknown)."""
+    return {Meter.VIDEO_SECONDS: duration, Meter.COST: from_api(Meter.COST, estimated_cost or 0.0)}
 
 
 # --- Periods: UTC days and calendar months ------------------------------------------------------------------
@@ -148,6 +180,18 @@ class Remaining:
     @property
     def remaining(self) -> int:
         return max(0, self.limit - self.used)
+
+    def shown(self, amount: int) -> int | float:
+        """An amount of this budget's meter as the API shows it."""
+        return to_api(self.budget.meter, amount)
+
+    def amounts(self) -> dict[str, int | float]:
+        """Its limit, use and what is left, as the API shows them."""
+        return {
+            "limit": self.shown(self.limit),
+            "used": self.shown(self.used),
+            "remaining": self.shown(self.remaining),
+        }
 
 
 def remaining(

@@ -23,6 +23,8 @@ from videogen_common.scopes import Scope
 
 # Larger than any month of video anyone will ask for; keeps the counters' arithmetic far from overflowing.
 MAX_BUDGET = 1_000_000_000
+# Likewise in US dollars (counted in micro-dollars: 10^15 of them, far from 2^63).
+MAX_COST_BUDGET = 1_000_000_000
 MAX_NAME_CHARS = 100
 
 KeyId = Annotated[str, Field(pattern=r"^key_[0-9a-z]{26}$")]
@@ -36,26 +38,44 @@ def _limit(what: str) -> Any:
     )
 
 
+def _cost_limit(what: str) -> Any:
+    return Field(
+        ge=0,
+        le=MAX_COST_BUDGET,
+        description=f"At most this much estimated cost, in US dollars (to the millionth), {what}; null or "
+        "absent: no limit.",
+    )
+
+
 class BudgetLimits(BaseModel):
     """Hard budgets: a generation that would pass one is refused (429 budget-exceeded) before anything is
-    written. Seconds of video are counted as asked for (duration), when the generation is made; a generation
-    that fails before it reaches a provider gives its seconds back. PUT replaces every budget: a field left
-    out has no limit."""
+    written. Seconds of video are counted as asked for (duration), and cost as estimated (estimated_cost:
+    its first candidate's price; 0 where the price is unknown), when the generation is made; a generation
+    that fails before it reaches a provider gives both back. PUT replaces every budget: a field left out has
+    no limit."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     daily_video_seconds: Annotated[int | None, _limit("per UTC day")] = None
     monthly_video_seconds: Annotated[int | None, _limit("per calendar month (UTC)")] = None
+    daily_cost: Annotated[float | None, _cost_limit("per UTC day")] = None
+    monthly_cost: Annotated[float | None, _cost_limit("per calendar month (UTC)")] = None
 
     def limits(self) -> Limits:
-        return Limits.from_doc(self.model_dump())
+        return Limits.from_view(self.model_dump())
+
+
+Seconds = Annotated[int | None, Field(ge=0)]
+Dollars = Annotated[float | None, Field(ge=0, description="US dollars; null: no limit.")]
 
 
 class ApiKeyBudgets(_Body):
     """A key's own budgets (null: no limit), on top of the account's."""
 
-    daily_video_seconds: Annotated[int | None, Field(ge=0)]
-    monthly_video_seconds: Annotated[int | None, Field(ge=0)]
+    daily_video_seconds: Seconds
+    monthly_video_seconds: Seconds
+    daily_cost: Dollars
+    monthly_cost: Dollars
 
 
 class Budgets(_Body):
@@ -64,6 +84,10 @@ class Budgets(_Body):
     daily_video_seconds: Annotated[int | None, Field(ge=0, description="Per UTC day; null: no limit.")]
     monthly_video_seconds: Annotated[
         int | None, Field(ge=0, description="Per calendar month (UTC); null: no limit.")
+    ]
+    daily_cost: Annotated[float | None, Field(ge=0, description="US dollars per UTC day; null: no limit.")]
+    monthly_cost: Annotated[
+        float | None, Field(ge=0, description="US dollars per calendar month (UTC); null: no limit.")
     ]
     threshold_percent: Annotated[
         int,
@@ -206,8 +230,10 @@ class BudgetProblem(Problem):
     type: Literal["urn:videogen:problem:budget-exceeded"]
     budget: BudgetName
     api_key_id: Annotated[str | None, Field(description="The key whose budget it is; null: the account's.")]
-    limit: Annotated[int, Field(ge=0)]
-    used: Annotated[int, Field(ge=0)]
-    remaining: Annotated[int, Field(ge=0)]
-    requested: Annotated[int, Field(ge=0, description="What the generation needed.")]
+    limit: Annotated[float, Field(ge=0, description="Seconds of video; US dollars for a cost budget.")]
+    used: Annotated[float, Field(ge=0)]
+    remaining: Annotated[float, Field(ge=0)]
+    requested: Annotated[
+        float, Field(ge=0, description="What the generation needed (its seconds, or its estimated cost).")
+    ]
     resets_at: Moment

@@ -122,15 +122,17 @@ def budget_exceeded(
     *,
     budget: str,
     api_key_id: str | None,
-    limit: int,
-    used: int,
-    requested: int,
+    limit: float,
+    used: float,
+    remaining: float,
+    requested: float,
     resets_at: str,
     retry_after: int,
 ) -> Problem:
-    """429: the generation would pass a hard budget of the account or of the key; nothing was written."""
+    """429: the generation would pass a hard budget of the account or of the key; nothing was written.
+    Amounts as the API shows them (seconds; US dollars for a cost budget)."""
     whose = "the account's" if api_key_id is None else f"API key {api_key_id}'s"
-    left = max(0, limit - used)
+    left = remaining
     return Problem(
         429,
         "budget-exceeded",

@@ -882,7 +882,7 @@ class KeyUsage(UsageTotals):
     ]
 
 
-BudgetName = Literal["daily_video_seconds", "monthly_video_seconds"]
+BudgetName = Literal["daily_video_seconds", "monthly_video_seconds", "daily_cost", "monthly_cost"]
 
 
 class BudgetRemaining(_Body):
@@ -891,9 +891,11 @@ class BudgetRemaining(_Body):
 
     api_key_id: Annotated[str | None, Field(description="The key whose budget it is; null: the account's.")]
     budget: BudgetName
-    limit: Annotated[int, Field(ge=0)]
-    used: Annotated[int, Field(ge=0)]
-    remaining: Annotated[int, Field(ge=0)]
+    limit: Annotated[
+        float, Field(ge=0, description="Seconds of video; US dollars (to the millionth) for a cost budget.")
+    ]
+    used: Annotated[float, Field(ge=0)]
+    remaining: Annotated[float, Field(ge=0)]
     period_start: Moment
     resets_at: Moment
 

@@ -6,12 +6,13 @@ once); a key's ride with the key (``auth.KeyCache``). An account and key without
 store round trip.
 
 With limits, reservations are grouped (``Reservations``), as inserts are (``batched_inserts``): the creations
-of one account and key that arrive together reserve their seconds summed, with one conditional update per
-owner's counter (``repositories.budgets``), which admits the whole group only if the whole group fits. A group
-that does not fit is reserved again one creation at a time, so exactly what fits is admitted and the rest
-refused. One group per account and key is in flight at a time per replica: concurrent creations queue behind
-it and leave together, rather than racing each other for the same counter document. After a group's
-reservation, one read per owner looks for a threshold reached (``budget_alerts``)."""
+of one account and key that arrive together reserve their charges (seconds, and estimated cost) summed, each
+meter's, with one conditional update per owner's counter (``repositories.budgets``), which admits the whole
+group only if the whole group fits. A group that does not fit is reserved again one creation at a time, so
+exactly what fits is admitted and the rest refused. One group per account and key is in flight at a time per
+replica: concurrent creations queue behind it and leave together, rather than racing each other for the same
+counter document. After a group's reservation, one read per owner looks for a threshold reached
+(``budget_alerts``)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ from videogen_common.store import Store
 log = logging.getLogger(__name__)
 
 Owners = list[tuple[str, Limits]]
+# What one creation spends of each meter (``budgets.charge_of``).
+Charge = dict[Meter, int]
 
 
 class AccountLimits:
@@ -95,11 +98,11 @@ class _Group:
 
     spend: Spend
     now: datetime
-    members: list[tuple[int, asyncio.Future[Hold | Refusal]]] = field(default_factory=list)
+    members: list[tuple[Charge, asyncio.Future[Hold | Refusal]]] = field(default_factory=list)
 
 
 class Reservations:
-    """Reserves creations' seconds, grouped per account, key and day (see the module's docstring).
+    """Reserves creations' charges, grouped per account, key and day (see the module's docstring).
     ``percent``: the soft threshold announced once per period."""
 
     def __init__(self, store: Store, percent: int, sink: EventSink | None = None) -> None:
@@ -112,13 +115,14 @@ class Reservations:
         self._in_flight: set[tuple[object, ...]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def reserve(self, spend: Spend, duration: int, now: datetime) -> Hold:
-        """Reserve a generation of ``duration`` seconds on every budget of ``spend``; 429 budget-exceeded,
-        having reserved nothing, if one has no room."""
+    async def reserve(self, spend: Spend, duration: int, estimated_cost: float | None, now: datetime) -> Hold:
+        """Reserve a generation of ``duration`` seconds and ``estimated_cost`` (None: unknown, counted 0) on
+        every budget of ``spend``; 429 budget-exceeded, having reserved nothing, if one has no room."""
         owners = tuple((owner, tuple(sorted(limits.values.items()))) for owner, limits in spend.owners)
         key = (spend.account_id, owners, month_key(now), day_key(now))
         done: asyncio.Future[Hold | Refusal] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(key, _Group(spend, now)).members.append((duration, done))
+        charge = charge_of(duration, estimated_cost)
+        self._waiting.setdefault(key, _Group(spend, now)).members.append((charge, done))
         self._send(key)
         outcome = await done
         if isinstance(outcome, Refusal):
@@ -138,18 +142,21 @@ class Reservations:
         try:
             if await self._all_at_once(group):
                 return
-            # One at a time: exactly what fits. A creation at least as long as one refused is refused too,
-            # without asking again (nothing here frees seconds meanwhile).
-            refused: Refusal | None = None
-            for duration, done in group.members:
-                if refused is not None and duration >= refused.requested:
-                    await self._settle(done, Refusal(refused.left, duration))
+            # One at a time: exactly what fits. A creation asking at least as much of a budget as one refused
+            # there is refused too, without asking again (nothing here frees room meanwhile).
+            refused: dict[tuple[str, str], Refusal] = {}  # the smallest refused, by owner and budget
+            for charge, done in group.members:
+                known = next((r for r in refused.values() if _needs(charge, r) >= r.requested), None)
+                if known is not None:
+                    await self._settle(done, Refusal(known.left, _needs(charge, known)))
                     continue
                 outcome = await self._counters.reserve(
-                    group.spend.account_id, group.spend.owners, charge_of(duration), group.now
+                    group.spend.account_id, group.spend.owners, charge, group.now
                 )
-                if isinstance(outcome, Refusal) and (refused is None or duration < refused.requested):
-                    refused = outcome
+                if isinstance(outcome, Refusal):
+                    where = (outcome.left.owner, outcome.left.budget.name)
+                    if where not in refused or outcome.requested < refused[where].requested:
+                        refused[where] = outcome
                 await self._settle(done, outcome)
             await self._announce(group)
         except Exception as exc:
@@ -161,17 +168,15 @@ class Reservations:
             self._send(key)
 
     async def _all_at_once(self, group: _Group) -> bool:
-        """Reserve the whole group's seconds together; whether they fit."""
-        total = sum(duration for duration, _ in group.members)
-        outcome = await self._counters.reserve(
-            group.spend.account_id, group.spend.owners, {Meter.VIDEO_SECONDS: total}, group.now
-        )
+        """Reserve the whole group's charges together; whether they fit."""
+        total = {meter: sum(charge[meter] for charge, _ in group.members) for meter in Meter}
+        outcome = await self._counters.reserve(group.spend.account_id, group.spend.owners, total, group.now)
         if isinstance(outcome, Refusal) and len(group.members) > 1:
             return False
-        for duration, done in group.members:
+        for charge, done in group.members:
             share = outcome
             if isinstance(outcome, Hold):
-                share = Hold(outcome.counters, outcome.day, {Meter.VIDEO_SECONDS.value: duration})
+                share = Hold(outcome.counters, outcome.day, {m.value: n for m, n in charge.items()})
             await self._settle(done, share)
         await self._announce(group)
         return True
@@ -204,14 +209,18 @@ class Reservations:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
+def _needs(charge: Charge, refusal: Refusal) -> int:
+    """What ``charge`` asks of the budget ``refusal`` refused."""
+    return charge.get(refusal.left.budget.meter, 0)
+
+
 def _refused(refusal: Refusal, now: datetime) -> Problem:
     left = refusal.left
     return budget_exceeded(
         budget=left.budget.name,
         api_key_id=None if left.owner == ACCOUNT else left.owner,
-        limit=left.limit,
-        used=left.used,
-        requested=refusal.requested,
+        **left.amounts(),
+        requested=left.shown(refusal.requested),
         resets_at=isoformat(left.resets_at),
         retry_after=max(1, int((left.resets_at - now).total_seconds())),
     )
@@ -235,5 +244,5 @@ async def start_counting(
     this month (nothing was counted while it had none). Called before the limits are stored, so no
     reservation against them can be overwritten."""
     month = (period_start(Period.MONTH, now), period_end(Period.MONTH, now))
-    used = await generations.charged_seconds_by_day(account_id, api_key_id, *month)
+    used = await generations.charged_by_day(account_id, api_key_id, *month)
     await BudgetCounterRepository(store).start_counting(account_id, owner, used, now)

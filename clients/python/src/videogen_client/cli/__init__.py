@@ -545,6 +545,12 @@ def _budget_options(parser: argparse.ArgumentParser, whose: str) -> None:
     parser.add_argument(
         "--monthly-video-seconds", type=int, metavar="N", help=f"{whose}seconds of video per calendar month"
     )
+    parser.add_argument(
+        "--daily-cost", type=float, metavar="USD", help=f"{whose}cost per UTC day, in dollars"
+    )
+    parser.add_argument(
+        "--monthly-cost", type=float, metavar="USD", help=f"{whose}cost per calendar month, in dollars"
+    )
 
 
 def _moment(text: str) -> date | datetime:

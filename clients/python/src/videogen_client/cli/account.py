@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from videogen_client._client import Client
 from videogen_client.cli import output
@@ -17,9 +18,7 @@ REMAINING_COLUMNS = ("budget", "limit", "used", "remaining", "resets_at")
 def keys(client: Client, args: argparse.Namespace) -> None:
     command = args.keys_command
     if command == "create":
-        budgets = ApiKeyBudgets(
-            daily_video_seconds=args.daily_video_seconds, monthly_video_seconds=args.monthly_video_seconds
-        )
+        budgets = ApiKeyBudgets(**_given(args))
         made = client.api_keys.create(
             name=args.name,
             scopes=args.scope,
@@ -45,9 +44,7 @@ def keys(client: Client, args: argparse.Namespace) -> None:
 
 def budgets(client: Client, args: argparse.Namespace) -> None:
     if getattr(args, "budgets_command", None) == "set":
-        state = client.budgets.set(
-            daily_video_seconds=args.daily_video_seconds, monthly_video_seconds=args.monthly_video_seconds
-        )
+        state = client.budgets.set(**_given(args))
     else:
         state = client.budgets.get()
     if args.json:
@@ -59,11 +56,17 @@ def budgets(client: Client, args: argparse.Namespace) -> None:
         print(output.table(state.remaining, REMAINING_COLUMNS))
 
 
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The budgets given as options (``--daily-video-seconds`` ... ``--monthly-cost``; absent: no limit)."""
+    return {name: getattr(args, name) for name in ApiKeyBudgets.model_fields}
+
+
 def _limits(state: BudgetState) -> str:
-    def limit(value: int | None) -> str:
-        return "no limit" if value is None else f"{value} s"
+    def limit(value: float | None, unit: str) -> str:
+        return "no limit" if value is None else unit.format(value)
 
     return (
-        f"daily video seconds: {limit(state.daily_video_seconds)}; monthly video seconds: "
-        f"{limit(state.monthly_video_seconds)} (announced at {state.threshold_percent}% of each)"
+        f"daily video seconds: {limit(state.daily_video_seconds, '{} s')}; monthly video seconds: "
+        f"{limit(state.monthly_video_seconds, '{} s')}; daily cost: {limit(state.daily_cost, '${}')}; "
+        f"monthly cost: {limit(state.monthly_cost, '${}')} (announced at {state.threshold_percent}% of each)"
     )

@@ -15,7 +15,7 @@ from videogen_client.enums import Scope
 from videogen_client.models import ApiKey, ApiKeyBudgets, ApiKeyCreated, ApiKeyList
 from videogen_client.models import Budgets as BudgetState
 
-BudgetsIn = ApiKeyBudgets | Mapping[str, int | None]
+BudgetsIn = ApiKeyBudgets | Mapping[str, float | None]
 
 
 def _budgets(given: BudgetsIn) -> dict[str, Any]:
@@ -84,10 +84,20 @@ class AsyncBudgets:
         return BudgetState.model_validate_json(response.content)
 
     async def set(
-        self, *, daily_video_seconds: int | None = None, monthly_video_seconds: int | None = None
+        self,
+        *,
+        daily_video_seconds: int | None = None,
+        monthly_video_seconds: int | None = None,
+        daily_cost: float | None = None,
+        monthly_cost: float | None = None,
     ) -> BudgetState:
-        """Replace the account's budgets: one left as None has no limit."""
-        body = {"daily_video_seconds": daily_video_seconds, "monthly_video_seconds": monthly_video_seconds}
+        """Replace the account's budgets: one left as None has no limit. Costs in US dollars."""
+        body = {
+            "daily_video_seconds": daily_video_seconds,
+            "monthly_video_seconds": monthly_video_seconds,
+            "daily_cost": daily_cost,
+            "monthly_cost": monthly_cost,
+        }
         response = await self._t.request("PUT", "budgets", json_body=body)
         return BudgetState.model_validate_json(response.content)
 
@@ -136,8 +146,18 @@ class Budgets:
         return self._run(self._a.get())
 
     def set(
-        self, *, daily_video_seconds: int | None = None, monthly_video_seconds: int | None = None
+        self,
+        *,
+        daily_video_seconds: int | None = None,
+        monthly_video_seconds: int | None = None,
+        daily_cost: float | None = None,
+        monthly_cost: float | None = None,
     ) -> BudgetState:
         return self._run(
-            self._a.set(daily_video_seconds=daily_video_seconds, monthly_video_seconds=monthly_video_seconds)
+            self._a.set(
+                daily_video_seconds=daily_video_seconds,
+                monthly_video_seconds=monthly_video_seconds,
+                daily_cost=daily_cost,
+                monthly_cost=monthly_cost,
+            )
         )

@@ -1,7 +1,8 @@
 """The ``budgets`` collection (each account's limits, ``{_id: account_id, limits, updated_at}``; a key's are
 on the key) and ``budget_counters``: one document per owner (the account, or one of its keys) and calendar
-month, ``{_id: "{account}\\n{owner}\\n{YYYY-MM}", video_seconds, days: {"DD": {video_seconds, notified}},
-notified}``, what the owner's generations have reserved (see ``videogen_common.budgets``).
+month, ``{_id: "{account}\\n{owner}\\n{YYYY-MM}", video_seconds, cost, days: {"DD": {video_seconds, cost,
+notified}}, notified}`` (cost in micro-dollars), what the owner's generations have reserved (see
+``videogen_common.budgets``).
 
 A reservation is one conditional ``$inc`` per counter document, which matches only while each of the owner's
 limited budgets in it has room for the charge: MongoDB applies it atomically, so however many replicas race,
@@ -230,12 +231,14 @@ class BudgetCounterRepository:
         return found
 
     async def start_counting(
-        self, account_id: str, owner: str, used_by_day: Mapping[str, int], now: datetime
+        self, account_id: str, owner: str, used_by_day: Mapping[str, Mapping[Meter, int]], now: datetime
     ) -> None:
         """An owner that had no limits has some now: its counter for this month starts from what its
-        generations already used this month (``used_by_day``, seconds by ``DD``), since nothing was counted
-        while it had none."""
+        generations already used this month (``used_by_day``, each meter's use by ``DD``), since nothing was
+        counted while it had none."""
         month = month_key(now)
+        totals = {m.value: sum(used.get(m, 0) for used in used_by_day.values()) for m in Meter}
+        days = {d: {m.value: used.get(m, 0) for m in Meter} for d, used in sorted(used_by_day.items())}
         # Every counted field set anew; an ``outbox`` of events still owed stays.
         await self._counters.update_one(
             {"_id": counter_id(account_id, owner, month)},
@@ -245,8 +248,8 @@ class BudgetCounterRepository:
                     "owner": owner,
                     "month": month,
                     "expires_at": period_end(Period.MONTH, now) + KEPT_AFTER_MONTH,
-                    Meter.VIDEO_SECONDS.value: sum(used_by_day.values()),
-                    "days": {d: {Meter.VIDEO_SECONDS.value: s} for d, s in sorted(used_by_day.items())},
+                    **totals,
+                    "days": days,
                 }
             },
             upsert=True,

@@ -26,7 +26,7 @@ from typing import Any
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 
-from videogen_common.budgets import Hold
+from videogen_common.budgets import Hold, Meter, from_api
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
@@ -122,12 +122,13 @@ class GenerationRepository:
 
     # -- what budgets charged -----------------------------------------------------------------------------
 
-    async def charged_seconds_by_day(
+    async def charged_by_day(
         self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
-    ) -> dict[str, int]:
-        """Seconds of video the account's generations (of one key, if given) created in [start, end) have
-        spent of their budgets, by UTC day of the month (``DD``): all but those that failed before anything
-        was submitted to a provider (a budget's give-back rule)."""
+    ) -> dict[str, dict[Meter, int]]:
+        """What the account's generations (of one key, if given) created in [start, end) have spent of their
+        budgets, by UTC day of the month (``DD``) and meter: their seconds and estimated costs (in the
+        meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
+        provider (a budget's give-back rule)."""
         match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
         if api_key_id is not None:
             match["api_key_id"] = api_key_id
@@ -144,11 +145,19 @@ class GenerationRepository:
                 "$group": {
                     "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
                     "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
+                    "cost": {"$sum": {"$cond": [uncharged, 0, {"$ifNull": ["$estimated_cost", 0]}]}},
                 }
             },
         ]
         groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        return {group["_id"]: int(group["seconds"]) for group in groups if group["seconds"]}
+        return {
+            group["_id"]: {
+                Meter.VIDEO_SECONDS: int(group["seconds"]),
+                Meter.COST: from_api(Meter.COST, float(group["cost"] or 0)),
+            }
+            for group in groups
+            if group["seconds"]
+        }
 
     # -- state transitions --------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from videogen_api.schemas import parse_body
 from videogen_api.serialize import json_response
 from videogen_api.spend import start_counting
 from videogen_common.audit import AuditEventType
-from videogen_common.budgets import Limits
+from videogen_common.budgets import BY_NAME, Limits, to_api
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
 from videogen_common.records.api_key import ApiKey
@@ -101,10 +101,11 @@ def _within_own_budgets(caller: Caller, limits: Limits) -> None:
     for name, own in caller.budgets.values.items():
         given = limits.values.get(name)
         if given is None or given > own:
+            most = to_api(BY_NAME[name].meter, own)
             errors.append(
                 {
                     "field": f"budgets.{name}",
-                    "message": f"must be at most {own}, the budget of the key making this request",
+                    "message": f"must be at most {most}, the budget of the key making this request",
                     "code": "above_own_budget",
                 }
             )

@@ -35,9 +35,7 @@ def remaining_view(states: Sequence[Remaining]) -> list[Doc]:
         {
             "api_key_id": None if s.owner == ACCOUNT else s.owner,
             "budget": s.budget.name,
-            "limit": s.limit,
-            "used": s.used,
-            "remaining": s.remaining,
+            **s.amounts(),
             "period_start": isoformat(s.period_start),
             "resets_at": isoformat(s.resets_at),
         }
@@ -58,10 +56,12 @@ async def _budgets_view(request: web.Request, limits: Limits, now: datetime) -> 
 
 
 _DESCRIPTION = (
-    "Hard budgets of the whole account, on top of each key's own: at most this many seconds of video per UTC "
-    "day and per calendar month. A generation is charged its duration when it is made, and refused with 429 "
-    "budget-exceeded if that would pass a budget (nothing is written); one that fails before it reaches a "
-    "provider (canceled first, refused for its image, out of time) gives its seconds back. When a budget's "
+    "Hard budgets of the whole account, on top of each key's own: at most this many seconds of video, and "
+    "this much cost (US dollars), per UTC day and per calendar month. A generation is charged its duration "
+    "and its estimated_cost (its first candidate's price; 0 where the price is unknown) when it is made, and "
+    "refused with 429 budget-exceeded if that would pass a budget (nothing is written); a fallback to "
+    "another provider does not change what was counted. One that fails before it reaches a provider "
+    "(canceled first, refused for its image, out of time) gives its seconds and cost back. When a budget's "
     "use reaches threshold_percent of it, that is announced once in the period."
 )
 

@@ -158,8 +158,9 @@ async def _first_frame(
         "it from there. With an Idempotency-Key, a repeat of the same request replays the saved 202 (with "
         f"{REPLAYED_HEADER}: true) and creates nothing; concurrent repeats create one generation. With "
         f"{PREFER}: wait=N the answer comes once the generation is finished or after N seconds (at most "
-        f"{MAX_WAIT_SECONDS}), whichever is first. Its seconds are reserved on the account's and the key's "
-        "budgets first: one it would pass refuses it with 429 budget-exceeded, and nothing is written."
+        f"{MAX_WAIT_SECONDS}), whichever is first. Its seconds and estimated cost are reserved on the "
+        "account's and the key's budgets first: one it would pass refuses it with 429 budget-exceeded, and "
+        "nothing is written."
     ),
     status=202,
     answer="Accepted: the generation as created (or, with Prefer: wait, as it is when the answer comes).",
@@ -216,7 +217,7 @@ async def create_generation(request: web.Request) -> web.Response:
             saved = await saved_response(app[state.STORE], account, key, digest)
             if saved is not None:
                 return await _accepted(request, saved, replayed=True)
-        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, now)
+        hold = await app[state.RESERVATIONS].reserve(spend, body.duration, destination.estimated_cost, now)
     traceparent = current_traceparent()
     record = new_record(
         generation_id=new_id("gen", now),

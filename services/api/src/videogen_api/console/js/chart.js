@@ -23,9 +23,9 @@ export function niceMax(max) {
 
 /**
  * categories: the bars' labels (in order); series: [{name, className}]; value(category, seriesName): a number.
- * label: the chart's accessible name; unit: shown after values ("s").
+ * label: the chart's accessible name; format(v): a value as shown (default: rounded, then ``unit``, e.g. "s").
  */
-export function stackedBars({ categories, series, value, label, unit }) {
+export function stackedBars({ categories, series, value, label, unit = "", format = (v) => `${Math.round(v)} ${unit}` }) {
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const totals = categories.map((c) => series.reduce((sum, s) => sum + value(c, s.name), 0));
@@ -41,7 +41,7 @@ export function stackedBars({ categories, series, value, label, unit }) {
     const v = (top / 4) * i;
     grid.append(
       svg("line", { x1: PAD.left, x2: WIDTH - PAD.right, y1: y(v), y2: y(v) }),
-      svg("text", { x: PAD.left - 6, y: y(v) + 4, "text-anchor": "end" }, `${Math.round(v)} ${unit}`),
+      svg("text", { x: PAD.left - 6, y: y(v) + 4, "text-anchor": "end" }, format(v)),
     );
   }
   chart.append(grid);
@@ -57,7 +57,7 @@ export function stackedBars({ categories, series, value, label, unit }) {
       bar.append(svg("rect", {
         x, width: barW, y: y(base + v), height: Math.max(0.5, y(base) - y(base + v)),
         class: s.className, "data-series": s.name, "data-value": v,
-      }, svg("title", {}, `${category} · ${s.name}: ${v} ${unit}`)));
+      }, svg("title", {}, `${category} · ${s.name}: ${format(v)}`)));
       base += v;
     }
     chart.append(bar);

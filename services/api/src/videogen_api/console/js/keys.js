@@ -5,8 +5,7 @@ import {
   announce, checkboxGroup, clear, field, h, localToIso, notice, secretPanel, showFieldError, when,
 } from "./dom.js";
 import { describe } from "./generations.js";
-
-const BUDGETS = [["daily_video_seconds", "Daily video seconds"], ["monthly_video_seconds", "Monthly video seconds"]];
+import { BUDGETS, budgetAmount, budgetInput } from "./usage.js";
 
 function keyStatus(key) {
   if (key.revoked_at) return h("span.status.health-disabled", {}, "Revoked");
@@ -15,8 +14,8 @@ function keyStatus(key) {
 }
 
 function budgetText(budgets) {
-  const set = BUDGETS.filter(([name]) => budgets[name] !== null && budgets[name] !== undefined)
-    .map(([name, label]) => `${label.toLowerCase()}: ${budgets[name]} s`);
+  const set = BUDGETS.filter(({ name }) => budgets[name] !== null && budgets[name] !== undefined)
+    .map(({ name, label }) => `${label.toLowerCase()}: ${budgetAmount(name, budgets[name])}`);
   return set.length ? set.join("; ") : "none";
 }
 
@@ -30,9 +29,8 @@ export async function keyList(main, { signal }) {
   scopeGroup.fieldset.append(scopeHint, scopeError);
   const expires = field("Expires (optional)", h("input", { type: "datetime-local", step: "1" }),
     { hint: "Leave empty for a key that never expires." });
-  const budgetFields = Object.fromEntries(BUDGETS.map(([budget, label]) => [budget, field(`${label} (optional)`,
-    h("input", { type: "number", min: 0, step: 1, inputmode: "numeric" }),
-    { hint: "Its own budget, on top of the account's; empty for none." })]));
+  const budgetFields = Object.fromEntries(BUDGETS.map((budget) => [budget.name, field(`${budget.label} (optional)`,
+    budgetInput(budget), { hint: "Its own budget, on top of the account's; empty for none." })]));
   const outcome = h("div", { id: "create-key-outcome" });
   const form = h("form", { novalidate: true, id: "new-key" }, name.wrap, scopeGroup.fieldset, expires.wrap,
     Object.values(budgetFields).map((f) => f.wrap),
