@@ -450,6 +450,12 @@ async def test_a_cost_threshold_is_announced_naming_the_cost_budget(
         "used": 4.8,
         "remaining": 1.2,
     }
+
+    # The audit event is written first, then the counter marked announced with the event it owes.
+    async def owes() -> bool:
+        return any(c.get("outbox") for c in await store.budget_counters.find().to_list(None))
+
+    await eventually(owes, what="the counter owes the threshold's webhook event")
     [counter] = await store.budget_counters.find().to_list(None)
     [owed] = counter["outbox"]
     assert owed["type"] == "account.budget_threshold" and owed["data"]["budget"] == "monthly_cost"
