@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.prometheus import sample
+from tests.support.waiting import eventually
 from videogen.engines import free_port
 from videogen_api import state
 from videogen_api.settings import ApiSettings
@@ -70,6 +71,13 @@ async def test_each_app_counts_into_its_own_registry(
 
 
 async def test_ready_when_the_store_answers(client: Client) -> None:
+    # The producer reaches the broker in the background after start-up (until then the broker reads degraded).
+    publisher = client.app[state.PUBLISHER]
+
+    async def producer_started() -> bool:
+        return publisher.started
+
+    await eventually(producer_started, what="the producer reached the broker")
     response = await client.get("/readyz")
     assert response.status == 200
     assert await response.json() == {"status": "ok", "checks": {"store": "ok", "broker": "ok"}}
