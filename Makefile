@@ -190,6 +190,7 @@ engine-images: engine-wheelhouse base
 lock: $(BIN)/uv
 	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/runtime.in -o requirements/runtime.txt
 	$(BIN)/uv pip compile --python-version 3.11 --generate-hashes --quiet requirements/dev.in -o requirements/dev.txt
+	cd $(TS) && npm install --package-lock-only --omit-lockfile-registry-resolved --no-audit --no-fund --loglevel=error
 
 
 clean:
