@@ -131,9 +131,9 @@ async def test_two_orchestrators_share_a_providers_limit_and_serve_accounts_in_f
     stack: Stack,
 ) -> None:
     async with aiohttp.ClientSession() as session:
-        # The big account's burst comes first; the small accounts' few arrive behind it. All are accepted before
-        # the orchestrators start, so how long the api takes to accept the burst on a loaded machine does not
-        # decide how much of it ran before the small accounts' work arrived.
+        # The big account's burst comes first; the small accounts' few arrive behind it. All are accepted
+        # before the orchestrators start, so how long the api takes to accept the burst on a loaded machine
+        # does not decide how much of it ran before the small accounts' work arrived.
         big = await stack.create(session, "big", 18)
         small = await stack.create(session, "small-a", 3) + await stack.create(session, "small-b", 3)
     ids = big + small
