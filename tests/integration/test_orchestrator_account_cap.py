@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.generations import insert_generation
-from tests.support.held_provider import HeldProvider
-from tests.support.orchestration import Orchestration
+from tests.support.held_provider import HeldOrchestration
 from videogen_common.domain import Status
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.ids import new_id
@@ -29,20 +28,13 @@ TICK = timedelta(milliseconds=1)
 CAP = 2
 
 
-class Instances(Orchestration):
+class Instances(HeldOrchestration):
     """Orchestrator instances (runner + reconciler, as runtime.py wires them: tests.support.orchestration) on
     one store and provider, each runner with room for 64 generations and the account cap at ``CAP`` unless
     told otherwise (``account_max_in_flight``)."""
 
     def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
-        self.provider = HeldProvider()
-        super().__init__(
-            store,
-            base_env,
-            media_root,
-            providers={"mock": self.provider},
-            settings={"max_in_flight": 64, "account_max_in_flight": CAP},
-        )
+        super().__init__(store, base_env, media_root, {"account_max_in_flight": CAP})
 
     async def create(
         self, count: int, account: str = "acme", *, waiting: bool = False, **fields: Any
@@ -88,15 +80,6 @@ class Instances(Orchestration):
 
     async def statuses(self, ids: list[str]) -> list[str]:
         return [(await self.get(gid))["status"] for gid in ids]
-
-    async def idle(self) -> None:
-        for runner in self.runners:
-            await runner.wait_idle()
-
-    async def stop(self) -> None:
-        for gid in list(self.provider.at_provider):
-            self.provider.finish(gid)
-        await super().stop()
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ import pytest
 from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation
-from tests.support.held_provider import HeldProvider
-from tests.support.orchestration import Orchestration, ProviderRun, provider_run
+from tests.support.held_provider import HeldOrchestration
+from tests.support.orchestration import ProviderRun, provider_run
 from tests.support.waiting import eventually
 from videogen_common.domain import Status
 from videogen_common.ids import new_id
@@ -43,18 +43,13 @@ def TICKING() -> ManualClock:
 LIMIT = 2
 
 
-class Held(Orchestration):
+class Held(HeldOrchestration):
     """Instances on one store whose mock provider is held by the test, its limit ``LIMIT`` for the whole
     deployment, accounts' own caps out of the way."""
 
     def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
-        self.provider = HeldProvider()
         super().__init__(
-            store,
-            base_env,
-            media_root,
-            providers={"mock": self.provider},
-            settings={"max_in_flight": 64, "account_max_in_flight": 64, "mock_max_concurrency": LIMIT},
+            store, base_env, media_root, {"account_max_in_flight": 64, "mock_max_concurrency": LIMIT}
         )
 
     async def create(self, count: int, account: str = "acme", **fields: Any) -> list[str]:
@@ -79,15 +74,6 @@ class Held(Orchestration):
             self.provider.finish(gid)
             await self.provider.until_submitted(min(len(ids), done + 1 + LIMIT))
         await self.idle()
-
-    async def idle(self) -> None:
-        for runner in self.runners:
-            await runner.wait_idle()
-
-    async def stop(self) -> None:
-        for gid in list(self.provider.at_provider):
-            self.provider.finish(gid)
-        await super().stop()
 
 
 @pytest.fixture

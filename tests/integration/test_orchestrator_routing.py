@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -89,23 +90,28 @@ class Routed:
         return self.runway.submissions_for(prompt), self.luma.submissions_for(prompt)
 
 
-@pytest.fixture
-async def routed(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Routed]:
+@asynccontextmanager
+async def routing(
+    store: Store, base_env: dict[str, str], media_root: Path, luma_task_seconds: float = 0.05, **settings: Any
+) -> AsyncIterator[Routed]:
+    """One instance with the fake Runway and Luma (tasks of 0.05 s unless told), a ticking clock, and
+    ``settings`` on the orchestrator's."""
     async with (
         FakeRunway(task_seconds=0.05) as runway,
-        FakeLuma(task_seconds=0.05) as luma,
+        FakeLuma(task_seconds=luma_task_seconds) as luma,
         provider_run(
-            store,
-            base_env,
-            tmp_path / "media",
-            runway,
-            ManualClock(ticking=True),
-            others=[luma],
-            breaker_failures=2,
-            breaker_cooldown_seconds=30,
+            store, base_env, media_root, runway, ManualClock(ticking=True), others=[luma], **settings
         ) as run,
     ):
         yield Routed(run, runway, luma)
+
+
+@pytest.fixture
+async def routed(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Routed]:
+    async with routing(
+        store, base_env, tmp_path / "media", breaker_failures=2, breaker_cooldown_seconds=30
+    ) as routed:
+        yield routed
 
 
 def _providers(doc: Doc) -> list[tuple[str, str | None]]:
@@ -179,21 +185,10 @@ async def test_a_generation_that_moved_on_gives_back_its_slot_at_each_provider(
 ) -> None:
     # Both keys limited, so each holds a slot while the generation is there: Luma's is given back when its
     # task ends, Runway's when the generation finishes there (refused: no task, so no task's end frees it).
-    async with (
-        FakeRunway(task_seconds=0.05) as runway,
-        FakeLuma(task_seconds=0.05) as luma,
-        provider_run(
-            store,
-            base_env,
-            tmp_path / "media",
-            luma,
-            ManualClock(ticking=True),
-            others=[runway],
-            luma_max_concurrency=2,
-            runway_max_concurrency=2,
-        ) as run,
-    ):
-        routed = Routed(run, runway, luma)
+    async with routing(
+        store, base_env, tmp_path / "media", luma_max_concurrency=2, runway_max_concurrency=2
+    ) as routed:
+        runway, luma = routed.runway, routed.luma
         luma.failure = "The generation failed due to an internal error"
         runway.fail_next(
             1, status=400, kind="submit", body={"error": "promptText must be at most 1000 characters"}
@@ -304,20 +299,10 @@ async def _submitted(fake: FakeRunway | FakeLuma, prompt: str) -> bool:
 async def test_a_candidate_without_room_is_passed_for_a_later_one_with_room(
     store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
-    async with (
-        FakeRunway(task_seconds=0.05) as runway,
-        FakeLuma(task_seconds=math.inf) as luma,
-        provider_run(
-            store,
-            base_env,
-            tmp_path / "media",
-            luma,
-            ManualClock(ticking=True),
-            others=[runway],
-            luma_max_concurrency=1,
-        ) as run,
-    ):
-        routed = Routed(run, runway, luma)
+    async with routing(
+        store, base_env, tmp_path / "media", luma_task_seconds=math.inf, luma_max_concurrency=1
+    ) as routed:
+        run, luma = routed.run, routed.luma
         holder = await routed.start("luma", "runway", prompt="holds luma's slot")
         await eventually(lambda: _submitted(luma, "holds luma's slot"))
 

@@ -1,10 +1,15 @@
 """A provider double that holds each task until the test lets it finish, so "at once" is exact rather than
-timed: the mock provider, with every submission recorded and the most tasks it ever had at once."""
+timed: the mock provider, with every submission recorded and the most tasks it ever had at once; and
+orchestrator instances around it."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
+from tests.support.orchestration import Orchestration
+from videogen_common.store import Store
 from videogen_orchestrator.providers.base import AdapterDefaults, Job, TaskState
 from videogen_orchestrator.providers.mock import MockProvider
 
@@ -47,3 +52,30 @@ class HeldProvider(AdapterDefaults):
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: len(self.submitted) >= count)
         return list(self.submitted)
+
+
+class HeldOrchestration(Orchestration):
+    """Orchestrator instances (``Orchestration``) on one store whose mock provider is a ``HeldProvider``, each
+    runner with room for 64 generations; ``settings`` add to that (the account cap, the provider's limit)."""
+
+    def __init__(
+        self, store: Store, base_env: dict[str, str], media_root: Path, settings: dict[str, Any]
+    ) -> None:
+        self.provider = HeldProvider()
+        super().__init__(
+            store,
+            base_env,
+            media_root,
+            providers={"mock": self.provider},
+            settings={"max_in_flight": 64, **settings},
+        )
+
+    async def idle(self) -> None:
+        for runner in self.runners:
+            await runner.wait_idle()
+
+    async def stop(self) -> None:
+        """Lets every held task finish, then stops the instances."""
+        for gid in list(self.provider.at_provider):
+            self.provider.finish(gid)
+        await super().stop()
