@@ -109,7 +109,7 @@ async def routing(
 @pytest.fixture
 async def routed(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Routed]:
     async with routing(
-        store, base_env, tmp_path / "media", breaker_failures=2, breaker_cooldown_seconds=30
+        store, base_env, tmp_path / "media", provider_breaker_failures=2, provider_breaker_cooldown_seconds=30
     ) as routed:
         yield routed
 

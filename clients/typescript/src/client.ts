@@ -8,7 +8,7 @@ import { Providers, Uploads } from "./resources/uploads.js";
 import { Deliveries, Webhooks } from "./resources/webhooks.js";
 
 export const VERSION = "0.1.0";
-export const DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1";
+export const DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1";
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RETRIES = 3;
 const API_KEY_ENV = "VIDEOGEN_API_KEY";
@@ -17,7 +17,7 @@ const BASE_URL_ENV = "VIDEOGEN_BASE_URL";
 export interface ClientOptions {
   /** Default: `VIDEOGEN_API_KEY` from the environment, where there is one (Node, Deno, Bun). */
   apiKey?: string;
-  /** The API's base URL, ending in `/v1`. Default: `VIDEOGEN_BASE_URL`, else `http://127.0.0.1:8000/v1`. */
+  /** The API's base URL, ending in `/v1`. Default: `VIDEOGEN_BASE_URL`, else `http://127.0.0.1:8080/v1`. */
   baseURL?: string;
   /** Milliseconds a try may take until its answer is read, or a stream between two pieces (default 30 000). */
   timeout?: number;

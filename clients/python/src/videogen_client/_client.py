@@ -27,7 +27,7 @@ from videogen_client.resources.sync import (
 )
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 API_KEY_ENV = "VIDEOGEN_API_KEY"
 BASE_URL_ENV = "VIDEOGEN_BASE_URL"

@@ -1,10 +1,10 @@
 """Each provider key's health, for routing: its breaker and recent outcomes in the store
 (``repositories.provider_health``, shared by every replica). The actor reports what a provider's answers say
-(``record``: a task that succeeded, or a failure through the provider's own fault); ``breaker_failures`` such
-failures in a row open the key's breaker for ``breaker_cooldown_seconds``, after which it is half-open: one
-routed generation at a time may go there as its probe (``take_probe``, a leased slot), and the key closes
-when a task succeeds on it (a probe's, or any other's). A provider's breaker is its keys' together
-(``records.health.provider_breaker``)."""
+(``record``: a task that succeeded, or a failure through the provider's own fault);
+``provider_breaker_failures`` such failures in a row open the key's breaker for
+``provider_breaker_cooldown_seconds``, after which it is half-open: one routed generation at a time may go
+there as its probe (``take_probe``, a leased slot), and the key closes when a task succeeds on it (a probe's,
+or any other's). A provider's breaker is its keys' together (``records.health.provider_breaker``)."""
 
 from __future__ import annotations
 

@@ -72,10 +72,10 @@ def admission_for(
     health = Health(
         store,
         clock,
-        failures=settings.breaker_failures,
-        cooldown_seconds=settings.breaker_cooldown_seconds,
-        probe_seconds=settings.breaker_probe_seconds,
-        window=settings.health_window,
+        failures=settings.provider_breaker_failures,
+        cooldown_seconds=settings.provider_breaker_cooldown_seconds,
+        probe_seconds=settings.provider_breaker_probe_seconds,
+        window=settings.provider_health_window,
         on_transition=metrics.observe_breaker if metrics is not None else None,
     )
     return Admission(
