@@ -30,12 +30,12 @@ from tests.support.s3 import s3_client
 from videogen.retention import set_retention
 from videogen_common.erasure import ERASE_AGAIN_AFTER
 from videogen_common.ids import new_id
-from videogen_common.media import LocalMediaStore, MediaStore, open_media_store
+from videogen_common.media import LocalMediaStore, MediaDeleteFailed, MediaStore, open_media_store
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
 from videogen_orchestrator.render import Rendered, Scene, render
-from videogen_orchestrator.retention_sweeper import RetentionSweeper, Swept
+from videogen_orchestrator.retention_sweeper import RETRY_FAILED_AFTER, RetentionSweeper, Swept
 
 Doc = dict[str, Any]
 DAY = timedelta(days=1)
@@ -239,6 +239,67 @@ async def test_two_sweepers_at_once_delete_each_object_once(store: Store, media:
         assert await media.keys_in(gid) == []
     # The lock was let go: the next pass may run anywhere.
     assert (await other.run_once()).held
+
+
+class Refusing(PassThroughMedia):
+    """A media store that, like S3 answering DeleteObjects with ``Errors`` (AccessDenied, an object lock),
+    deletes every key asked except those in ``refused``, and says which it kept."""
+
+    def __init__(self, inner: MediaStore) -> None:
+        super().__init__(inner)
+        self.refused: set[str] = set()
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        await self.inner.delete([key for key in keys if key not in self.refused])
+        kept = [key for key in keys if key in self.refused]
+        if kept:
+            raise MediaDeleteFailed(f"{len(kept)} objects not deleted: AccessDenied", kept)
+
+
+async def test_an_object_the_storage_refuses_to_delete_holds_up_nothing_else(
+    store: Store, media: LocalMediaStore
+) -> None:
+    clock = ManualClock()
+    now = clock.now()
+    stuck, *others = await due_generations(store, media, now, 5, now - DAY)  # the oldest page's first
+    stuck_upload, stuck_image = await upload(store, media, now, now - DAY)
+    gone_upload, gone_image = await upload(store, media, now, now - DAY)
+    refusing = Refusing(media)
+    refusing.refused = {f"{stuck}/video.mp4", stuck_image}
+    sweeping = sweeper(store, refusing, clock, batch=2)  # the refused one in every page until moved on
+
+    swept = await sweeping.run_once()
+
+    assert (swept.generations, swept.uploads, swept.failed) == (4, 1, 2)
+    for gid in others:
+        assert await media.keys_in(gid) == []
+        assert "media_due_at" not in await stored(store, gid)
+    # The refused generation is due again later, its other object gone; the refused upload waits for the next
+    # pass; the lock was let go.
+    assert (await stored(store, stuck))["media_due_at"] == now + RETRY_FAILED_AFTER
+    assert await media.keys_in(stuck) == [f"{stuck}/video.mp4"]
+    assert await store.uploads.find_one({"_id": stuck_upload}) is not None
+    assert await store.uploads.find_one({"_id": gone_upload}) is None and await media.get(gone_image) is None
+    assert (await sweeper(store, refusing, clock, owner="orch-b").run_once()).held
+
+    refusing.refused.clear()  # the object lock lifted
+    assert (await sweeping.run_once()).uploads == 1
+    clock.set(now + RETRY_FAILED_AFTER)
+    assert (await sweeping.run_once()).generations == 1
+    assert await media.keys_in(stuck) == []
+
+
+async def test_a_failed_pass_lets_go_of_the_lock(store: Store, media: LocalMediaStore) -> None:
+    clock = ManualClock()
+    await due_generations(store, media, clock.now(), 1, clock.now() - DAY)
+
+    class Unreachable(PassThroughMedia):
+        async def delete(self, keys: Sequence[str]) -> None:
+            raise ConnectionError("the storage cannot be reached")
+
+    with pytest.raises(ConnectionError):
+        await sweeper(store, Unreachable(media), clock).run_once()
+    assert (await sweeper(store, media, clock, owner="orch-b").run_once()).generations == 1
 
 
 async def sweeper_process(env: dict[str, str], *args: str) -> asyncio.subprocess.Process:

@@ -197,11 +197,18 @@ class OrchestratorMetrics:
             "Objects the retention sweeper asked the media storage to delete (one already gone counts too).",
             registry=registry,
         )
+        self.media_sweep_failures = Counter(
+            "videogen_media_sweep_failures",
+            "Generations and uploads with an object the media storage would not delete (the storage's reason "
+            "is logged); they are looked at again later.",
+            registry=registry,
+        )
 
     def observe_swept(self, swept: Swept) -> None:
         self.media_swept.labels("generations").inc(swept.generations)
         self.media_swept.labels("uploads").inc(swept.uploads)
         self.media_objects_deleted.inc(swept.objects)
+        self.media_sweep_failures.inc(swept.failed)
 
     def observe_finished(self, final: GenerationRecord) -> None:
         """Count a generation this instance moved to its terminal state, with its time in each state."""

@@ -12,7 +12,13 @@ again a little after its delete (and its recorded events and deliveries erased a
    (``media_deleted_at``, out of the index) in one command. A deleted generation still owing the notifier
    events waits for them to be taken in (it is due again later), so what they deliver is erased too;
 3. the same for expired uploads (``by_expiry``): their images, then their documents;
-4. lets go of the lock.
+4. lets go of the lock (also when the pass failed).
+
+An object the storage refuses to delete (S3 answers AccessDenied, or an object lock) does not hold up the
+rest: the storage deletes the others, the generations whose objects all went are marked, and one with an
+object left is due again an hour later (``RETRY_FAILED_AFTER``; counted in ``failed``, logged with the
+storage's reason); an upload whose image stayed is passed over for the rest of the pass and looked at again
+next pass. A storage that cannot be reached at all fails the pass, which the next one repeats.
 
 Killed mid-batch, a sweeper leaves the batch unmarked: the next pass (here, or elsewhere once the lease has
 run out) deletes the same objects again, which is not an error, and marks them. Nothing is deleted before it
@@ -28,7 +34,7 @@ from datetime import timedelta
 
 from videogen_common.clock import Clock
 from videogen_common.erasure import ERASE_AGAIN_AFTER, erase_generation
-from videogen_common.media import MediaStore
+from videogen_common.media import MediaDeleteFailed, MediaStore
 from videogen_common.repositories.deletions import GenerationDeletions
 from videogen_common.repositories.locks import LockRepository
 from videogen_common.repositories.uploads import UploadRepository
@@ -37,17 +43,21 @@ from videogen_common.store import Store
 log = logging.getLogger(__name__)
 
 LOCK = "media-retention"
+# A generation with an object the storage would not delete is looked at again this much later.
+RETRY_FAILED_AFTER = timedelta(hours=1)
 
 
 @dataclass(slots=True)
 class Swept:
     """What a pass removed: generations whose media it deleted, uploads it removed, objects it asked the
-    storage to delete, and deleted generations it left for later (their events still on their way)."""
+    storage to delete, deleted generations it left for later (their events still on their way), and
+    generations or uploads with an object the storage would not delete (due again later)."""
 
     generations: int = 0
     uploads: int = 0
     objects: int = 0
     postponed: int = 0
+    failed: int = 0
     held: bool = field(default=True, repr=False)
 
 
@@ -83,12 +93,13 @@ class RetentionSweeper:
         try:
             while await self._hold() and await self._generation_batch(swept):
                 pass
-            while await self._hold() and await self._upload_batch(swept):
+            passed: list[str] = []
+            while await self._hold() and await self._upload_batch(swept, passed):
                 pass
         finally:
             if self._on_swept is not None:
                 self._on_swept(swept)
-            if swept.generations or swept.uploads or swept.postponed:
+            if swept.generations or swept.uploads or swept.postponed or swept.failed:
                 log.info(
                     "swept media past its retention",
                     extra={
@@ -96,9 +107,10 @@ class RetentionSweeper:
                         "uploads": swept.uploads,
                         "objects": swept.objects,
                         "postponed": swept.postponed,
+                        "failed": swept.failed,
                     },
                 )
-        await self._locks.release(LOCK, self._owner)
+            await self._locks.release(LOCK, self._owner)
         return swept
 
     async def _hold(self) -> bool:
@@ -112,23 +124,44 @@ class RetentionSweeper:
         waiting = [item.id for item in due if item.deleted and item.owes_events]
         ready = [item for item in due if not (item.deleted and item.owes_events)]
         keys = [key for item in ready if not item.deleted for key in item.keys]
-        await self._media.delete(keys)
-        swept.objects += len(keys)
+        kept = await self._delete(keys)
+        swept.objects += len(keys) - len(kept)
+        failed = {item.id for item in ready if not item.deleted and kept.intersection(item.keys)}
         for item in ready:
             if item.deleted:
-                erased = await erase_generation(self._store, self._media, item.id, item.account_id)
-                swept.objects += erased.objects
-        marked = await self._generations.swept([item.id for item in ready], now)
+                try:
+                    erased = await erase_generation(self._store, self._media, item.id, item.account_id)
+                except MediaDeleteFailed as exc:
+                    log.warning("media of a deleted generation not deleted: %s", exc, extra={"id": item.id})
+                    failed.add(item.id)
+                else:
+                    swept.objects += erased.objects
+        marked = await self._generations.swept([item.id for item in ready if item.id not in failed], now)
         await self._generations.due_again(waiting, now + ERASE_AGAIN_AFTER)
+        await self._generations.due_again(sorted(failed), now + RETRY_FAILED_AFTER)
         swept.generations += marked
         swept.postponed += len(waiting)
-        return bool(marked or waiting)
+        swept.failed += len(failed)
+        return bool(marked or waiting or failed)
 
-    async def _upload_batch(self, swept: Swept) -> bool:
+    async def _upload_batch(self, swept: Swept, passed: list[str]) -> bool:
+        """One page of expired uploads, but for those ``passed`` over this pass (an image the storage kept:
+        they are added to it)."""
         now = self._clock.now()
-        due = await self._uploads.due(now, self._batch)
-        await self._media.delete([key for _, key in due])
-        swept.objects += len(due)
-        removed = await self._uploads.forget([upload_id for upload_id, _ in due], now)
+        due = await self._uploads.due(now, self._batch, passed)
+        kept = await self._delete([key for _, key in due])
+        swept.objects += len(due) - len(kept)
+        passed += [upload_id for upload_id, key in due if key in kept]
+        swept.failed += len(kept)
+        removed = await self._uploads.forget([upload_id for upload_id, key in due if key not in kept], now)
         swept.uploads += removed
-        return bool(removed)
+        return bool(removed or kept)
+
+    async def _delete(self, keys: list[str]) -> frozenset[str]:
+        """Delete these objects: the keys the storage would not delete (it deleted the others)."""
+        try:
+            await self._media.delete(keys)
+        except MediaDeleteFailed as exc:
+            log.warning("media past its retention not deleted: %s", exc)
+            return frozenset(exc.keys)
+        return frozenset()

@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from videogen_common.media.storage import CHUNK_BYTES, MediaChanged, MediaInfo, check_folder, check_key
+from videogen_common.media.storage import (
+    CHUNK_BYTES,
+    MediaChanged,
+    MediaDeleteFailed,
+    MediaInfo,
+    check_folder,
+    check_key,
+)
 
 
 class LocalMediaStore:
@@ -35,7 +42,7 @@ class LocalMediaStore:
         return await asyncio.to_thread(self._stat, self.path(key))
 
     async def delete(self, keys: Sequence[str]) -> None:
-        paths = [self.path(key) for key in keys]
+        paths = {self.path(key): key for key in keys}
         if paths:
             await asyncio.to_thread(self._delete, paths)
 
@@ -69,13 +76,20 @@ class LocalMediaStore:
         tmp.replace(path)
 
     @staticmethod
-    def _delete(paths: list[Path]) -> None:
-        for path in paths:
-            path.unlink(missing_ok=True)
+    def _delete(paths: dict[Path, str]) -> None:
+        failed: dict[str, str] = {}
+        for path, key in paths.items():
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                failed[key] = exc.strerror or type(exc).__name__
         # A folder left empty goes too (one still holding a file, or a write under way, stays).
         for folder in {path.parent for path in paths}:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+        if failed:
+            reasons = "; ".join(f"{key}: {why}" for key, why in list(failed.items())[:5])
+            raise MediaDeleteFailed(f"{len(failed)} objects not deleted: {reasons}", list(failed))
 
     def _keys_in(self, folder: str) -> list[str]:
         try:

@@ -73,17 +73,20 @@ class S3MediaStore:
     async def delete(self, keys: Sequence[str]) -> None:
         """One DeleteObjects per ``DELETE_BATCH`` keys, in quiet mode (S3 answers only the failures). S3
         reports a key with no object as deleted."""
-        names = [self.object_key(key) for key in dict.fromkeys(keys)]
+        key_of = {self.object_key(key): key for key in keys}
+        names = list(key_of)
         failed: list[str] = []
+        reasons: list[str] = []
         for start in range(0, len(names), DELETE_BATCH):
             batch = names[start : start + DELETE_BATCH]
             answer = await self._client.delete_objects(
                 Bucket=self.bucket, Delete={"Objects": [{"Key": name} for name in batch], "Quiet": True}
             )
-            errors = answer.get("Errors", ())
-            failed += [f"{e.get('Key')}: {e.get('Code')} {e.get('Message')}" for e in errors]
+            for error in answer.get("Errors", ()):
+                failed.append(key_of.get(error.get("Key", ""), error.get("Key", "")))
+                reasons.append(f"{error.get('Key')}: {error.get('Code')} {error.get('Message')}")
         if failed:
-            raise MediaDeleteFailed(f"{len(failed)} objects not deleted: {'; '.join(failed[:5])}")
+            raise MediaDeleteFailed(f"{len(failed)} objects not deleted: {'; '.join(reasons[:5])}", failed)
 
     async def keys_in(self, folder: str) -> list[str]:
         """Page by page (ListObjectsV2, 1,000 keys a page), without botocore's paginator, whose model it

@@ -67,7 +67,11 @@ class MediaStore(Protocol):
 
 
 class MediaDeleteFailed(Exception):
-    """Some objects could not be deleted (the storage said why); the others were."""
+    """Some objects could not be deleted (the storage said why); the others were. ``keys``: which."""
+
+    def __init__(self, message: str, keys: Sequence[str]) -> None:
+        super().__init__(message)
+        self.keys = tuple(keys)
 
 
 def check_folder(folder: str) -> str:

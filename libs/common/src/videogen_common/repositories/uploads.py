@@ -42,11 +42,14 @@ class UploadRepository:
         )
         return found.matched_count == 1
 
-    async def due(self, now: datetime, limit: int) -> list[tuple[str, str]]:
-        """(id, media key) of up to ``limit`` uploads expired at ``now``, oldest expiry first: one range of
-        ``by_expiry`` (those forgotten leave it)."""
+    async def due(self, now: datetime, limit: int, passed: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """(id, media key) of up to ``limit`` uploads expired at ``now``, oldest expiry first, but for those
+        ``passed`` over: one range of ``by_expiry`` (those forgotten leave it)."""
+        query: dict[str, Any] = {"expires_at": {"$lte": now}}
+        if passed:
+            query["_id"] = {"$nin": list(passed)}
         found = (
-            self._uploads.find({"expires_at": {"$lte": now}}, projection={"key": 1})
+            self._uploads.find(query, projection={"key": 1})
             .sort([("expires_at", ASCENDING), ("_id", ASCENDING)])
             .limit(limit)
         )
