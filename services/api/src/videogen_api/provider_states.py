@@ -76,13 +76,18 @@ class ProviderStates:
         if cached is not None and cached[1] > self._monotonic():
             return cached[0]
         if self._reading is None:
-            self._reading = asyncio.ensure_future(self._read())
-        reading = self._reading
-        try:
-            return await asyncio.shield(reading)
-        finally:
-            if reading.done() and self._reading is reading:
-                self._reading = None
+            reading = asyncio.ensure_future(self._read())
+            reading.add_done_callback(self._read_done)
+            self._reading = reading
+        return await asyncio.shield(self._reading)
+
+    def _read_done(self, reading: asyncio.Future[Snapshot]) -> None:
+        """A read that ended, even one every caller stopped waiting for, is not handed to the next caller;
+        its failure was each waiter's, and is not left for the loop to log as never retrieved."""
+        if self._reading is reading:
+            self._reading = None
+        if not reading.cancelled():
+            reading.exception()
 
     async def _read(self) -> Snapshot:
         pools: dict[str, list[ProviderPool]] = {}
