@@ -1,6 +1,6 @@
-"""The api's snapshot of provider pools and health (``videogen_api.provider_states``), read from the real store:
-callers at the same moment share one read, and a read that failed after every caller stopped waiting for it
-is not handed to the next caller."""
+"""The api's snapshot of provider pools and health (``videogen_api.provider_states``), read from the real
+store: callers at the same moment share one read, and a read that failed after every caller stopped waiting
+for it is not handed to the next caller."""
 
 from __future__ import annotations
 
