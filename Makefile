@@ -8,13 +8,13 @@ STAMP  := $(VENV)/.installed
 TS       := clients/typescript
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: dev test lint unit install lock clean promtool chromium nodejs ts-types docker-engine wheelhouse \
+.PHONY: dev test test-tools lint unit install lock clean promtool chromium nodejs ts-types docker-engine wheelhouse \
 	engine-wheelhouse base base-image images engine-images
 
 dev: $(STAMP)
 	$(BIN)/videogen dev
 
-test: lint
+test: lint test-tools
 	$(BIN)/pytest
 
 unit: $(STAMP)
@@ -27,7 +27,7 @@ lint: $(STAMP) $(TS_STAMP)
 	$(BIN)/lint-imports
 	cd $(TS) && npm run --silent lint
 
-install: $(STAMP) $(TS_STAMP)
+install: $(STAMP) $(TS_STAMP) test-tools
 
 $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +36,14 @@ $(BIN)/uv:
 $(STAMP): $(BIN)/uv requirements/dev.txt pyproject.toml libs/common/pyproject.toml clients/python/pyproject.toml services/*/pyproject.toml
 	$(BIN)/uv pip sync --python $(BIN)/python requirements/dev.txt
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --no-build-isolation $(LOCAL_PACKAGES)
+	touch $(STAMP)
+
+# What only the tests need, installed where missing (checked each time, cheaply): promtool for the alert tests,
+# Chromium for the console's browser tests, a Docker engine for the container tests. `make dev` needs none.
+test-tools:
 	@command -v promtool >/dev/null || $(MAKE) --no-print-directory promtool
 	@test -x /usr/bin/chromium || $(MAKE) --no-print-directory chromium
 	@docker info >/dev/null 2>&1 || command -v dockerd >/dev/null || $(MAKE) --no-print-directory docker-engine
-	touch $(STAMP)
 
 # Prometheus and its promtool, which the alert tests run: Debian's prometheus package (installed, not started).
 promtool:
