@@ -61,7 +61,7 @@ class Harness(NotifierHarness):
     async def dispatcher(self, **overrides: Any) -> Dispatcher:
         """A Dispatcher sending through the guarded session, exactly as the runtime builds it."""
         settings = self.settings(**overrides)
-        return self.dispatcher_with(settings, guarded_session(settings.allowed_networks, USER_AGENT))
+        return self.dispatcher_with(settings, guarded_session(settings.webhook_networks, USER_AGENT))
 
     async def webhook(
         self,

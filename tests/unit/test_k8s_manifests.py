@@ -340,7 +340,7 @@ def test_prod_uses_s3_media_https_webhooks_and_pinned_images() -> None:
         if isinstance(settings, ApiSettings):
             assert settings.webhook_allow_http is False
         if isinstance(settings, NotifierSettings):
-            assert settings.allowed_networks == []
+            assert settings.webhook_networks == []
         _, tag = split_image(container["image"])
         pinned = tag.startswith("@sha256:") or (tag.startswith(":") and tag[1:] not in ("latest", "dev"))
         assert pinned, f"{workload['metadata']['name']}: {container['image']} is not pinned"

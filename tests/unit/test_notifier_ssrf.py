@@ -149,7 +149,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_allow_list_is_empty_by_default() -> None:
     settings = load_settings(NotifierSettings)
     assert settings.webhook_allow_cidrs == ""
-    assert settings.allowed_networks == []
+    assert settings.webhook_networks == []
 
 
 @pytest.mark.usefixtures("clean_env")
@@ -165,7 +165,7 @@ def test_the_allow_list_is_read_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, raw: str, networks: list[str]
 ) -> None:
     monkeypatch.setenv(VAR, raw)
-    assert [str(n) for n in load_settings(NotifierSettings).allowed_networks] == networks
+    assert [str(n) for n in load_settings(NotifierSettings).webhook_networks] == networks
 
 
 @pytest.mark.usefixtures("clean_env")
@@ -307,9 +307,9 @@ async def test_the_socket_factory_refuses_an_address_that_reaches_it_unchecked()
 
 @pytest.mark.usefixtures("clean_env")
 async def test_guarded_session_builds_the_guard_from_the_settings() -> None:
-    strict = guarded_session(load_settings(NotifierSettings).allowed_networks, USER_AGENT)
+    strict = guarded_session(load_settings(NotifierSettings).webhook_networks, USER_AGENT)
     opened = guarded_session(
-        load_settings(NotifierSettings, webhook_allow_cidrs="127.0.0.0/8").allowed_networks, USER_AGENT
+        load_settings(NotifierSettings, webhook_allow_cidrs="127.0.0.0/8").webhook_networks, USER_AGENT
     )
     try:
         assert isinstance(strict.connector, GuardedConnector)

@@ -87,6 +87,8 @@ class CommonSettings(BaseSettings):
 
     @property
     def webhook_networks(self) -> list[IPv4Network | IPv6Network]:
+        """Where deliveries may connect although the guard refuses it by default (the notifier), and what the
+        api lets a webhook URL name."""
         return parse_cidrs(self.webhook_allow_cidrs)
 
     @field_validator("image_fetch_allow_cidrs", "webhook_allow_cidrs")

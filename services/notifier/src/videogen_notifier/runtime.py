@@ -68,7 +68,7 @@ class NotifierRuntime(Service):
             durability=settings.mongo_write_concern,
         )
         self.probes.store = self.store
-        self._session = guarded_session(settings.allowed_networks, USER_AGENT)
+        self._session = guarded_session(settings.webhook_networks, USER_AGENT)
         self.dispatcher = Dispatcher(
             settings=settings,
             store=self.store,

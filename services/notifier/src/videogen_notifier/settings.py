@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import math
-from ipaddress import IPv4Network, IPv6Network
 
 from pydantic import Field, field_validator
 
@@ -64,9 +63,3 @@ class NotifierSettings(CommonSettings):
     @property
     def retry_delays(self) -> list[float]:
         return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]
-
-    @property
-    def allowed_networks(self) -> list[IPv4Network | IPv6Network]:
-        """Where deliveries may connect although the guard refuses it by default (``webhook_allow_cidrs``,
-        shared with the api, which refuses to register URLs naming the rest)."""
-        return self.webhook_networks
