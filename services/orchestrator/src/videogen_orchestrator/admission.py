@@ -39,7 +39,7 @@ from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import Store
-from videogen_orchestrator.health import Health
+from videogen_orchestrator.health import Breakers
 from videogen_orchestrator.rerouting import MoveObserver, Rerouting
 from videogen_orchestrator.settings import PoolConfig
 from videogen_orchestrator.slots import AccountSlots
@@ -89,7 +89,7 @@ class Admission:
         pools: Iterable[PoolConfig] = (),
         on_waited: WaitObserver | None = None,
         on_refused: RefusalObserver | None = None,
-        health: Health | None = None,
+        health: Breakers | None = None,
         on_move: MoveObserver | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
@@ -113,7 +113,7 @@ class Admission:
         self._on_refused = on_refused
         self._registered = False
         # Routing's part at admission: each key's breaker, and moves to a later candidate (rerouting).
-        self.health = health or Health(store, clock)
+        self.health = health or Breakers(store, clock)
         self.rerouting = Rerouting(store, clock, self.health, on_move)
         # Whether each provider's pools had no room when last read here (only the order of next_waiting's
         # two reads depends on it).

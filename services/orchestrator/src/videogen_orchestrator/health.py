@@ -26,7 +26,9 @@ log = logging.getLogger(__name__)
 TransitionObserver = Callable[[str, str, Breaker], None]
 
 
-class Health:
+class Breakers:
+    """The provider keys' breakers and recent outcomes, as this instance reports and reads them."""
+
     def __init__(
         self,
         store: Store,

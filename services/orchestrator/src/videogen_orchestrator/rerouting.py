@@ -28,7 +28,7 @@ from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.routing import Breaker, ProviderState, later, next_candidate, recheck
 from videogen_common.store import Store
-from videogen_orchestrator.health import Health
+from videogen_orchestrator.health import Breakers
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def routed(record: GenerationRecord) -> bool:
 
 class Rerouting:
     def __init__(
-        self, store: Store, clock: Clock, health: Health, on_move: MoveObserver | None = None
+        self, store: Store, clock: Clock, health: Breakers, on_move: MoveObserver | None = None
     ) -> None:
         self._generations = GenerationRepository(store)
         self._pools = ProviderPoolRepository(store)

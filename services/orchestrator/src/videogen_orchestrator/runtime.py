@@ -26,7 +26,7 @@ from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission
-from videogen_orchestrator.health import Health
+from videogen_orchestrator.health import Breakers
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -69,7 +69,7 @@ def admission_for(
 ) -> Admission:
     """Admission to every provider this deployment enables, with each key's configured limit, and its
     breaker as the settings make it."""
-    health = Health(
+    health = Breakers(
         store,
         clock,
         failures=settings.provider_breaker_failures,
