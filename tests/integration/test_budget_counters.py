@@ -158,3 +158,21 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
         ("daily_cost", 1_400_000),
         ("monthly_cost", 2_800_000),
     ]
+
+
+async def test_counting_started_twice_at_once_never_erases_a_reservation(store: Store) -> None:
+    # Two first budgets set at once: both start counting from the month's use, and a generation reserved
+    # against the first one's limits between the two starts stays counted.
+    counters = BudgetCounterRepository(store)
+    used = {"29": {Meter.VIDEO_SECONDS: 6, Meter.COST: 0}, "30": {Meter.VIDEO_SECONDS: 4, Meter.COST: 0}}
+    await counters.start_counting("acme", ACCOUNT, used, NOW)
+    held = await counters.reserve("acme", [(ACCOUNT, DAILY)], {Meter.VIDEO_SECONDS: 5}, NOW)
+    assert isinstance(held, Hold)
+    await counters.start_counting("acme", ACCOUNT, used, NOW)
+
+    counter = await store.budget_counters.find_one({"_id": counter_id("acme", ACCOUNT, "2026-11")})
+    assert counter is not None
+    assert counter["video_seconds"] == 6 + 4 + 5
+    assert counter["days"]["30"]["video_seconds"] == 4 + 5 and counter["days"]["29"]["video_seconds"] == 6
+    [left] = await counters.remaining("acme", [(ACCOUNT, DAILY)], NOW)
+    assert left.used == 9

@@ -241,8 +241,8 @@ async def start_counting(
     now: datetime,
 ) -> None:
     """An owner that had no limits is about to have some: its counter starts from what its generations used
-    this month (nothing was counted while it had none). Called before the limits are stored, so no
-    reservation against them can be overwritten."""
+    this month (nothing was counted while it had none). Called before the limits are stored; it only ever
+    raises the counter, so a reservation against limits a concurrent request set first is not overwritten."""
     month = (period_start(Period.MONTH, now), period_end(Period.MONTH, now))
     used = await generations.charged_by_day(account_id, api_key_id, *month)
     await BudgetCounterRepository(store).start_counting(account_id, owner, used, now)

@@ -233,13 +233,18 @@ class BudgetCounterRepository:
     async def start_counting(
         self, account_id: str, owner: str, used_by_day: Mapping[str, Mapping[Meter, int]], now: datetime
     ) -> None:
-        """An owner that had no limits has some now: its counter for this month starts from what its
+        """An owner that had no limits has some now: its counter for this month counts at least what its
         generations already used this month (``used_by_day``, each meter's use by ``DD``), since nothing was
-        counted while it had none."""
+        counted while it had none.
+
+        Each counted field is raised to that use, never lowered (``$max``): a reservation made meanwhile
+        against limits another request just set (two first budgets at once) is never erased, and what an
+        earlier time with limits counted is part of the month's use already. An ``outbox`` of events still
+        owed stays."""
         month = month_key(now)
-        totals = {m.value: sum(used.get(m, 0) for used in used_by_day.values()) for m in Meter}
-        days = {d: {m.value: used.get(m, 0) for m in Meter} for d, used in sorted(used_by_day.items())}
-        # Every counted field set anew; an ``outbox`` of events still owed stays.
+        raised: Doc = {m.value: sum(used.get(m, 0) for used in used_by_day.values()) for m in Meter}
+        for day, used in used_by_day.items():
+            raised.update({f"days.{day}.{m.value}": used.get(m, 0) for m in Meter})
         await self._counters.update_one(
             {"_id": counter_id(account_id, owner, month)},
             {
@@ -248,9 +253,8 @@ class BudgetCounterRepository:
                     "owner": owner,
                     "month": month,
                     "expires_at": period_end(Period.MONTH, now) + KEPT_AFTER_MONTH,
-                    **totals,
-                    "days": days,
-                }
+                },
+                "$max": raised,
             },
             upsert=True,
         )
