@@ -490,3 +490,21 @@ async def test_remaining_cost_in_usage_matches_the_price_table_and_a_keys_cost_b
     assert patched.status == 200 and (await patched.json())["budgets"]["daily_cost"] == 0.5
     usage = await (await client.get(f"/v1/usage?api_key_id={made['id']}", headers=bearer(key))).json()
     assert [(b["budget"], b["remaining"]) for b in usage["budgets"]] == [("daily_cost", 0)]
+
+
+async def test_a_cost_budget_added_to_seconds_budgets_counts_the_months_cost_already_spent(
+    client: Client, key: str, store: Store
+) -> None:
+    await put_budgets(client, key, daily_video_seconds=100)
+    assert (await create(client, key, priced(5))).status == 202
+    # The counter as an earlier version kept it for seconds budgets: no cost in it.
+    await store.budget_counters.update_many({}, {"$unset": {"cost": "", "days.30.cost": ""}})
+
+    await put_budgets(client, key, daily_video_seconds=100, daily_cost=2)
+
+    assert await left(client, key) == {"daily_video_seconds": 95, "daily_cost": 2 - RUNWAY_5S}
+    [counter] = await store.budget_counters.find().to_list(None)
+    assert (counter["video_seconds"], counter["cost"]) == (
+        5,
+        600_000,
+    )  # the seconds neither lowered nor doubled

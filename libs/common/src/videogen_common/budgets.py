@@ -115,6 +115,10 @@ class Limits:
     def limited(self) -> list[tuple[Budget, int]]:
         return [(b, self.values[b.name]) for b in BUDGETS if b.name in self.values]
 
+    def meters(self) -> set[Meter]:
+        """What some budget of these limits counts."""
+        return {b.meter for b, _ in self.limited()}
+
 
 def charge_of(duration: int, estimated_cost: float | None) -> dict[Meter, int]:
     """What one generation spends of each meter: its seconds, and its estimated cost (0 where unknown)."""

@@ -262,7 +262,7 @@ async def update_api_key(request: web.Request) -> web.Response:
     limits = _limits(patch.budgets)
     if limits is not None:
         _within_own_budgets(caller, limits)
-        if limits and not current.budgets:
+        if limits.meters() - current.budgets.meters():  # a meter nothing limited: count the month's use
             now = app[state.CLOCK].now()
             await start_counting(
                 app[state.STORE],

@@ -105,7 +105,7 @@ async def set_budgets(request: web.Request) -> web.Response:
     account, now = account_of(request), app[state.CLOCK].now()
     budgets = BudgetRepository(app[state.STORE])
     before = await budgets.limits_of(account)
-    if limits and not before:
+    if limits.meters() - before.meters():  # a meter nothing limited until now: count the month's use of it
         await start_counting(
             app[state.STORE],
             app[state.GENERATIONS],
