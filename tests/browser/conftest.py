@@ -36,6 +36,9 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 UPDATE_SCREENSHOTS = os.environ.get("VIDEOGEN_UPDATE_SCREENSHOTS") == "1"
 MOCK_LATENCY_MS = 3000
+# How long an expectation waits for the page to show what the API answered (Playwright's default is 5 s): a
+# safety net on a loaded machine, where the api, the store and Chromium share two cores with other tests.
+EXPECT_TIMEOUT_MS = 20_000
 
 
 def stack_env(engines: Engines, data_dir: Path) -> dict[str, str]:
@@ -74,6 +77,7 @@ async def stack_store(console_stack: Stack) -> AsyncIterator[Store]:
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
     require(CHROMIUM.exists(), "chromium", "the console's browser tests")
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     async with async_playwright() as playwright:
         chromium = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS

@@ -55,7 +55,8 @@ async def test_a_type_made_up_here_is_stored_listed_and_delivered_signed_by_a_no
             running_stack(
                 base_env, common_settings, store, tmp_path / "logs", services=["notifier"]
             ) as stack,
-            api_client(settings_for(ApiSettings, base_env, api_port=0)) as api,
+            # Room for a slow broker's answer to the test's publish (2 s by default) on a loaded machine.
+            api_client(settings_for(ApiSettings, base_env, api_port=0, publish_timeout_seconds=30)) as api,
         ):
             key = stack.key
             # The api takes a subscription to the new type: the catalog is read when the body is checked.

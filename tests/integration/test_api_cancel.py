@@ -6,7 +6,6 @@ stops once its generation is canceled."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from aiokafka import AIOKafkaConsumer
 
 from tests.support.api import bearer
 from tests.support.orchestration import Orchestration
+from tests.support.topic_reads import topic_records
 from tests.support.waiting import eventually
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
@@ -110,23 +109,9 @@ async def test_cancel_publishes_the_status_event_the_orchestrator_would(
     body = await response.json()
     doc = await stored(store, created["id"])
 
-    consumer = AIOKafkaConsumer(
-        topics.status,
-        bootstrap_servers=api_settings.kafka_bootstrap,
-        group_id=f"probe-{secrets.token_hex(4)}",
-        auto_offset_reset="earliest",
-    )
-    await consumer.start()
-    try:
-        found: list[tuple[Any, Envelope]] = []
-        while not found:
-            batch = await consumer.getmany(timeout_ms=10_000)
-            assert batch, "no status event reached the topic"
-            for records in batch.values():
-                found += [(r, Envelope.from_json(r.value or b"")) for r in records]
-    finally:
-        await consumer.stop()
-    [(record, envelope)] = found
+    # Both sent in the background after the answer: read until they are there.
+    [record] = await topic_records(api_settings.kafka_bootstrap, topics.status, bool)
+    envelope = Envelope.from_json(record.value or b"")
     request_id = response.headers["X-Request-Id"]
     assert record.key == created["id"].encode()
     assert envelope == status_envelope(GenerationRecord.from_doc(doc), doc["updated_at"], request_id)
@@ -136,18 +121,7 @@ async def test_cancel_publishes_the_status_event_the_orchestrator_would(
     assert ("x-request-id", request_id.encode()) in list(record.headers)
 
     # And its event, for the notifier: the one the transition's write carries.
-    consumer = AIOKafkaConsumer(
-        topics.events,
-        bootstrap_servers=api_settings.kafka_bootstrap,
-        group_id=f"probe-{secrets.token_hex(4)}",
-        auto_offset_reset="earliest",
-    )
-    await consumer.start()
-    try:
-        batch = await consumer.getmany(timeout_ms=10_000)
-    finally:
-        await consumer.stop()
-    [event_record] = [r for records in batch.values() for r in records]
+    [event_record] = await topic_records(api_settings.kafka_bootstrap, topics.events, bool)
     event = read_event_message(event_record.value or b"")
     [owed] = doc["outbox"]
     assert event == Event.from_doc(owed, source="generations", carrier_id=created["id"])

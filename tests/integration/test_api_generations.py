@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from aiokafka import AIOKafkaConsumer
 
 from tests.support.api import bearer
+from tests.support.topic_reads import Record, topic_records
 from videogen_api.settings import ApiSettings
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.store import Store
@@ -79,30 +78,20 @@ async def test_create_publishes_the_request_to_kafka_keyed_by_generation(
     client: Client, key: str, topics: Topics, api_settings: ApiSettings
 ) -> None:
     body = await create(client, key, prompt="kafka bound")
-    consumer = AIOKafkaConsumer(
-        topics.requested,
-        bootstrap_servers=api_settings.kafka_bootstrap,
-        group_id=f"probe-{secrets.token_hex(4)}",
-        auto_offset_reset="earliest",
+
+    def about(records: list[Record]) -> list[Record]:
+        return [r for r in records if Envelope.from_json(r.value or b"").generation_id == body["id"]]
+
+    # Sent in the background after the answer: read until it is there.
+    records = await topic_records(
+        api_settings.kafka_bootstrap, topics.requested, lambda found: bool(about(found))
     )
-    await consumer.start()
-    try:
-        found = None
-        while found is None:
-            batch = await consumer.getmany(timeout_ms=10_000)
-            assert batch, "no request message reached the topic"
-            for records in batch.values():
-                for record in records:
-                    envelope = Envelope.from_json(record.value or b"")
-                    if envelope.generation_id == body["id"]:
-                        found = (record, envelope)
-        record, envelope = found
-        assert record.key == body["id"].encode()
-        assert envelope.type == REQUESTED and envelope.account_id == "acme"
-        assert envelope.generation == body
-        assert envelope.trace_id and ("x-request-id", envelope.trace_id.encode()) in list(record.headers)
-    finally:
-        await consumer.stop()
+    [record] = about(records)
+    envelope = Envelope.from_json(record.value or b"")
+    assert record.key == body["id"].encode()
+    assert envelope.type == REQUESTED and envelope.account_id == "acme"
+    assert envelope.generation == body
+    assert envelope.trace_id and ("x-request-id", envelope.trace_id.encode()) in list(record.headers)
 
 
 async def test_get_returns_own_generation(client: Client, key: str) -> None:

@@ -4,18 +4,18 @@ however many requests race, the saved 202 replayed, a different body under a use
 from __future__ import annotations
 
 import asyncio
-import secrets
 from typing import Any
 
 import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from multidict import CIMultiDict
 
 from tests.support.api import bearer
 from tests.support.env import settings_for
+from tests.support.topic_reads import topic_records
+from videogen_api import state
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.events import Envelope
@@ -45,24 +45,8 @@ async def post(client: Client, headers: dict[str, str], body: Any = None) -> tup
 
 async def requested_ids(api_settings: ApiSettings, topics: Topics) -> list[str]:
     """The generation id of every message on the requested topic so far (read up to the end offsets)."""
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=api_settings.kafka_bootstrap,
-        group_id=f"probe-{secrets.token_hex(4)}",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(topics.requested, p) for p in range(api_settings.topic_partitions)]
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        ends = await consumer.end_offsets(partitions)
-        ids: list[str] = []
-        while [tp for tp, end in ends.items() if await consumer.position(tp) < end]:
-            for records in (await consumer.getmany(timeout_ms=1000)).values():
-                ids += [Envelope.from_json(r.value or b"").generation_id for r in records]
-        return ids
-    finally:
-        await consumer.stop()
+    records = await topic_records(api_settings.kafka_bootstrap, topics.requested)
+    return [Envelope.from_json(r.value or b"").generation_id for r in records]
 
 
 async def test_a_repeated_request_replays_the_saved_202_and_creates_nothing_more(
@@ -111,8 +95,10 @@ async def test_concurrent_identical_requests_create_exactly_one_generation_and_o
     replayed = [headers.get("Idempotent-Replayed") for _, headers, _ in results]
     assert replayed.count(None) == 1 and replayed.count("true") == 9
     assert await store.generations.count_documents({}) == 1
-    # Only the request that created it asked the orchestrator to run it; every handler had published (or
-    # not) before it answered, so the topic is complete now.
+    # Only the request that created it asked the orchestrator to run it. Every handler had handed its message
+    # over (or not) before it answered, and it is sent in the background: once that is done, the topic is
+    # complete.
+    await client.app[state.PUBLISHER].flush()
     assert await requested_ids(api_settings, topics) == [generation_id]
 
 

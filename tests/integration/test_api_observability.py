@@ -7,6 +7,7 @@ import io
 import logging
 
 import orjson
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
@@ -23,6 +24,13 @@ from videogen_common.topics import Topics
 
 Client = TestClient[web.Request, web.Application]
 VALID = {"prompt": "a red fox running through snow", "provider": "mock", "duration": 5}
+
+
+@pytest.fixture
+def api_settings(base_env: dict[str, str]) -> ApiSettings:
+    """The api with room for a slow broker: an answer later than the publish timeout counts as a failed
+    publish (test_api_publisher), and these tests count the ones that went through."""
+    return settings_for(ApiSettings, base_env, api_port=0, publish_timeout_seconds=30)
 
 
 async def scrape(client: Client) -> str:

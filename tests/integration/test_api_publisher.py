@@ -5,13 +5,13 @@ reconciler to dispatch (tested in test_orchestrator_lifecycle.py; end to end in 
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import AsyncIterator
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 
 from tests.support.fakes import ManualClock
+from tests.support.topic_reads import topic_records
 from videogen_api.metrics import ApiMetrics
 from videogen_api.publisher import EventPublisher
 from videogen_common.clock import isoformat
@@ -38,22 +38,10 @@ def request(n: int) -> Envelope:
 
 
 async def requested(common_settings: CommonSettings, topics: Topics, count: int) -> list[Envelope]:
-    consumer = AIOKafkaConsumer(
-        topics.requested,
-        bootstrap_servers=common_settings.kafka_bootstrap,
-        group_id=f"probe-{secrets.token_hex(4)}",
-        auto_offset_reset="earliest",
+    records = await topic_records(
+        common_settings.kafka_bootstrap, topics.requested, lambda found: len(found) >= count
     )
-    await consumer.start()
-    found: list[Envelope] = []
-    try:
-        while len(found) < count:
-            batch = await consumer.getmany(timeout_ms=10_000)
-            assert batch, f"only {len(found)} of {count} requests reached the topic"
-            found += [Envelope.from_json(r.value or b"") for records in batch.values() for r in records]
-    finally:
-        await consumer.stop()
-    return found
+    return [Envelope.from_json(r.value or b"") for r in records]
 
 
 def published(metrics: ApiMetrics, outcome: str) -> float:

@@ -542,7 +542,7 @@ async def test_a_hanging_endpoint_does_not_delay_a_healthy_one_on_the_same_host_
         count = 6
         for _ in range(count):
             await h.publish(runtime.dispatcher, video_event("completed", clock.now()))
-        await receiver.request(count, path="/live", timeout=5)
+        await receiver.request(count, path="/live", timeout=20)  # well before a dead attempt's 30 s ends
         assert receiver.count("/dead") <= runtime.settings.endpoint_concurrency
     finally:
         receiver.release()
@@ -567,4 +567,5 @@ async def test_a_dead_endpoints_queued_deliveries_do_not_keep_the_sweep_from_oth
 
     clock.advance(timedelta(seconds=5))
     await dispatcher.sweep()
-    await healthy.request(2, timeout=5)  # the healthy endpoint's retry is due, and never sent
+    # The healthy endpoint's retry is due, and sent: well before the dead endpoint's attempt (30 s) ends.
+    await healthy.request(2, timeout=20)
