@@ -6,6 +6,7 @@ surface of their own, serve them on a small side server (``WorkerProbes``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -129,34 +130,58 @@ class ProbeServer:
 
 class BrokerCheck:
     """The broker answers a metadata request on a connection of this check's own (opened at the first check,
-    so a broker down at start-up only makes the service unready), and the topics the service needs exist."""
+    so a broker down at start-up only makes the service unready), and the topics the service needs exist.
+
+    Opening that connection is a task of the check's own, not of the probe that started it: a probe that
+    runs out of time leaves it going, and the next probe waits on the same one, so a broker slower to answer
+    than one probe's limit is still reached (rather than a new connection begun and dropped each time). A
+    connect that failed is begun again by the next probe."""
 
     def __init__(self, bootstrap: str, topics: list[str]) -> None:
         self._bootstrap = bootstrap
         self._topics = topics
         self._admin: AIOKafkaAdminClient | None = None
-        self._connecting = asyncio.Lock()  # overlapping probes open one connection, not one each
+        self._opening: asyncio.Task[AIOKafkaAdminClient] | None = None
 
     async def __call__(self) -> None:
-        async with self._connecting:
-            if self._admin is None:
-                admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap, request_timeout_ms=5000)
-                try:
-                    await admin.start()
-                except BaseException:
-                    await admin.close()
-                    raise
-                self._admin = admin
-            admin = self._admin
+        admin = self._admin if self._admin is not None else await self._opened()
         existing = set(await admin.list_topics())
         missing = [topic for topic in self._topics if topic not in existing]
         if missing:
             raise NotReady(f"topic {', '.join(missing)} does not exist (run the migration)")
 
+    async def _opened(self) -> AIOKafkaAdminClient:
+        if self._opening is None or self._opening.done():
+            # Overlapping probes wait on one connect, not one each.
+            self._opening = asyncio.create_task(self._open())
+            self._opening.add_done_callback(_retrieved)
+        return await asyncio.shield(self._opening)
+
+    async def _open(self) -> AIOKafkaAdminClient:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap, request_timeout_ms=5000)
+        try:
+            await admin.start()
+        except BaseException:
+            await admin.close()
+            raise
+        self._admin = admin
+        return admin
+
     async def close(self) -> None:
+        opening, self._opening = self._opening, None
+        if opening is not None and not opening.done():
+            opening.cancel()
+            with contextlib.suppress(BaseException):
+                await opening
         if self._admin is not None:
             await self._admin.close()
             self._admin = None
+
+
+def _retrieved(task: asyncio.Task[AIOKafkaAdminClient]) -> None:
+    """A connect's failure is the probes'; none is left for the loop to log as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 class WorkerProbes:
