@@ -104,6 +104,8 @@ async def test_asking_a_provider_for_what_it_cannot_make_is_a_422_naming_what_it
         ({"metadata": {"order_id": 42}}, "metadata.order_id"),
         ({"metadata": {"order_id": "x" * 501}}, "metadata.order_id"),
         ({"metadata": ["order_id"]}, "metadata"),
+        ({"retention_days": 0}, "retention_days"),
+        ({"retention_days": 31}, "retention_days"),  # longer than the deployment's 30: only shorter
     ],
 )
 async def test_bad_options_and_metadata_are_422s_that_write_nothing(

@@ -204,7 +204,8 @@ class GenerationActor:
                 record,
                 Failed(
                     GenerationError(
-                        code="provider_unavailable", message=f"provider {record.provider!r} is not configured"
+                        code=ErrorCode.PROVIDER_UNAVAILABLE,
+                        message=f"provider {record.provider!r} is not configured",
                     )
                 ),
             )
