@@ -24,8 +24,10 @@ from tests.support.waiting import eventually
 from videogen_api.account_schemas import BudgetProblem, Budgets
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import Reservations, Spend
+from videogen_common import attempts
 from videogen_common.budgets import ACCOUNT, Limits
 from videogen_common.failures import CANCELED_BY_CLIENT, ErrorCode, GenerationError
+from videogen_common.pricing import PriceTable
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -404,6 +406,34 @@ async def test_a_failed_generation_gives_its_cost_back_with_its_seconds(
     assert record is not None
     assert await generations.fail(record, GenerationError(ErrorCode.IMAGE_UNUSABLE, "x"), now=clock.now())
     assert await left(client, key) == {"daily_video_seconds": 100, "daily_cost": 2}
+
+
+async def test_a_task_the_provider_failed_and_refunded_gives_its_reservation_back(
+    client: Client, key: str, store: Store, clock: ManualClock
+) -> None:
+    await put_budgets(client, key, daily_cost=5, daily_video_seconds=100)
+    generations = GenerationRepository(store)
+    prices = PriceTable.with_overrides()
+
+    async def failed_at_runway(error: GenerationError, task_id: str | None) -> None:
+        made = await (await create(client, key, priced(5))).json()
+        # As the actor leaves it once Runway was asked: the submit begun, and the task it made if it answered.
+        fields = {"submit_started_at": clock.now(), "provider_task_id": task_id, "status": "processing"}
+        await store.generations.update_one({"_id": made["id"]}, {"$set": fields})
+        record = await generations.get(made["id"])
+        assert record is not None
+        ending = attempts.ending(record, error, prices, clock.now())
+        assert await generations.fail(record, error, now=clock.now(), ending=ending)
+
+    # Runway refunds a task that failed on its side: nothing was charged, so nothing stays reserved.
+    await failed_at_runway(
+        GenerationError(ErrorCode.PROVIDER_ERROR, "internal", "INTERNAL.BAD_OUTPUT"), "t-1"
+    )
+    assert await left(client, key) == {"daily_video_seconds": 100, "daily_cost": 5}
+    # Input moderation it charges for; and a submit that never answered may have made a task: both kept.
+    await failed_at_runway(GenerationError(ErrorCode.CONTENT_POLICY, "refused", "SAFETY.INPUT.TEXT"), "t-2")
+    await failed_at_runway(GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, "no answer"), None)
+    assert await left(client, key) == {"daily_video_seconds": 90, "daily_cost": round(5 - 2 * RUNWAY_5S, 6)}
 
 
 async def test_the_cost_budgets_day_and_month_reset(client: Client, key: str, clock: ManualClock) -> None:

@@ -246,16 +246,19 @@ class GenerationRepository:
         the lease of ``owner``); None if someone else moved it first.
 
         A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
-        task) cost nothing: what it reserved of its budgets is given back here, by whoever's transition this
-        is. The transition is a compare-and-set out of an unfinished state, so it succeeds once per
-        generation, and so does the give-back (``record`` is the generation as it was just before: the
+        task), or whose tasks its providers made and then failed without charging for them (``ending``'s
+        ``cost`` 0: Luma refunds a failed generation, Runway most), cost nothing: what it reserved of its
+        budgets is given back here, by whoever's transition this is. A submit whose outcome is unknown (no
+        task id) keeps it. The transition is a compare-and-set out of an unfinished state, so it succeeds once
+        per generation, and so does the give-back (``record`` is the generation as it was just before: the
         compare-and-set checked its version). A process that dies between the two keeps the reservation (the
         budget errs on the side of spending less). ``ending``: its cost and its last try at a provider
         (``videogen_common.attempts.ending``)."""
         extra, attempt = ending or ({}, None)
         fields = {"error": error.to_doc(), **extra}
         failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
-        if failed is not None and record.budget_hold is not None and not record.charged:
+        refunded = record.provider_task_id is not None and extra.get("cost") == 0
+        if failed is not None and record.budget_hold is not None and (not record.charged or refunded):
             try:
                 await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
             except Exception:
