@@ -15,14 +15,18 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import av
 import httpx
 import pytest
 
 from tests.support.receivers import receiving
-from tests.support.stack import Stack
+from tests.support.stack import Stack, running_stack
+from tests.support.waiting import eventually
 from videogen_client import AsyncClient
+from videogen_common.settings import CommonSettings
+from videogen_common.store import Store
 
 pytestmark = pytest.mark.e2e
 VG = str(Path(sys.executable).parent / "vg")
@@ -320,3 +324,47 @@ async def test_listen_receives_verifies_and_prints_a_real_delivery_then_removes_
             if listener.returncode is None:
                 listener.kill()
                 await listener.wait()
+
+
+async def test_a_generation_waiting_for_the_providers_capacity_shows_its_priority_and_place_in_line(
+    base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
+) -> None:
+    # The mock runs one at a time here, each for a minute: the first holds the slot, the next waits.
+    limited = {"VIDEOGEN_MOCK_MAX_CONCURRENCY": "1", "VIDEOGEN_MOCK_LATENCY_MS": "60000"}
+    async with running_stack(base_env, common_settings, store, tmp_path / "logs", env=limited) as stack:
+        env = user_env(stack, tmp_path)
+        code, out, err = await vg(env, "--json", "generate", "holds the slot", "--duration", "3")
+        assert code == 0, err
+        holder = json.loads(out)["id"]
+
+        async def holding() -> bool:
+            code, out, _ = await vg(env, "--json", "generations", "get", holder)
+            return code == 0 and json.loads(out)["status"] == "processing"
+
+        await eventually(holding, 60, "the first generation holds the provider's only slot")
+        code, out, err = await vg(
+            env, "--json", "generate", "waits its turn", "--duration", "3", "--priority", "high"
+        )
+        assert code == 0, err
+        made = json.loads(out)
+        assert made["priority"] == "high"
+        seen: dict[str, Any] = {}
+
+        async def waiting() -> bool:
+            code, out, _ = await vg(env, "--json", "generations", "get", made["id"])
+            seen.update(json.loads(out) if code == 0 else {})
+            return seen.get("status") == "queued"
+
+        await eventually(waiting, 60, "the second generation waiting for the provider's capacity")
+        assert (seen["queue_reason"], seen["queue_position"], seen["priority"]) == (
+            "provider_capacity",
+            1,
+            "high",
+        )
+
+        code, _, err = await vg(env, "generations", "wait", made["id"], "--timeout", "2")
+        assert code == 5  # timed out, still waiting
+        assert f"{made['id']}  queued (provider_capacity, #1 in line)" in err.splitlines()
+
+        for gid in (made["id"], holder):
+            assert (await vg(env, "generations", "cancel", gid))[0] == 0
