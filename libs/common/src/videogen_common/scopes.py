@@ -33,7 +33,7 @@ SCOPES: Mapping[Scope, tuple[str, frozenset[Scope]]] = {
         frozenset(),
     ),
     Scope.GENERATIONS_WRITE: (
-        "Make generations (and uploads for their first frames) and cancel them.",
+        "Make generations (and uploads for their first frames), cancel and delete them, delete uploads.",
         frozenset({Scope.GENERATIONS_READ}),
     ),
     Scope.WEBHOOKS_READ: ("Read webhook endpoints and their deliveries.", frozenset()),
