@@ -134,6 +134,20 @@ async def test_a_freed_slot_goes_to_the_account_with_the_fewest_running(held: He
     assert held.provider.submitted == [big[0], big[1], first_small, big[2], second_small, big[3], big[4]]
 
 
+async def test_a_provider_is_contended_while_work_waits_for_it(held: Held) -> None:
+    # Then its tasks are polled at the base interval (actor.poll_pause): a slot freed late is someone's loss.
+    runner = held.runner("orch-a")
+    ids = await held.create(LIMIT + 1)
+    assert not runner.admission.contended("mock")
+
+    assert await held.start_all(runner, ids) == [True] * LIMIT + [False]
+    assert runner.admission.contended("mock")
+    await held.finish_in_turn(ids)
+
+    assert await runner.admission.next_waiting("mock") is None  # a look at the lines: nobody waits now
+    assert not runner.admission.contended("mock")
+
+
 async def test_priorities_order_one_accounts_own_line(held: Held) -> None:
     runner = held.runner("orch-a", mock_max_concurrency=1)
     [holder] = await held.create(1)

@@ -97,6 +97,13 @@ def test_polls_slow_down_as_a_task_ages() -> None:
     assert pauses == [1.0, 1.0, 3.0, 6.0, 10.0, 10.0]
     # Not yet at the provider: the base interval.
     assert poll_pause(settings, replace(record, task_started_at=None), T0) == 1.0
+    # While work waits for the provider's capacity, the base interval whatever the task's age.
+    assert [
+        poll_pause(settings, record, T0 + timedelta(seconds=age), contended=True) for age in (5, 600)
+    ] == [
+        1.0,
+        1.0,
+    ]
 
 
 class FakeTime:

@@ -125,12 +125,16 @@ def _interrupted_submit(provider: str) -> GenerationError:
     )
 
 
-def poll_pause(settings: OrchestratorSettings, record: GenerationRecord, now: datetime) -> float:
+def poll_pause(
+    settings: OrchestratorSettings, record: GenerationRecord, now: datetime, *, contended: bool = False
+) -> float:
     """Seconds until the next poll of the generation's task: a fraction of the task's age, at least the base
-    interval and at most the maximum, so a long video costs few polls and a short one is seen at once."""
+    interval and at most the maximum, so a long video costs few polls and a short one is seen at once. While
+    work waits for the provider's capacity (``contended``), the base interval: the slot a finished task frees
+    is someone's, and a poll that comes late keeps it idle."""
     base = settings.poll_interval_seconds
     started = record.task_started_at or record.submit_started_at
-    if started is None:
+    if started is None or contended:
         return base
     age = max(0.0, (now - started).total_seconds())
     return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
@@ -170,6 +174,8 @@ class GenerationActor:
         self._on_finished = on_finished
         self.on_task = on_task
         self.on_health = on_health
+        # Whether work waits for a provider's capacity (admission's view; its tasks are polled sooner).
+        self.contended: Callable[[str], bool] | None = None
         self.prices = settings.price_table
         self._retention = RetentionPolicy(store, settings.media_retention_days)
 
@@ -292,7 +298,8 @@ class GenerationActor:
                     return await self._end(record, step)
                 record = step.record
                 if step.pause:
-                    pause = poll_pause(self._settings, record, self._clock.now())
+                    contended = self.contended is not None and self.contended(record.provider)
+                    pause = poll_pause(self._settings, record, self._clock.now(), contended=contended)
                     await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
         except LeaseLost:
             log.info(

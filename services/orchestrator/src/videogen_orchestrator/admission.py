@@ -118,6 +118,14 @@ class Admission:
         # Whether each provider's pools had no room when last read here (only the order of next_waiting's
         # two reads depends on it).
         self._full: dict[str, bool] = {}
+        # Whether work waited for each provider's capacity when its lines were last looked at here.
+        self._waited: dict[str, bool] = {}
+
+    def contended(self, provider: str) -> bool:
+        """Whether work waits for ``provider``'s capacity, as this instance last saw its lines (a generation
+        told to wait, a look at the lines when a slot freed, the reconciler's pass): then a slot freed late is
+        time lost for someone, and the tasks there are polled at the base interval."""
+        return self._waited.get(provider, False)
 
     @property
     def providers(self) -> list[str]:
@@ -159,6 +167,7 @@ class Admission:
                 await self._pools.keep(pool.id, record.id, record.account_id)
             return Admitted(pool)
         if not from_line and await self._line_ahead(record.provider):
+            self._waited[record.provider] = True
             return Wait(QueueReason.PROVIDER_CAPACITY)
         if not await self.accounts.acquire(record.account_id, record.id):
             return Wait(QueueReason.ACCOUNT_CONCURRENCY)
@@ -169,6 +178,7 @@ class Admission:
                     self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
                 return Admitted(pool)
         await self.accounts.release(record.account_id, record.id)
+        self._waited[record.provider] = True
         return Wait(QueueReason.PROVIDER_CAPACITY)
 
     async def wait(
@@ -223,6 +233,7 @@ class Admission:
             if not pools:
                 return None
         lanes = await self._waiting.pending_at(provider)
+        self._waited[provider] = any(lane.waiting > 0 for lane in lanes)
         if not lanes:
             return None
         if pools is None:

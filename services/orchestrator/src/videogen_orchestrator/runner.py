@@ -78,6 +78,7 @@ class Runner:
         self._stopping = False
         actor.on_task = self._task_news
         actor.on_health = self._health_news
+        actor.contended = admission.contended
 
     @property
     def in_flight(self) -> int:
