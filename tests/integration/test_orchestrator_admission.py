@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 
 from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation
 from tests.support.held_provider import HeldOrchestration
 from tests.support.orchestration import ProviderRun, provider_run
+from tests.support.prometheus import sample
 from tests.support.waiting import eventually
 from videogen_common.domain import Status
 from videogen_common.ids import new_id
@@ -228,6 +230,15 @@ async def test_a_refusal_for_capacity_sends_the_generation_back_in_line_and_lowe
             # back to quickly; whether it is back there by the end depends on the run's timing).
             assert pool.limit == 4 and pool.ceiling is not None and pool.ceiling <= 4
             assert pool.effective is not None
+            # Seen by SREs: every refusal counted for the key, and every wait in line observed.
+            exposition = generate_latest(run.wiring.metrics.registry).decode()
+            labels = {"provider": "luma", "pool": pool.id}
+            assert (
+                sample(exposition, "videogen_provider_capacity_refusals_total", **labels)
+                == fake.capacity_refusals
+            )
+            waited = sample(exposition, "videogen_admission_wait_seconds_count", provider="luma")
+            assert waited is not None and waited >= fake.capacity_refusals  # each refused one waited again
 
 
 async def test_a_provider_lowering_its_limit_mid_run_fails_nothing(

@@ -1,5 +1,5 @@
 """The one way a test wires the orchestrator: the real ``Runner`` and ``GenerationActor``, built from the
-settings as ``runtime.py`` builds them (without its metrics), over the real store and a media store (a
+settings as ``runtime.py`` builds them (admission with its metrics), over the real store and a media store (a
 folder, or the S3 one the test opens), with the provider adapters and the clock the test chooses and a sink
 that records status events instead of producing to Kafka (the e2e tests cover the producer).
 
@@ -33,10 +33,12 @@ from tests.support.waiting import eventually
 from videogen_common.clock import Clock
 from videogen_common.domain import Provider, Status
 from videogen_common.media import LocalMediaStore, MediaStore
+from videogen_common.metrics import new_registry
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission
+from videogen_orchestrator.metrics import OrchestratorMetrics
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.registry import build_providers, close_providers
@@ -82,6 +84,8 @@ class Orchestration:
             {"mock": MockProvider()} if providers is None else providers
         )
         self.runners: list[Runner] = []
+        # The instances' metrics, as runtime.py keeps them (admission's waits and refusals, breakers).
+        self.metrics = OrchestratorMetrics(new_registry())
         self._env = dict(env)
         self._settings = {**TEST_SETTINGS, **(settings or {})}
 
@@ -135,7 +139,7 @@ class Orchestration:
 
     def admission(self, settings: OrchestratorSettings, clock: Clock | None = None) -> Admission:
         """Admission as runtime.py makes it (its pools are made at its first use)."""
-        return admission_for(settings, self.store, clock or self.clock)
+        return admission_for(settings, self.store, clock or self.clock, self.metrics)
 
     def reconciler(self, runner: Runner) -> Reconciler:
         return Reconciler(
