@@ -8,7 +8,7 @@ import contextlib
 import io
 import logging
 from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import new_generation, terminal_event
 from videogen_common.ids import new_id
 from videogen_common.logs import JsonFormatter
+from videogen_common.media import LocalMediaStore
 from videogen_common.metrics import new_registry
 from videogen_common.probes import ProbeServer, probe_app
 from videogen_common.records.generation import GenerationRecord
@@ -187,6 +188,45 @@ async def test_orchestrator_store_wide_gauges(orchestrator: OrchestratorRuntime,
     assert sample(text, "videogen_provider_capacity_running", provider="mock", pool="mock") == 0
     assert sample(text, "videogen_provider_capacity_waiting", provider="mock") == 0
     assert "videogen_provider_capacity_limit{" not in text
+
+
+async def test_a_running_orchestrator_sweeps_media_past_its_retention_on_its_own(
+    base_env: dict[str, str], store: Store, topics: Topics, status_topic: faust.TopicT
+) -> None:
+    settings = settings_for(OrchestratorSettings, base_env, media_sweep_interval_seconds=0.2)
+    media = LocalMediaStore(settings.media_dir)
+    now = datetime.now(UTC)
+    due, kept = new_id("gen", now), new_id("gen", now)
+    for gid, due_at in ((due, now - timedelta(days=1)), (kept, now + timedelta(days=1))):
+        video, thumbnail = f"{gid}/video.mp4", f"{gid}/thumbnail.jpg"
+        await insert_generation(
+            store,
+            now,
+            generation_id=gid,
+            status="completed",
+            media_due_at=due_at,
+            video_key=video,
+            thumbnail_key=thumbnail,
+        )
+        for key in (video, thumbnail):
+            await media.put(key, b"x")
+    runtime = OrchestratorRuntime(
+        settings, status_topic, status_topic, providers={"mock": ScriptedProvider()}
+    )
+    runtime.sink = RecordingSink()  # type: ignore[assignment]  # what would have gone to Kafka
+    await runtime.start()
+    try:
+
+        async def swept() -> bool:
+            _, text = await get(runtime.probes.port, "/metrics")
+            return sample(text, "videogen_media_swept_total", kind="generations") == 1
+
+        await eventually(swept, 30, "a pass of the sweeper's own schedule, counted")
+        assert await media.keys_in(due) == [] and len(await media.keys_in(kept)) == 2
+        _, text = await get(runtime.probes.port, "/metrics")
+        assert sample(text, "videogen_media_objects_deleted_total") == 2
+    finally:
+        await runtime.stop()
 
 
 async def test_orchestrator_unready_while_the_store_does_not_answer(
