@@ -23,7 +23,7 @@ import pytest
 
 from tests.support.env import settings_for
 from tests.support.fakes import FinishedProvider, ManualClock
-from tests.support.generations import insert_generation
+from tests.support.generations import due_generations, insert_generation
 from tests.support.media import PassThroughMedia
 from tests.support.orchestration import Orchestration
 from tests.support.s3 import s3_client
@@ -192,29 +192,6 @@ class Counting(PassThroughMedia):
         await self.through.wait()
         self.deleted.update(keys)
         await self.inner.delete(keys)
-
-
-async def due_generations(
-    store: Store, media: MediaStore, now: datetime, count: int, due_at: datetime
-) -> list[str]:
-    """``count`` completed generations with a video and a thumbnail each, due at ``due_at``."""
-    ids = []
-    for _ in range(count):
-        gid = new_id("gen", now)
-        video, thumbnail = f"{gid}/video.mp4", f"{gid}/thumbnail.jpg"
-        await insert_generation(
-            store,
-            now,
-            generation_id=gid,
-            status="completed",
-            media_due_at=due_at,
-            video_key=video,
-            thumbnail_key=thumbnail,
-        )
-        for key in (video, thumbnail):
-            await media.put(key, b"x")
-        ids.append(gid)
-    return ids
 
 
 async def test_two_sweepers_at_once_delete_each_object_once(store: Store, media: LocalMediaStore) -> None:

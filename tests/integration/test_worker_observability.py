@@ -20,7 +20,7 @@ from pymongo.errors import PyMongoError
 
 from tests.support.env import settings_for
 from tests.support.fakes import RecordingSink
-from tests.support.generations import insert_generation
+from tests.support.generations import due_generations, insert_generation
 from tests.support.prometheus import sample
 from tests.support.receivers import Receiver, failing, receiving
 from tests.support.waiting import eventually
@@ -196,20 +196,8 @@ async def test_a_running_orchestrator_sweeps_media_past_its_retention_on_its_own
     settings = settings_for(OrchestratorSettings, base_env, media_sweep_interval_seconds=0.2)
     media = LocalMediaStore(settings.media_dir)
     now = datetime.now(UTC)
-    due, kept = new_id("gen", now), new_id("gen", now)
-    for gid, due_at in ((due, now - timedelta(days=1)), (kept, now + timedelta(days=1))):
-        video, thumbnail = f"{gid}/video.mp4", f"{gid}/thumbnail.jpg"
-        await insert_generation(
-            store,
-            now,
-            generation_id=gid,
-            status="completed",
-            media_due_at=due_at,
-            video_key=video,
-            thumbnail_key=thumbnail,
-        )
-        for key in (video, thumbnail):
-            await media.put(key, b"x")
+    [due] = await due_generations(store, media, now, 1, now - timedelta(days=1))
+    [kept] = await due_generations(store, media, now, 1, now + timedelta(days=1))
     runtime = OrchestratorRuntime(
         settings, status_topic, status_topic, providers={"mock": ScriptedProvider()}
     )

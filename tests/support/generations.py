@@ -8,6 +8,7 @@ from typing import Any
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
 from videogen_common.ids import new_id
+from videogen_common.media import MediaStore
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -45,3 +46,26 @@ async def stored_generation(store: Store, generation_id: str) -> Doc:
     doc = await store.generations.find_one({"_id": generation_id})
     assert doc is not None
     return doc
+
+
+async def due_generations(
+    store: Store, media: MediaStore, now: datetime, count: int, due_at: datetime
+) -> list[str]:
+    """``count`` completed generations with a video and a thumbnail each, due at ``due_at``."""
+    ids = []
+    for _ in range(count):
+        gid = new_id("gen", now)
+        video, thumbnail = f"{gid}/video.mp4", f"{gid}/thumbnail.jpg"
+        await insert_generation(
+            store,
+            now,
+            generation_id=gid,
+            status="completed",
+            media_due_at=due_at,
+            video_key=video,
+            thumbnail_key=thumbnail,
+        )
+        for key in (video, thumbnail):
+            await media.put(key, b"x")
+        ids.append(gid)
+    return ids
