@@ -272,11 +272,11 @@ class Admission:
 
     async def release(self, record: GenerationRecord, *, provider_slot: bool = True) -> bool:
         """Give back the finished generation's slots (its provider slot too unless ``provider_slot`` is False:
-        it was given back when its task ended); True if it held its account's (its account may start
-        another)."""
+        it was given back when its task ended, or it held none); True if it held one of its account's while
+        the account was at its cap (work of the account waiting somewhere may start now)."""
         if provider_slot:
             await self._pools.release(record.provider, record.id)
-        return await self.accounts.release(record.account_id, record.id)
+        return await self.accounts.give_back(record.account_id, record.id)
 
     async def refused(
         self,

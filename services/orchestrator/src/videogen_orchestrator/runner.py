@@ -277,16 +277,16 @@ class Runner:
 
     async def _released(self, record: GenerationRecord) -> None:
         """Give back a finished generation's slots, and start what waits for them: at its provider, if its
-        slot there was one of a limited pool; wherever its account has work waiting, if it held one of its
-        account's slots."""
-        account_slot = await self.admission.release(
+        slot there was one of a limited pool; wherever its account has work waiting, if the account was at
+        its cap (below it, nothing of the account waits for its slot)."""
+        account_was_full = await self.admission.release(
             record, provider_slot=record.id not in self._provider_slot_freed
         )
         woken: set[str] = set()
         if self._limited(record.id):
             self.wake(record.provider)
             woken.add(record.provider)
-        if account_slot:
+        if account_was_full:
             for provider in await self.admission.providers_waiting_for(record.account_id):
                 if provider not in woken:
                     self.wake(provider)
@@ -398,3 +398,4 @@ class Runner:
         released = await self._generations.hand_back_leases(self._owner, HANDED_BACK)
         if released:
             log.info("released leases", extra={"count": released})
+        await self.admission.health.close()  # the providers' recent successes gathered here

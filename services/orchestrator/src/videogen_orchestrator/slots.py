@@ -44,6 +44,15 @@ class AccountSlots:
         """Give the generation's slot back; False if it held none."""
         return await self._slots.release(account_id, generation_id)
 
+    async def give_back(self, account_id: str, generation_id: str) -> bool:
+        """Give the generation's slot back; True if the account was at its cap, so work of its may wait for
+        this slot (False if it held none, or was below the cap: nothing of the account waits for its own
+        cap then: a generation waits for it only after finding the account full, and the release that took
+        the account below its cap looked for it). Below the cap, one conditional write."""
+        if await self._slots.release_below(account_id, generation_id, self.cap):
+            return False
+        return await self._slots.release(account_id, generation_id)
+
     async def free(self, account_id: str) -> int:
         return self.cap - len(await self._slots.holders(account_id))
 

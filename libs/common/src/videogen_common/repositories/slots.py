@@ -60,6 +60,16 @@ class SlotRepository:
         )
         return released.modified_count == 1
 
+    async def release_below(self, account_id: str, generation_id: str, cap: int) -> bool:
+        """Give the generation's slot back if the account holds fewer than ``cap`` (this one included): True
+        if given back so; False if it holds none, or the account is at (or past) ``cap``. One conditional
+        update."""
+        released = await self._slots.update_one(
+            {"_id": account_id, "holders": generation_id, f"holders.{cap - 1}": {"$exists": False}},
+            {"$pull": {"holders": generation_id}},
+        )
+        return released.modified_count == 1
+
     async def holders(self, account_id: str) -> list[str]:
         doc = await self._slots.find_one({"_id": account_id})
         return list(doc["holders"]) if doc else []
