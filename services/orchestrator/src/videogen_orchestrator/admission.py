@@ -162,24 +162,36 @@ class Admission:
         holding = next((pool for pool in pools if pool.holds(record.id)), None)
         if record.provider_task_id is not None or holding is not None:
             pool = holding or _pool_named(pools, record.provider_pool)
-            await self.accounts.keep(record.account_id, record.id)
-            if holding is None:
-                await self._pools.keep(pool.id, record.id, record.account_id)
+            if holding is None and pool.effective is None:
+                await self.accounts.keep(record.account_id, record.id, key=pool.id)
+            else:
+                await self.accounts.keep(record.account_id, record.id)
+                if holding is None:
+                    await self._pools.keep(pool.id, record.id, record.account_id)
             return Admitted(pool)
         if not from_line and await self._line_ahead(record.provider):
             self._waited[record.provider] = True
             return Wait(QueueReason.PROVIDER_CAPACITY)
-        if not await self.accounts.acquire(record.account_id, record.id):
-            return Wait(QueueReason.ACCOUNT_CONCURRENCY)
         allowed = [pool for pool in pools if usable is None or usable(pool.id)]
+        # A key without a limit takes no slot of its own: the account's slot names it (one write).
+        unlimited = next((pool for pool in allowed if pool.effective is None and pool.room(now) > 0), None)
+        key = unlimited.id if unlimited is not None else None
+        if not await self.accounts.acquire(record.account_id, record.id, key=key):
+            return Wait(QueueReason.ACCOUNT_CONCURRENCY)
+        if unlimited is not None:
+            self._admitted_from_line(record, now, from_line)
+            return Admitted(unlimited)
         for pool in sorted(allowed, key=lambda p: p.room(now), reverse=True):
             if pool.room(now) > 0 and await self._pools.take(pool, record.id, record.account_id, now):
-                if from_line and self._on_waited is not None and record.status_since is not None:
-                    self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
+                self._admitted_from_line(record, now, from_line)
                 return Admitted(pool)
         await self.accounts.release(record.account_id, record.id)
         self._waited[record.provider] = True
         return Wait(QueueReason.PROVIDER_CAPACITY)
+
+    def _admitted_from_line(self, record: GenerationRecord, now: datetime, from_line: bool) -> None:
+        if from_line and self._on_waited is not None and record.status_since is not None:
+            self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
 
     async def wait(
         self, record: GenerationRecord, reason: str, *, refused: bool = False

@@ -32,13 +32,14 @@ class AccountSlots:
         self._generations = GenerationRepository(store)
         self.cap = cap
 
-    async def acquire(self, account_id: str, generation_id: str) -> bool:
-        """Take a slot for the generation; True if it holds one now (also if it already did)."""
-        return await self._slots.take(account_id, generation_id, self.cap)
+    async def acquire(self, account_id: str, generation_id: str, key: str | None = None) -> bool:
+        """Take a slot for the generation; True if it holds one now (also if it already did). ``key``: the
+        provider key without a limit it is to run on (its slot there is this one)."""
+        return await self._slots.take(account_id, generation_id, self.cap, key)
 
-    async def keep(self, account_id: str, generation_id: str) -> None:
+    async def keep(self, account_id: str, generation_id: str, key: str | None = None) -> None:
         """Record a slot for a generation already at its provider, whatever the count: it is in flight."""
-        await self._slots.keep(account_id, generation_id)
+        await self._slots.keep(account_id, generation_id, key)
 
     async def release(self, account_id: str, generation_id: str) -> bool:
         """Give the generation's slot back; False if it held none."""
