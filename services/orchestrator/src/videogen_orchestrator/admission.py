@@ -169,7 +169,7 @@ class Admission:
                 if holding is None:
                     await self._pools.keep(pool.id, record.id, record.account_id)
             return Admitted(pool)
-        if not from_line and await self._line_ahead(record.provider):
+        if not from_line and await self._line_ahead(record.provider, pools):
             self._waited[record.provider] = True
             return Wait(QueueReason.PROVIDER_CAPACITY)
         allowed = [pool for pool in pools if usable is None or usable(pool.id)]
@@ -210,6 +210,7 @@ class Admission:
         if waiting is None:
             return None
         await self._waiting.joined(lane, place, record.created_at)
+        await self._pools.joined_line(record.provider)  # after its lane is pending (``_line_ahead``)
         if not await self._generations.leave_lease(waiting):
             return None
         log.info(
@@ -218,10 +219,19 @@ class Admission:
         )
         return waiting
 
-    async def _line_ahead(self, provider: str) -> bool:
+    async def _line_ahead(self, provider: str, pools: list[ProviderPool]) -> bool:
         """Whether someone who could start now waits at ``provider`` (not only accounts at their own cap):
-        then a newcomer joins the line rather than take a slot before them."""
-        lanes = [lane for lane in await self._waiting.pending_at(provider) if lane.waiting > 0]
+        then a newcomer joins the line rather than take a slot before them. Its lines are read only while its
+        ``pools`` (read just before) say someone may wait; found empty, the mark is cleared (unless someone
+        joined since the pools were read: a joiner marks them after its lane is pending, so whoever read
+        them before that mark reads the lane after it)."""
+        if not any(pool.lines_marked for pool in pools):
+            return False
+        pending = await self._waiting.pending_at(provider)
+        if not pending:
+            await self._pools.lines_empty(pools)
+            return False
+        lanes = [lane for lane in pending if lane.waiting > 0]
         if not lanes:
             return False
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))

@@ -142,6 +142,20 @@ class ProviderPoolRepository:
         )
         return released.modified_count > 0
 
+    async def joined_line(self, provider: str) -> None:
+        """A generation joined a line at ``provider`` (its lane is pending now): its pools are marked so."""
+        await self._pools.update_many({"provider": provider}, {"$inc": {"joins": 1}})
+
+    async def lines_empty(self, pools: list[ProviderPool]) -> None:
+        """The provider's lines were found empty after ``pools`` were read: their marks are cleared, each only
+        if nobody joined a line since it was read (``joins`` unchanged)."""
+        for pool in pools:
+            if pool.lines_marked:
+                seen = pool.joins or 0
+                await self._pools.update_one(
+                    {"_id": pool.id, "joins": pool.joins}, {"$set": {"joins": seen, "cleared": seen}}
+                )
+
     async def refused(self, pool_id: str, now: datetime, retry_after: float | None) -> ProviderPool | None:
         """The provider refused a task on this pool for capacity: pause it (``retry_after``, else a backoff
         doubling with each refusal in a row) and halve its effective limit, unless a halving is still being
