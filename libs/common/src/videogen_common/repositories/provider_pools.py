@@ -85,16 +85,17 @@ class ProviderPoolRepository:
             ProviderPool.from_doc(doc) async for doc in self._pools.find({"provider": {"$in": providers}})
         ]
 
-    async def everything(self) -> list[ProviderPool]:
-        """Every pool, those without a limit with the generations running on them as their holders."""
+    async def everything(self, *, running: bool = True) -> list[ProviderPool]:
+        """Every pool; with ``running``, those without a limit with the generations running on them as their
+        holders (a read of the account slots: for what shows the load, not for routing)."""
         pools = [ProviderPool.from_doc(doc) async for doc in self._pools.find({})]
         unlimited = [pool.id for pool in pools if pool.effective is None]
-        if not unlimited:
+        if not running or not unlimited:
             return pools
-        running = await self._accounts.keyed(unlimited)
+        keyed = await self._accounts.keyed(unlimited)
         return [
-            replace(pool, holders=tuple(Holder(g, a) for g, a in running[pool.id]))
-            if pool.id in running
+            replace(pool, holders=tuple(Holder(g, a) for g, a in keyed[pool.id]))
+            if pool.id in keyed
             else pool
             for pool in pools
         ]
