@@ -91,7 +91,7 @@ class ProviderStates:
 
     async def _read(self) -> Snapshot:
         pools: dict[str, list[ProviderPool]] = {}
-        for pool in await self._pools.everything():
+        for pool in await self._pools.everything(running=False):  # routing needs room, not who runs
             pools.setdefault(pool.provider, []).append(pool)
         health: dict[str, list[PoolHealth]] = {}
         for key in await self._health.everything():

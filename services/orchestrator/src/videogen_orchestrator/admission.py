@@ -162,24 +162,36 @@ class Admission:
         holding = next((pool for pool in pools if pool.holds(record.id)), None)
         if record.provider_task_id is not None or holding is not None:
             pool = holding or _pool_named(pools, record.provider_pool)
-            await self.accounts.keep(record.account_id, record.id)
-            if holding is None:
-                await self._pools.keep(pool.id, record.id, record.account_id)
+            if holding is None and pool.effective is None:
+                await self.accounts.keep(record.account_id, record.id, key=pool.id)
+            else:
+                await self.accounts.keep(record.account_id, record.id)
+                if holding is None:
+                    await self._pools.keep(pool.id, record.id, record.account_id)
             return Admitted(pool)
-        if not from_line and await self._line_ahead(record.provider):
+        if not from_line and await self._line_ahead(record.provider, pools):
             self._waited[record.provider] = True
             return Wait(QueueReason.PROVIDER_CAPACITY)
-        if not await self.accounts.acquire(record.account_id, record.id):
-            return Wait(QueueReason.ACCOUNT_CONCURRENCY)
         allowed = [pool for pool in pools if usable is None or usable(pool.id)]
+        # A key without a limit takes no slot of its own: the account's slot names it (one write).
+        unlimited = next((pool for pool in allowed if pool.effective is None and pool.room(now) > 0), None)
+        key = unlimited.id if unlimited is not None else None
+        if not await self.accounts.acquire(record.account_id, record.id, key=key):
+            return Wait(QueueReason.ACCOUNT_CONCURRENCY)
+        if unlimited is not None:
+            self._admitted_from_line(record, now, from_line)
+            return Admitted(unlimited)
         for pool in sorted(allowed, key=lambda p: p.room(now), reverse=True):
             if pool.room(now) > 0 and await self._pools.take(pool, record.id, record.account_id, now):
-                if from_line and self._on_waited is not None and record.status_since is not None:
-                    self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
+                self._admitted_from_line(record, now, from_line)
                 return Admitted(pool)
         await self.accounts.release(record.account_id, record.id)
         self._waited[record.provider] = True
         return Wait(QueueReason.PROVIDER_CAPACITY)
+
+    def _admitted_from_line(self, record: GenerationRecord, now: datetime, from_line: bool) -> None:
+        if from_line and self._on_waited is not None and record.status_since is not None:
+            self._on_waited(record.provider, max(0.0, (now - record.status_since).total_seconds()))
 
     async def wait(
         self, record: GenerationRecord, reason: str, *, refused: bool = False
@@ -198,6 +210,7 @@ class Admission:
         if waiting is None:
             return None
         await self._waiting.joined(lane, place, record.created_at)
+        await self._pools.joined_line(record.provider)  # after its lane is pending (``_line_ahead``)
         if not await self._generations.leave_lease(waiting):
             return None
         log.info(
@@ -206,10 +219,19 @@ class Admission:
         )
         return waiting
 
-    async def _line_ahead(self, provider: str) -> bool:
+    async def _line_ahead(self, provider: str, pools: list[ProviderPool]) -> bool:
         """Whether someone who could start now waits at ``provider`` (not only accounts at their own cap):
-        then a newcomer joins the line rather than take a slot before them."""
-        lanes = [lane for lane in await self._waiting.pending_at(provider) if lane.waiting > 0]
+        then a newcomer joins the line rather than take a slot before them. Its lines are read only while its
+        ``pools`` (read just before) say someone may wait; found empty, the mark is cleared (unless someone
+        joined since the pools were read: a joiner marks them after its lane is pending, so whoever read
+        them before that mark reads the lane after it)."""
+        if not any(pool.lines_marked for pool in pools):
+            return False
+        pending = await self._waiting.pending_at(provider)
+        if not pending:
+            await self._pools.lines_empty(pools)
+            return False
+        lanes = [lane for lane in pending if lane.waiting > 0]
         if not lanes:
             return False
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
@@ -272,11 +294,11 @@ class Admission:
 
     async def release(self, record: GenerationRecord, *, provider_slot: bool = True) -> bool:
         """Give back the finished generation's slots (its provider slot too unless ``provider_slot`` is False:
-        it was given back when its task ended); True if it held its account's (its account may start
-        another)."""
+        it was given back when its task ended, or it held none); True if it held one of its account's while
+        the account was at its cap (work of the account waiting somewhere may start now)."""
         if provider_slot:
             await self._pools.release(record.provider, record.id)
-        return await self.accounts.release(record.account_id, record.id)
+        return await self.accounts.give_back(record.account_id, record.id)
 
     async def refused(
         self,

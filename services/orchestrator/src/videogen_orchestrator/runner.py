@@ -258,7 +258,7 @@ class Runner:
                 record, elsewhere, reason=reason, why="refused", attempt=result.attempt
             )
         else:
-            await self.admission.release(record, provider_slot=record.id not in self._provider_slot_freed)
+            await self.admission.release(record, provider_slot=self._holds_provider_slot(record.id))
             if self._limited(record.id):
                 self.wake(record.provider)
             moved = await rerouting.fall_back(record, result.error, result.attempt)
@@ -277,38 +277,43 @@ class Runner:
 
     async def _released(self, record: GenerationRecord) -> None:
         """Give back a finished generation's slots, and start what waits for them: at its provider, if its
-        slot there was one of a limited pool; wherever its account has work waiting, if it held one of its
-        account's slots."""
-        account_slot = await self.admission.release(
-            record, provider_slot=record.id not in self._provider_slot_freed
+        slot there was one of a limited pool; wherever its account has work waiting, if the account was at
+        its cap (below it, nothing of the account waits for its slot)."""
+        account_was_full = await self.admission.release(
+            record, provider_slot=self._holds_provider_slot(record.id)
         )
         woken: set[str] = set()
         if self._limited(record.id):
             self.wake(record.provider)
             woken.add(record.provider)
-        if account_slot:
+        if account_was_full:
             for provider in await self.admission.providers_waiting_for(record.account_id):
                 if provider not in woken:
                     self.wake(provider)
 
     def _limited(self, generation_id: str) -> bool:
         """Whether the generation runs on a pool with a limit (as admission read it; unknown counts as
-        limited): only then may its provider slot be what another generation waits for."""
+        limited): only then does it hold a provider slot, and may that slot be what another generation
+        waits for (on a pool without a limit, its account's slot names the pool instead)."""
         admitted = self._admitted.get(generation_id)
         return admitted is None or admitted.pool is None or admitted.pool.effective is not None
+
+    def _holds_provider_slot(self, generation_id: str) -> bool:
+        """Whether the generation still holds a slot of its provider's: it was admitted to a limited pool,
+        and its task has not ended there (its slot was given back then)."""
+        return self._limited(generation_id) and generation_id not in self._provider_slot_freed
 
     async def _task_news(self, record: GenerationRecord, event: TaskEvent) -> None:
         """The provider accepted the generation's task (the pool it was admitted to may climb back), or the
         task ended there (its provider slot is free now, before the media is copied: the next may start —
-        where the pool has a limit; on an unlimited one nobody waits for it)."""
+        where the pool has a limit; an unlimited one has no slot of its own to give back)."""
         if event is TaskEvent.ACCEPTED:
             admitted = self._admitted.get(record.id)
             if admitted is not None:
                 await self.admission.accepted(admitted.pool)
-        elif await self.admission.task_ended(record):
+        elif self._limited(record.id) and await self.admission.task_ended(record):
             self._provider_slot_freed.add(record.id)
-            if self._limited(record.id):
-                self.wake(record.provider)
+            self.wake(record.provider)
 
     async def _finished(self, generation_id: str) -> bool:
         status = await self._generations.status_of(generation_id)
@@ -398,3 +403,4 @@ class Runner:
         released = await self._generations.hand_back_leases(self._owner, HANDED_BACK)
         if released:
             log.info("released leases", extra={"count": released})
+        await self.admission.health.close()  # the providers' recent successes gathered here

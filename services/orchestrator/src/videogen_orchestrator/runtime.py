@@ -76,6 +76,7 @@ def admission_for(
         cooldown_seconds=settings.provider_breaker_cooldown_seconds,
         probe_seconds=settings.provider_breaker_probe_seconds,
         window=settings.provider_health_window,
+        flush_seconds=settings.provider_health_flush_seconds,
         on_transition=metrics.observe_breaker if metrics is not None else None,
     )
     return Admission(

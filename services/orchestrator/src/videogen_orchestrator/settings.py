@@ -127,12 +127,14 @@ class OrchestratorSettings(CommonSettings):
     # Each provider key's breaker (routing): it opens after this many failures in a row through the provider's
     # fault, takes no routed work for the cool-down, then lets one probe at a time through (each probe holds
     # its slot at most ``provider_breaker_probe_seconds``) and closes when one succeeds. The last
-    # ``provider_health_window`` outcomes and times to finish are kept for the success rate and p50 time.
-    # (The notifier's ``breaker_*`` are the webhook endpoints'.)
+    # ``provider_health_window`` outcomes and times to finish are kept for the success rate and p50 time;
+    # successes are written together at most ``provider_health_flush_seconds`` after the first (0: each at
+    # once), failures at once. (The notifier's ``breaker_*`` are the webhook endpoints'.)
     provider_breaker_failures: int = Field(default=5, ge=1)
     provider_breaker_cooldown_seconds: float = Field(default=30.0, gt=0)
     provider_breaker_probe_seconds: float = Field(default=300.0, gt=0)
     provider_health_window: int = Field(default=50, ge=1, le=1000)
+    provider_health_flush_seconds: float = Field(default=1.0, ge=0, le=60)
     # The retention sweeper (media past its retention, deleted generations' folders, expired uploads): a pass
     # this often, on one instance at a time (a leased lock of this many seconds, renewed every batch), this
     # many generations (or uploads) a batch.

@@ -32,16 +32,26 @@ class AccountSlots:
         self._generations = GenerationRepository(store)
         self.cap = cap
 
-    async def acquire(self, account_id: str, generation_id: str) -> bool:
-        """Take a slot for the generation; True if it holds one now (also if it already did)."""
-        return await self._slots.take(account_id, generation_id, self.cap)
+    async def acquire(self, account_id: str, generation_id: str, key: str | None = None) -> bool:
+        """Take a slot for the generation; True if it holds one now (also if it already did). ``key``: the
+        provider key without a limit it is to run on (its slot there is this one)."""
+        return await self._slots.take(account_id, generation_id, self.cap, key)
 
-    async def keep(self, account_id: str, generation_id: str) -> None:
+    async def keep(self, account_id: str, generation_id: str, key: str | None = None) -> None:
         """Record a slot for a generation already at its provider, whatever the count: it is in flight."""
-        await self._slots.keep(account_id, generation_id)
+        await self._slots.keep(account_id, generation_id, key)
 
     async def release(self, account_id: str, generation_id: str) -> bool:
         """Give the generation's slot back; False if it held none."""
+        return await self._slots.release(account_id, generation_id)
+
+    async def give_back(self, account_id: str, generation_id: str) -> bool:
+        """Give the generation's slot back; True if the account was at its cap, so work of its may wait for
+        this slot (False if it held none, or was below the cap: nothing of the account waits for its own
+        cap then: a generation waits for it only after finding the account full, and the release that took
+        the account below its cap looked for it). Below the cap, one conditional write."""
+        if await self._slots.release_below(account_id, generation_id, self.cap):
+            return False
         return await self._slots.release(account_id, generation_id)
 
     async def free(self, account_id: str) -> int:

@@ -46,7 +46,12 @@ class ProviderPool:
     time as it accepts tasks: after each acceptance while below ``ceiling`` (the level it was refused at)
     less one, after ``effective`` acceptances in a row above it; None while unlimited. While
     ``paused_until`` is ahead (the provider's Retry-After, or a backoff) nothing new is started on the pool;
-    ``hold_until`` keeps a burst of refusals from halving the limit more than once."""
+    ``hold_until`` keeps a burst of refusals from halving the limit more than once.
+
+    ``joins`` counts the generations that joined a line at the pool's provider, ``cleared`` is what it was
+    when its lines were last found empty: while they differ (or ``joins`` is unknown: a pool from before
+    they were kept), someone may wait at the provider (``lines_marked``), and admission looks at its lines
+    before letting a newcomer take a slot."""
 
     id: str
     provider: str
@@ -63,6 +68,13 @@ class ProviderPool:
     # (registered by the orchestrator; the api prices requests with them).
     model: str | None = None
     resolution: str | None = None
+    joins: int | None = None
+    cleared: int = 0
+
+    @property
+    def lines_marked(self) -> bool:
+        """Whether someone may wait in a line at the pool's provider (see the class)."""
+        return self.joins is None or self.joins != self.cleared
 
     @property
     def running(self) -> int:
@@ -101,9 +113,12 @@ class ProviderPool:
             ceiling=doc.get("ceiling"),
             model=doc.get("model"),
             resolution=doc.get("resolution"),
+            joins=doc.get("joins"),
+            cleared=doc.get("cleared", 0),
         )
 
     def to_doc(self) -> Doc:
+        marks: Doc = {} if self.joins is None else {"joins": self.joins, "cleared": self.cleared}
         return {
             "_id": self.id,
             "provider": self.provider,
@@ -118,6 +133,7 @@ class ProviderPool:
             "ceiling": self.ceiling,
             "model": self.model,
             "resolution": self.resolution,
+            **marks,
         }
 
 

@@ -1,7 +1,9 @@
 """The ``provider_health`` collection: one document per provider key (pool id), ``records.health.PoolHealth``,
 shared by every orchestrator replica. Outcomes and times to finish are pushed with ``$slice`` (the last
-``window`` kept); a breaker opens, re-opens and takes its probe by conditional updates, so two replicas never
-both open it, nor both take the one probe of a half-open key."""
+``window`` kept): successes a few at a time, failures each at once (``failed_at``: the last one's time, so
+successes written late close no breaker a later failure counts toward). A breaker opens, re-opens and takes
+its probe by conditional updates, so two replicas never both open it, nor both take the one probe of a
+half-open key."""
 
 from __future__ import annotations
 
@@ -39,25 +41,38 @@ class ProviderHealthRepository:
         return None if doc is None else PoolHealth.from_doc(doc)
 
     async def succeeded(
-        self, pool_id: str, provider: str, seconds: float | None, now: datetime, *, window: int
-    ) -> Breaker:
-        """A task on the key ended well (after ``seconds``, if known): its failures in a row end and its
-        breaker closes. Returns the breaker as it was (one round trip: the update answers the document before
-        it)."""
-        push: Doc = {"outcomes": {"$each": [True], "$slice": -window}}
-        if seconds is not None:
-            push["seconds"] = {"$each": [round(seconds, 3)], "$slice": -window}
+        self,
+        pool_id: str,
+        provider: str,
+        now: datetime,
+        *,
+        count: int,
+        seconds: list[float],
+        last: datetime,
+        window: int,
+    ) -> Breaker | None:
+        """``count`` tasks on the key ended well, the last at ``last`` (``seconds``: the times to finish of
+        those that know theirs): their outcomes and times are pushed, and unless the key failed after
+        ``last`` (``failed_at``: another replica saw it fail since), its failures in a row end and its breaker
+        closes. Returns the breaker as it was when it closed it (one round trip: the update answers the
+        document before it), None when it did not (a failure came after; or the key was new)."""
+        push: Doc = {"outcomes": {"$each": [True] * min(count, window), "$slice": -window}}
+        if seconds:
+            push["seconds"] = {"$each": [round(s, 3) for s in seconds[-window:]], "$slice": -window}
         before = await self._health.find_one_and_update(
-            {"_id": pool_id},
+            {"_id": pool_id, "failed_at": {"$not": {"$gt": last}}},
             {
                 "$set": {"failures": 0, "opened_until": None, "probe": None, "probe_until": None},
                 "$push": push,
-                "$setOnInsert": {"provider": provider},
             },
-            upsert=True,
             return_document=ReturnDocument.BEFORE,
         )
-        return Breaker.CLOSED if before is None else PoolHealth.from_doc(before).breaker(now)
+        if before is not None:
+            return PoolHealth.from_doc(before).breaker(now)
+        await self._health.update_one(
+            {"_id": pool_id}, {"$push": push, "$setOnInsert": {"provider": provider}}, upsert=True
+        )
+        return None
 
     async def failed(
         self, pool_id: str, provider: str, now: datetime, *, threshold: int, cooldown: timedelta, window: int
@@ -69,6 +84,7 @@ class ProviderHealthRepository:
             {"_id": pool_id},
             {
                 "$inc": {"failures": 1},
+                "$set": {"failed_at": now},
                 "$push": {"outcomes": {"$each": [False], "$slice": -window}},
                 "$setOnInsert": {"provider": provider},
             },

@@ -6,7 +6,14 @@ A slot belongs to its generation, not to the instance running it (like an accoun
 dies leaves its slots with the generations another instance resumes, and a slot whose generation finished
 without giving it back is reclaimed by the reconciler. Taking a slot is one conditional update that matches
 only while the pool holds fewer generations than its effective limit, so two instances never both take the
-last one."""
+last one.
+
+A key without a limit (``effective`` None) keeps no slots here: nothing is counted against it, and what it
+runs is told by its generations' account slots (``repositories.slots``: the account's slot names the key).
+``everything`` fills its holders from there (what ``GET /v1/providers`` and the metrics show). When such a
+key gets a limit (configured, or learned from a refusal), the generations it runs become its holders
+(``_adopt``), so the new limit counts them; their slots are given back by the reconciler once they finish
+(their instances admitted them without one)."""
 
 from __future__ import annotations
 
@@ -19,7 +26,8 @@ from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
-from videogen_common.records.admission import ProviderPool
+from videogen_common.records.admission import Holder, ProviderPool
+from videogen_common.repositories.slots import SlotRepository
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -42,6 +50,7 @@ def _not_after(now: datetime) -> Doc:
 class ProviderPoolRepository:
     def __init__(self, store: Store) -> None:
         self._pools: AsyncCollection[Doc] = store.provider_pools
+        self._accounts = SlotRepository(store)
 
     async def register(self, pool: ProviderPool) -> ProviderPool:
         """Make the pool's document if there is none; if its configured limit changed, start from the new
@@ -62,7 +71,9 @@ class ProviderPoolRepository:
             if stored.limit == pool.limit:
                 return stored
             reset: Doc = {"limit": pool.limit, "effective": pool.limit, "successes": 0, "hold_until": None}
-            await self._pools.update_one({"_id": pool.id, "limit": stored.limit}, {"$set": reset})
+            changed = await self._pools.update_one({"_id": pool.id, "limit": stored.limit}, {"$set": reset})
+            if changed.modified_count == 1 and stored.effective is None and pool.limit is not None:
+                await self._adopt(pool.id)
         found = await self._pools.find_one({"_id": pool.id})
         return ProviderPool.from_doc(found) if found else pool
 
@@ -74,8 +85,31 @@ class ProviderPoolRepository:
             ProviderPool.from_doc(doc) async for doc in self._pools.find({"provider": {"$in": providers}})
         ]
 
-    async def everything(self) -> list[ProviderPool]:
-        return [ProviderPool.from_doc(doc) async for doc in self._pools.find({})]
+    async def everything(self, *, running: bool = True) -> list[ProviderPool]:
+        """Every pool; with ``running``, those without a limit with the generations running on them as their
+        holders (a read of the account slots: for what shows the load, not for routing)."""
+        pools = [ProviderPool.from_doc(doc) async for doc in self._pools.find({})]
+        unlimited = [pool.id for pool in pools if pool.effective is None]
+        if not running or not unlimited:
+            return pools
+        keyed = await self._accounts.keyed(unlimited)
+        return [
+            replace(pool, holders=tuple(Holder(g, a) for g, a in keyed[pool.id]))
+            if pool.id in keyed
+            else pool
+            for pool in pools
+        ]
+
+    async def _running(self, pool_id: str) -> int:
+        """How many generations run on a key without a limit."""
+        return len((await self._accounts.keyed([pool_id]))[pool_id])
+
+    async def _adopt(self, pool_id: str) -> None:
+        """The generations running on a key that had no limit become its holders (it has one now)."""
+        running = (await self._accounts.keyed([pool_id]))[pool_id]
+        if running:
+            holders = [{"g": g, "a": a} for g, a in running]
+            await self._pools.update_one({"_id": pool_id}, {"$addToSet": {"holders": {"$each": holders}}})
 
     async def take(self, pool: ProviderPool, generation_id: str, account_id: str, now: datetime) -> bool:
         """A slot of ``pool`` for the generation if the pool, as stored now, has room and is not paused. One
@@ -109,6 +143,20 @@ class ProviderPoolRepository:
         )
         return released.modified_count > 0
 
+    async def joined_line(self, provider: str) -> None:
+        """A generation joined a line at ``provider`` (its lane is pending now): its pools are marked so."""
+        await self._pools.update_many({"provider": provider}, {"$inc": {"joins": 1}})
+
+    async def lines_empty(self, pools: list[ProviderPool]) -> None:
+        """The provider's lines were found empty after ``pools`` were read: their marks are cleared, each only
+        if nobody joined a line since it was read (``joins`` unchanged)."""
+        for pool in pools:
+            if pool.lines_marked:
+                seen = pool.joins or 0
+                await self._pools.update_one(
+                    {"_id": pool.id, "joins": pool.joins}, {"$set": {"joins": seen, "cleared": seen}}
+                )
+
     async def refused(self, pool_id: str, now: datetime, retry_after: float | None) -> ProviderPool | None:
         """The provider refused a task on this pool for capacity: pause it (``retry_after``, else a backoff
         doubling with each refusal in a row) and halve its effective limit, unless a halving is still being
@@ -127,7 +175,9 @@ class ProviderPoolRepository:
                 "successes": 0,
             }
             if pool.hold_until is None or pool.hold_until <= now:
-                current = pool.effective if pool.effective is not None else max(1, pool.running)
+                current = (
+                    pool.effective if pool.effective is not None else max(1, await self._running(pool_id))
+                )
                 update["effective"] = max(1, current // 2)
                 update["ceiling"] = current  # refused at this level: climbing back is quick below it
                 update["hold_until"] = now + max(MIN_HOLD, timedelta(seconds=pause))
@@ -136,8 +186,12 @@ class ProviderPoolRepository:
                 {"$set": update},
             )
             if changed.modified_count == 1:
-                values = {**pool.to_doc(), **update}
-                return ProviderPool.from_doc(values)
+                if pool.effective is None and "effective" in update:  # it has a limit now
+                    await self._adopt(pool_id)
+                    found = await self._pools.find_one({"_id": pool_id})
+                    if found is not None:
+                        return ProviderPool.from_doc(found)
+                return ProviderPool.from_doc({**pool.to_doc(), **update})
         return None
 
     async def accepted(self, pool: ProviderPool) -> None:
