@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from videogen_api import declare  # the module: declare imports middleware, which imports this
 from videogen_api.auth import Caller
+from videogen_api.declare import declared
 from videogen_api.problems import insufficient_scope
 
 
 def check_scope(request: web.Request, caller: Caller) -> None:
     """Raise 403 ``insufficient-scope`` when the caller's key lacks the scope the matched route declares."""
-    endpoint = declare.declared(request.match_info.handler)
+    endpoint = declared(request.match_info.handler)
     # Every authenticated route declares a scope (openapi.endpoints refuses one that does not); a path that
     # matched no route has no declaration and answers 404 or 405 as before.
     if endpoint is not None and endpoint.scope is not None and endpoint.scope not in caller.scopes:

@@ -16,6 +16,7 @@ from aiohttp.typedefs import Handler
 from videogen_api import state
 from videogen_api.auth import Caller, bearer_token
 from videogen_api.authorize import check_scope
+from videogen_api.declare import REQUEST_ID
 from videogen_api.metrics import CLIENT_CLOSED, METRICS, route_of
 from videogen_api.problems import INTERNAL, Problem, from_http_exception, rate_limited, unauthorized
 from videogen_api.ratelimit import Decision
@@ -24,7 +25,6 @@ from videogen_common.tracing import annotate
 
 log = logging.getLogger(__name__)
 
-REQUEST_ID = "X-Request-Id"
 REQUEST_ID_KEY = web.RequestKey("request_id", str)
 ACCOUNT = web.RequestKey("account_id", str)
 API_KEY_ID = web.RequestKey("api_key_id", str)
