@@ -14,16 +14,9 @@ from prometheus_client import CollectorRegistry
 
 from videogen_api import openapi, state
 from videogen_api.auth import KeyCache
-from videogen_api.authorize import scope_middleware
 from videogen_api.drain import Drain
-from videogen_api.metrics import METRICS, ApiMetrics, metrics_middleware
-from videogen_api.middleware import (
-    auth_middleware,
-    problem_middleware,
-    rate_limit_headers,
-    rate_limit_middleware,
-    request_id_middleware,
-)
+from videogen_api.metrics import METRICS, ApiMetrics
+from videogen_api.middleware import rate_limit_headers, request_middleware
 from videogen_api.provider_states import ProviderStates
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
@@ -55,15 +48,7 @@ def create_app(
         # longer one with a plain 400 before them): a listing's query string too long for a parameter gets
         # the documented 422 naming it, not an undocumented 400.
         handler_args={"max_line_size": MAX_REQUEST_LINE_BYTES, "max_field_size": MAX_REQUEST_LINE_BYTES},
-        middlewares=[
-            drain.middleware(),
-            metrics_middleware,
-            request_id_middleware,
-            problem_middleware,
-            auth_middleware,
-            scope_middleware,
-            rate_limit_middleware,
-        ],
+        middlewares=[request_middleware],
     )
     app[METRICS] = ApiMetrics(registry or new_registry())
     app[state.SETTINGS] = settings

@@ -23,13 +23,16 @@ from pydantic import BaseModel
 
 from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY_HEADER
 from videogen_api.idempotency import MAX_KEY_CHARS
-from videogen_api.middleware import REQUEST_ID
 from videogen_api.prefer import CANCEL_AFTER, MAX_WAIT_SECONDS, PREFER
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
 from videogen_api.schemas import Problem
 from videogen_common.scopes import Scope
 
 Doc = dict[str, Any]
+
+# The header naming each request, on every answer (``middleware.request_middleware`` sets it). Here rather
+# than in ``middleware``, which imports this module for the scope each route declares (``authorize``).
+REQUEST_ID = "X-Request-Id"
 H = TypeVar("H", bound=Callable[..., Any])
 
 JSON = "application/json"

@@ -13,7 +13,6 @@ import contextlib
 from typing import Any
 
 from aiohttp import hdrs, web
-from aiohttp.typedefs import Handler, Middleware
 
 
 class Drain:
@@ -36,20 +35,15 @@ class Drain:
     def start(self) -> None:
         self._draining = True
 
-    def middleware(self) -> Middleware:
-        """Outermost middleware. aiohttp runs each request in its own task, which ends once the response is
-        written; the task's done-callback is the request leaving flight."""
-
-        @web.middleware
-        async def track(request: web.Request, handler: Handler) -> web.StreamResponse:
-            task = asyncio.current_task()
-            if task is not None and task not in self._requests:
-                self._requests.add(task)
-                self._idle.clear()
-                task.add_done_callback(self._done)
-            return await handler(request)
-
-        return track
+    def track(self) -> None:
+        """Count the current request in flight (``middleware.request_middleware`` calls it first). aiohttp
+        runs each request in its own task, which ends once the response is written; the task's done-callback
+        is the request leaving flight."""
+        task = asyncio.current_task()
+        if task is not None and task not in self._requests:
+            self._requests.add(task)
+            self._idle.clear()
+            task.add_done_callback(self._done)
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._requests.discard(task)

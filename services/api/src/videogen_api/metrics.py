@@ -3,11 +3,7 @@ per generation id), method and status; the Kafka publishes behind them. Served a
 
 from __future__ import annotations
 
-import asyncio
-from time import perf_counter
-
 from aiohttp import web
-from aiohttp.typedefs import Handler
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from videogen_common.metrics import LATENCY_BUCKETS
@@ -75,25 +71,3 @@ def route_of(request: web.Request) -> str:
     """The pattern of the route that matched (``/v1/generations/{id}``), or ``unmatched``."""
     resource = request.match_info.route.resource
     return resource.canonical if resource is not None else UNMATCHED
-
-
-@web.middleware
-async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Outermost, so it sees the status the client gets, problem answers included."""
-    metrics = request.app[METRICS]
-    started = perf_counter()
-    status = 500
-    metrics.in_flight.inc()
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        raise
-    except asyncio.CancelledError:
-        status = CLIENT_CLOSED
-        raise
-    finally:
-        metrics.in_flight.dec()
-        metrics.observe_request(route_of(request), request.method, status, perf_counter() - started)

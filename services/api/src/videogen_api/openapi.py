@@ -25,6 +25,7 @@ from videogen_api.account_schemas import BudgetProblem, ScopeProblem
 from videogen_api.declare import (
     JSON,
     REF_TEMPLATE,
+    REQUEST_ID,
     REQUEST_ID_HEADER,
     Endpoint,
     declared,
@@ -34,7 +35,7 @@ from videogen_api.declare import (
     with_headers,
 )
 from videogen_api.idempotency import REPLAYED_HEADER
-from videogen_api.middleware import _CLIENT_ID, REQUEST_ID
+from videogen_api.middleware import _CLIENT_ID
 from videogen_api.prefer import PREFERENCE_APPLIED
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
 from videogen_api.schemas import CATALOG, Problem, ValidationProblem

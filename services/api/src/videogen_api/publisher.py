@@ -152,28 +152,44 @@ class EventPublisher:
 
     async def _send_queued(self) -> None:
         await self._started.wait()
+        loop = asyncio.get_running_loop()
         while True:
-            envelope = await self._queue.get()
-            handed_over = asyncio.get_running_loop().time()
+            # Whatever is queued goes at once, under one bound: a timer per envelope cost more than handing
+            # it over did (docs/benchmarks.md).
+            group = [await self._queue.get()]
+            while not self._queue.empty():
+                group.append(self._queue.get_nowait())
+            handed_over = loop.time()
+            next_up = 0
             try:
-                # Returns once the message is in the producer's buffer: at once, unless the producer must
-                # first learn the topic's partitions or wait for room. The broker's answer comes later.
                 async with asyncio.timeout(self._timeout):
-                    sent = await self._producer.send(
-                        self._topic(envelope),
-                        envelope.to_json(),
-                        key=envelope.generation_id.encode(),
-                        headers=envelope.kafka_headers(),
-                    )
-            except Exception as exc:
-                self._failed(envelope, repr(exc))
-            else:
-                self._unanswered.add(sent)
-                sent.add_done_callback(
-                    lambda answer, envelope=envelope, at=handed_over: self._answered(envelope, answer, at)
-                )
+                    for envelope in group:
+                        # Returns once the message is in the producer's buffer: at once, unless the producer
+                        # must first learn the topic's partitions or wait for room. The broker's answer comes
+                        # later.
+                        try:
+                            sent = await self._producer.send(
+                                self._topic(envelope),
+                                envelope.to_json(),
+                                key=envelope.generation_id.encode(),
+                                headers=envelope.kafka_headers(),
+                            )
+                        except Exception as exc:
+                            self._failed(envelope, repr(exc))
+                        else:
+                            self._unanswered.add(sent)
+                            sent.add_done_callback(
+                                lambda answer, envelope=envelope, at=handed_over: self._answered(
+                                    envelope, answer, at
+                                )
+                            )
+                        next_up += 1
+            except TimeoutError as exc:  # the producer waited too long for the broker: the rest fail too
+                for envelope in group[next_up:]:
+                    self._failed(envelope, repr(exc))
             finally:
-                self._queue.task_done()
+                for _ in group:
+                    self._queue.task_done()
 
     def _answered(self, envelope: Envelope, answer: asyncio.Future[object], handed_over: float) -> None:
         self._unanswered.discard(answer)

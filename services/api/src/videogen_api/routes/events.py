@@ -18,8 +18,8 @@ import orjson
 from aiohttp import web
 
 from videogen_api import state
-from videogen_api.declare import GENERATION_ID, JSON, Endpoint, Parameter, ref
-from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY, account_of
+from videogen_api.declare import GENERATION_ID, JSON, REQUEST_ID, Endpoint, Parameter, ref
+from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
 from videogen_api.queue_position import view_with_position
 from videogen_api.schemas import Generation

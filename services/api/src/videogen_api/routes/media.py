@@ -13,8 +13,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import state
 from videogen_api.byte_ranges import Plan, plan
-from videogen_api.declare import Endpoint, Parameter, problem
-from videogen_api.middleware import REQUEST_ID, REQUEST_ID_KEY
+from videogen_api.declare import REQUEST_ID, Endpoint, Parameter, problem
+from videogen_api.middleware import REQUEST_ID_KEY
 from videogen_api.problems import Problem, gone, not_found
 from videogen_api.query import Param, first, parse_query
 from videogen_common.media import (
