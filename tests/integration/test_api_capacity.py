@@ -14,7 +14,7 @@ from tests.support.api import bearer
 from tests.support.env import settings_for
 from videogen_common.clock import SystemClock
 from videogen_common.records.admission import ProviderPool
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.store import Store
 from videogen_orchestrator.admission import Admission
@@ -35,7 +35,7 @@ async def _create(client: Client, key: str, **fields: Any) -> str:
 async def _put_in_line(store: Store, admission: Admission, generation_id: str) -> None:
     """What an orchestrator does with a generation it claimed and could not start."""
     now = datetime.now(UTC)
-    record = await GenerationRepository(store).claim_lease(
+    record = await LeaseRepository(store).claim_lease(
         generation_id, "orch-a", now, now + timedelta(seconds=30), f"token-{generation_id}"
     )
     assert record is not None

@@ -23,6 +23,7 @@ from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
 
@@ -88,14 +89,14 @@ async def test_terminal_transitions_keep_going_beside_lease_renewals_and_progres
     """The orchestrator's own writes to the same generations (its reconciler renewing every lease it holds,
     its actors writing progress) never hold a terminal transition up: each is one single-document write."""
     clock = ManualClock()
-    generations = GenerationRepository(store)
+    generations, leases = GenerationRepository(store), LeaseRepository(store)
     docs = [await insert_generation(store, clock.now(), lease_owner="a") for _ in range(60)]
     ids = [d["_id"] for d in docs]
     stop = asyncio.Event()
 
     async def renewing() -> None:
         while not stop.is_set():
-            await generations.renew_leases(ids, "a", clock.now() + timedelta(seconds=30))
+            await leases.renew_leases(ids, "a", clock.now() + timedelta(seconds=30))
 
     async def progressing() -> None:
         while not stop.is_set():

@@ -1,7 +1,7 @@
-"""The generation repository's query shapes that differ from what MongoDB 7 alone would call for, because the
-embedded store answers ``findAndModify`` and ``$or`` filters with a scan: the lease claim (a conditional
-update stamping a token, then a read by id), the lost-lease scan (one range per unfinished status), and the
-compare-and-set writes whose new document is computed rather than read back."""
+"""The generation and lease repositories' query shapes that differ from what MongoDB 7 alone would call for,
+because the embedded store answers ``findAndModify`` and ``$or`` filters with a scan: the lease claim (a
+conditional update stamping a token, then a read by id), the lost-lease scan (one range per unfinished
+status), and the compare-and-set writes whose new document is computed rather than read back."""
 
 from __future__ import annotations
 
@@ -12,26 +12,27 @@ from tests.support.generations import insert_generation, stored_generation
 from videogen_common.domain import Status
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.store import Store
 
 
 async def test_a_lease_is_claimed_once_while_it_runs_and_again_once_it_expires(store: Store) -> None:
     clock = ManualClock()
-    generations = GenerationRepository(store)
+    leases = LeaseRepository(store)
     doc = await insert_generation(store, clock.now(), slot_wait="mock\nacme\n1\n000000000000\nx")
     now, until = clock.now(), clock.now() + timedelta(seconds=30)
 
     # A generation waiting in line is claimed only by admission starting it (``waiting``).
-    assert await generations.claim_lease(doc["_id"], "a", now, until, "token-a") is None
-    first = await generations.claim_lease(doc["_id"], "a", now, until, "token-a", admitted=True)
+    assert await leases.claim_lease(doc["_id"], "a", now, until, "token-a") is None
+    first = await leases.claim_lease(doc["_id"], "a", now, until, "token-a", admitted=True)
     assert first is not None
     assert (first.lease_owner, first.lease_token, first.attempts) == ("a", "token-a", 1)
     assert first.slot_wait is None  # a claimed generation leaves its line
     assert first.admitted_at == now
-    assert await generations.claim_lease(doc["_id"], "b", now, until, "token-b", waiting=True) is None
+    assert await leases.claim_lease(doc["_id"], "b", now, until, "token-b", waiting=True) is None
 
     later = clock.advance(timedelta(seconds=31))
-    second = await generations.claim_lease(doc["_id"], "b", later, later + timedelta(seconds=30), "token-b")
+    second = await leases.claim_lease(doc["_id"], "b", later, later + timedelta(seconds=30), "token-b")
     assert second is not None and second.lease_owner == "b" and second.attempts == 2
 
 
@@ -46,7 +47,7 @@ async def test_expired_leases_are_found_per_unfinished_status_oldest_first(store
     await insert_generation(store, start, status=Status.COMPLETED.value, lease_expires_at=start)  # finished
     now = clock.advance(timedelta(minutes=1))
 
-    found = [gid async for gid in GenerationRepository(store).expired_leases(now, limit=10)]
+    found = [gid async for gid in LeaseRepository(store).expired_leases(now, limit=10)]
 
     # Each unfinished status is its own range of the (status, lease_expires_at) index.
     by_status = {

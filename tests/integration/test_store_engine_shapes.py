@@ -15,7 +15,7 @@ from tests.support.generations import insert_generation
 from tests.support.webhooks import insert_webhook
 from videogen_common.deliveries import pending_delivery
 from videogen_common.repositories.deliveries import DeliveryClaims
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.webhooks import WebhookRepository
 from videogen_common.store import Engine, Store
 
@@ -40,10 +40,10 @@ async def test_one_of_many_concurrent_lease_claims_wins_and_gets_the_leased_gene
     clock = ManualClock()
     doc = await insert_generation(shaped, clock.now())
     now, until = clock.now(), clock.now() + timedelta(seconds=30)
-    generations = GenerationRepository(shaped)
+    leases = LeaseRepository(shaped)
 
     claims = await asyncio.gather(
-        *(generations.claim_lease(doc["_id"], f"o{n}", now, until, f"t{n}") for n in range(CLAIMERS))
+        *(leases.claim_lease(doc["_id"], f"o{n}", now, until, f"t{n}") for n in range(CLAIMERS))
     )
 
     won = [claim for claim in claims if claim is not None]
@@ -57,7 +57,7 @@ async def test_one_of_many_concurrent_lease_claims_wins_and_gets_the_leased_gene
 async def test_a_finished_generation_is_never_claimed(shaped: Store) -> None:
     clock = ManualClock()
     doc = await insert_generation(shaped, clock.now(), status="completed")
-    claim = await GenerationRepository(shaped).claim_lease(
+    claim = await LeaseRepository(shaped).claim_lease(
         doc["_id"], "o", clock.now(), clock.now() + timedelta(seconds=30), "t"
     )
     assert claim is None

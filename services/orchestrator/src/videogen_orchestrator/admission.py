@@ -36,6 +36,7 @@ from videogen_common.generations import QueueReason
 from videogen_common.records.admission import ProviderPool, WaitingLane, lane_id, pool_id, wait_key
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import Store
@@ -93,6 +94,7 @@ class Admission:
         on_move: MoveObserver | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
+        self._leases = LeaseRepository(store)
         self._pools = ProviderPoolRepository(store)
         self._waiting = WaitingRepository(store)
         self._clock = clock
@@ -211,7 +213,7 @@ class Admission:
             return None
         await self._waiting.joined(lane, place, record.created_at)
         await self._pools.joined_line(record.provider)  # after its lane is pending (``_line_ahead``)
-        if not await self._generations.leave_lease(waiting):
+        if not await self._leases.leave_lease(waiting):
             return None
         log.info(
             "generation waits for admission",

@@ -20,6 +20,7 @@ from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.instances import InstanceRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -44,6 +45,7 @@ class Reconciler:
         limiters: Iterable[RateLimiter] = (),
     ) -> None:
         self._generations = GenerationRepository(store)
+        self._leases = LeaseRepository(store)
         self._outbox = OutboxRepository(store)
         self._instances = InstanceRepository(store)
         self._instance = instance
@@ -68,12 +70,12 @@ class Reconciler:
         resumed = 0
         # Leases that ran out (their owner died, maybe while it put the generation in line) or were handed
         # back (expired at the epoch), oldest first.
-        async for generation_id in self._generations.expired_leases(now, self._batch):
+        async for generation_id in self._leases.expired_leases(now, self._batch):
             if await self._runner.start(generation_id, wait_for_slot=False, waiting=True):
                 resumed += 1
         # Never leased: the request message was lost. The api creates generations `processing`; one that
         # waits in line is `queued` with no lease, and is not orphaned (_start_waiting).
-        async for generation_id in self._generations.never_leased(now - self._grace, self._batch):
+        async for generation_id in self._leases.never_leased(now - self._grace, self._batch):
             if await self._runner.start(generation_id, wait_for_slot=False):
                 resumed += 1
         if resumed:

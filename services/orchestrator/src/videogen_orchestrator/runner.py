@@ -28,6 +28,7 @@ from videogen_common.failures import GenerationError
 from videogen_common.pricing import PriceTable
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
+from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor, TaskEvent
@@ -56,6 +57,7 @@ class Runner:
         sink: EventSink | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
+        self._leases = LeaseRepository(store)
         self._actor = actor
         self.admission = admission
         self._clock = clock
@@ -148,7 +150,7 @@ class Runner:
         if self._stopping:  # stop began while this start waited for a slot on this instance
             return None
         now = self._clock.now()
-        record = await self._generations.claim_lease(
+        record = await self._leases.claim_lease(
             generation_id,
             self._owner,
             now,
@@ -376,7 +378,7 @@ class Runner:
     async def renew_leases(self) -> None:
         if not self._tasks:
             return
-        await self._generations.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
+        await self._leases.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
 
     async def wait_idle(self) -> None:
         """Wait until no actor runs and nothing waiting is being started (what tests await)."""
@@ -400,7 +402,7 @@ class Runner:
             await asyncio.gather(*pending, return_exceptions=True)
         # A start already past its first check finishes its claim (or gives up) before the hand-back.
         await self._no_claims.wait()
-        released = await self._generations.hand_back_leases(self._owner, HANDED_BACK)
+        released = await self._leases.hand_back_leases(self._owner, HANDED_BACK)
         if released:
             log.info("released leases", extra={"count": released})
         await self.admission.health.close()  # the providers' recent successes gathered here

@@ -1,29 +1,23 @@
 """The ``generations`` collection's writes and the orchestrator's queries: creation, compare-and-set
-transitions (a terminal one carrying its event: ``videogen_common.outbox``), leases, joining a provider's
-line, the reconciler's scans, and what budgets charged. What the api reads is
-``repositories.generation_reads``, the Idempotency-Key's saved reply ``repositories.idempotency``, and the
-usage aggregation ``repositories.usage``.
+transitions (a terminal one carrying its event: ``videogen_common.outbox``), joining a provider's line and
+moving to another provider, and what budgets charged. Leases, and the reconciler's scans for lost ones, are
+``repositories.leases``; what the api reads is ``repositories.generation_reads``, the Idempotency-Key's saved
+reply ``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
 
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
-and the difference stays here:
-
-- ``findAndModify`` is answered with a collection scan there. A compare-and-set needs no read back on either
-  engine: it is a conditional ``update_one`` whose new state is computed (``transition`` and every write built
-  on it, ``_set_owned``). A lease claim must return what it claimed: one findAndModify on MongoDB, and on the
-  embedded store a conditional update stamping a unique token, then a read by id (``claim_lease``, chosen by
-  ``Store.engine()``);
-- an ``$or`` in a filter is answered with a scan there too, so the reconciler's scan for lost leases is one
-  range query per unfinished status (``expired_leases``) rather than one ``$or`` over them."""
+and the difference stays here: ``findAndModify`` is answered with a collection scan there, so a
+compare-and-set needs no read back on either engine: it is a conditional ``update_one`` whose new state is
+computed (``transition`` and every write built on it, ``_set_owned``)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.budgets import Hold, Meter, from_api
@@ -33,7 +27,7 @@ from videogen_common.generations import QueueReason, TransitionError, terminal_e
 from videogen_common.outbox import OUTBOX, OUTBOX_AT, OUTBOX_INDEX, owing
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.budgets import BudgetCounterRepository
-from videogen_common.store import Engine, Store
+from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +35,13 @@ Doc = dict[str, Any]
 
 ACTIVE = [s.value for s in Status if s not in TERMINAL]
 FINISHED = [s.value for s in TERMINAL]
-# The smallest datetime: a field at or after it is any such field (an indexed range, unlike $exists).
-_EVER = datetime.min.replace(tzinfo=UTC)
 # An expiry long past: the reconciler resumes such a generation at its next pass.
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-# The collection's other indexes are beside the queries they serve: generation_reads (listing), idempotency.
+# The collection's other indexes are beside the queries they serve: leases, generation_reads (listing),
+# idempotency, deletions.
 INDEXES: list[IndexModel] = [
-    # The reconciler: unfinished generations whose lease expired (or was never taken).
-    IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
     # Terminal generations owing their event to the notifier (videogen_common.outbox).
     OUTBOX_INDEX,
     # Generations waiting to be admitted to their provider: "{provider}\n{account}\n{rank}\n{place}\n{id}",
@@ -396,59 +387,7 @@ class GenerationRepository:
         )
         return result.modified_count == 1
 
-    # -- leases -------------------------------------------------------------------------------------------
-
-    async def claim_lease(
-        self,
-        generation_id: str,
-        owner: str,
-        now: datetime,
-        until: datetime,
-        token: str,
-        *,
-        waiting: bool = False,
-        admitted: bool = False,
-    ) -> GenerationRecord | None:
-        """Take the lease of an unfinished generation if it is free or expired ("not at or after now": none,
-        or one that ended before now, without an ``$or``); returns the generation so leased, or None. A
-        generation waiting to be admitted is claimed only with ``waiting`` (admission starting it, or the
-        reconciler resuming one whose joining was cut short): it then leaves its lane. ``admitted``: admission
-        chose it from its line, so ``admitted_at`` says since when it is out of our queue. On MongoDB one
-        findAndModify; on the embedded store, which answers findAndModify with a collection scan, a
-        conditional update stamping the unique ``token``, then a read by id
-        (``_claim_lease_in_two_steps``)."""
-        condition: Doc = {
-            "_id": generation_id,
-            "status": {"$in": ACTIVE},
-            "lease_expires_at": {"$not": {"$gte": now}},
-        }
-        update: Doc = {
-            "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            "$inc": {"attempts": 1},
-        }
-        if waiting or admitted:
-            update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
-            if admitted:
-                update["$set"]["admitted_at"] = now
-        else:
-            condition["slot_wait"] = None
-        if await self._store.engine() is Engine.SECANTUSDB:
-            return await self._claim_lease_in_two_steps(condition, update, token)
-        doc = await self._generations.find_one_and_update(
-            condition, update, return_document=ReturnDocument.AFTER
-        )
-        return None if doc is None else GenerationRecord.from_doc(doc)
-
-    async def _claim_lease_in_two_steps(
-        self, condition: Doc, update: Doc, token: str
-    ) -> GenerationRecord | None:
-        claimed = await self._generations.update_one(condition, update)
-        if claimed.modified_count != 1:
-            return None
-        doc = await self._generations.find_one({"_id": condition["_id"]})
-        if doc is None or doc.get("lease_token") != token:
-            return None
-        return GenerationRecord.from_doc(doc)
+    # -- waiting in line, moving to another provider ------------------------------------------------------
 
     async def join_lane(
         self,
@@ -542,28 +481,7 @@ class GenerationRepository:
             wait_deadline=None,
         )
 
-    async def leave_lease(self, record: GenerationRecord) -> bool:
-        """Let go of the lease of a generation that now waits in its lane (``join_lane``), so admission can
-        start it; False if it moved meanwhile."""
-        left = await self._generations.update_one(
-            {"_id": record.id, "lease_token": record.lease_token, "slot_wait": record.slot_wait},
-            {"$set": {"lease_owner": None, "lease_expires_at": None}},
-        )
-        return left.modified_count == 1
-
-    async def renew_leases(self, generation_ids: list[str], owner: str, until: datetime) -> None:
-        await self._generations.update_many(
-            {"_id": {"$in": generation_ids}, "lease_owner": owner}, {"$set": {"lease_expires_at": until}}
-        )
-
-    async def hand_back_leases(self, owner: str, expires_at: datetime) -> int:
-        """Release every unfinished generation ``owner`` leases, its lease expiring at ``expires_at``; returns
-        how many."""
-        released = await self._generations.update_many(
-            {"lease_owner": owner, "status": {"$in": ACTIVE}},
-            {"$set": {"lease_owner": None, "lease_expires_at": expires_at}},
-        )
-        return released.modified_count
+    # -- slots' holders -----------------------------------------------------------------------------------
 
     async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
         """Which of these generations exist and are not finished."""
@@ -571,43 +489,6 @@ class GenerationRepository:
             {"_id": {"$in": generation_ids}, "status": {"$nin": FINISHED}}, projection={"_id": 1}
         )
         return {doc["_id"] async for doc in found}
-
-    # -- the reconciler -----------------------------------------------------------------------------------
-
-    async def expired_leases(self, now: datetime, limit: int) -> AsyncIterator[str]:
-        """Ids of unfinished generations whose lease ran out (their owner died) or was handed back (expired at
-        the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
-        index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
-        for status in ACTIVE:
-            # Bounded below too: without it the embedded store reads every unleased generation of the status
-            # (those waiting in line: their lease is null, which sorts first) before the range.
-            found = (
-                self._generations.find(
-                    {"status": status, "lease_expires_at": {"$gte": _EVER, "$lt": now}}, projection={"_id": 1}
-                )
-                .sort("lease_expires_at", 1)
-                .limit(limit)
-            )
-            async for doc in found:
-                yield doc["_id"]
-
-    async def never_leased(self, created_before: datetime, limit: int) -> AsyncIterator[str]:
-        """Ids of ``processing`` generations nobody ever leased, created before ``created_before``, oldest
-        first (one that waits for an account slot is ``queued`` with no lease, and is not among them)."""
-        found = (
-            self._generations.find(
-                {
-                    "status": Status.PROCESSING.value,
-                    "lease_expires_at": None,
-                    "created_at": {"$lt": created_before},
-                },
-                projection={"_id": 1},
-            )
-            .sort("created_at", 1)
-            .limit(limit)
-        )
-        async for doc in found:
-            yield doc["_id"]
 
     # -- migration ----------------------------------------------------------------------------------------
 

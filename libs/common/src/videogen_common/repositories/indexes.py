@@ -16,6 +16,7 @@ from videogen_common.repositories import (
     idempotency,
     instances,
     keys,
+    leases,
     provider_health,
     provider_pools,
     rate_limits,
@@ -29,6 +30,7 @@ from videogen_common.store import Store
 INDEXES: dict[str, list[IndexModel]] = {
     "generations": [
         *generations.INDEXES,
+        *leases.INDEXES,
         *generation_reads.INDEXES,
         *idempotency.INDEXES,
         *deletions.INDEXES,
