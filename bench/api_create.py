@@ -2,7 +2,7 @@
 ceilings measured in the same run: the store's raw insert rate and a bare aiohttp JSON endpoint.
 
     .venv/bin/python -m bench.api_create [--requests N] [--concurrency C] [--rounds R] [--write-concerns A,B]
-        [--profile FILE] [--traces]
+        [--profile FILE] [--traces] [--baseline CHECKOUT]
 
 The store's raw insert and creation are measured for each write concern of ``--write-concerns`` (all three
 by default, the durable default first): each ceiling uses the same write concern as the creation it is
@@ -16,6 +16,12 @@ the bare endpoint's per request, by round (what a creation costs the api beyond 
 
 With ``--traces``, the api exports OpenTelemetry traces to a sink on 127.0.0.1 (``bench.otlp_sink``), so a run
 with it beside one without states what traces cost creation.
+
+With ``--baseline``, a second api runs from another checkout (its own ``.venv``: ``make install`` there; say
+a ``git worktree`` of the commit to compare with) against the same engines, with the first write concern, and
+each round measures its creation beside this checkout's, in alternating order: before and after in one run,
+stated as this api's CPU per creation ÷ the baseline's, by round and its median (the figure to read on a noisy
+machine, where run against run moves the ratio to the bare endpoint by ±20%).
 
 With ``--profile``, the api process runs under cProfile and writes its statistics to FILE when it stops (read
 them with ``python -m pstats FILE``); the figures of such a run are not comparable with the others.
@@ -55,6 +61,7 @@ from videogen_common.ids import new_id
 from videogen_common.store import Durability, Store, connect
 
 INSERT, BARE, CREATE = "store: raw insert_one", "aiohttp: bare JSON endpoint", "videogen: POST /v1/generate"
+BASELINE = "baseline: POST /v1/generate"
 BODY = orjson.dumps(
     {"prompt": "a red fox running through fresh snow at dawn, cinematic", "provider": "mock", "duration": 5}
 )
@@ -122,6 +129,7 @@ async def run(
     concerns: list[Durability],
     profile: Path | None = None,
     traces: bool = False,
+    baseline: Path | None = None,
 ) -> list[dict[str, Phase]]:
     """``rounds`` rounds of the phases, one after the other, so that each round's figures share the machine's
     conditions of the moment; every process stays up for the whole run. The store's raw insert and creation
@@ -174,6 +182,28 @@ async def run(
                 )
                 await wait_for_http(f"http://127.0.0.1:{sink_port}/count")
                 traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink_port}"}
+
+            def api_env(concern: Durability) -> dict[str, str]:
+                return {
+                    "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
+                    "VIDEOGEN_MONGO_URL": urls.mongo,
+                    "VIDEOGEN_MONGO_DB": "bench",
+                    "VIDEOGEN_MONGO_WRITE_CONCERN": concern.value,
+                    "VIDEOGEN_DATA_DIR": str(workdir / "data"),
+                    "VIDEOGEN_LOG_LEVEL": "WARNING",
+                    # One account sends everything here: its rate limits are set beyond what the run sends,
+                    # so the limiter does all its work (counting, headers, store syncs) and refuses nothing.
+                    "VIDEOGEN_RATE_LIMIT_GENERATE_QUOTA": str(1_000_000),
+                    **traced,
+                }
+
+            def create_headers() -> dict[str, str]:
+                return {
+                    "Content-Type": "application/json",
+                    "Authorization": f"Bearer {key}",
+                    "X-Request-Id": "bench-" + secrets.token_hex(4),
+                }
+
             # Per write concern: its store client (the ceiling), its api process, and the two operations.
             measured: dict[
                 Durability, tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]], int]
@@ -185,19 +215,7 @@ async def run(
                 )
                 stack.push_async_callback(concern_client.close)
                 api_port = free_port()
-                env = {
-                    "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
-                    "VIDEOGEN_MONGO_URL": urls.mongo,
-                    "VIDEOGEN_MONGO_DB": "bench",
-                    "VIDEOGEN_MONGO_WRITE_CONCERN": concern.value,
-                    "VIDEOGEN_API_PORT": str(api_port),
-                    "VIDEOGEN_DATA_DIR": str(workdir / "data"),
-                    "VIDEOGEN_LOG_LEVEL": "WARNING",
-                    # One account sends everything here: its rate limits are set beyond what the run sends,
-                    # so the limiter does all its work (counting, headers, store syncs) and refuses nothing.
-                    "VIDEOGEN_RATE_LIMIT_GENERATE_QUOTA": str(1_000_000),
-                    **traced,
-                }
+                env = {**api_env(concern), "VIDEOGEN_API_PORT": str(api_port)}
                 api = ["-m", "videogen_api.main"]
                 if profile is not None:
                     api = ["-m", "cProfile", "-o", str(profile), *api]
@@ -205,17 +223,23 @@ async def run(
                     python_process(api, env, workdir / f"api-{concern.value}.log")
                 )
                 await wait_for_http(f"http://127.0.0.1:{api_port}/healthz")
-                create = poster(
-                    session,
-                    CREATE,
-                    f"http://127.0.0.1:{api_port}/v1/generate",
-                    {
-                        "Content-Type": "application/json",
-                        "Authorization": f"Bearer {key}",
-                        "X-Request-Id": "bench-" + secrets.token_hex(4),
-                    },
-                )
+                create = poster(session, CREATE, f"http://127.0.0.1:{api_port}/v1/generate", create_headers())
                 measured[concern] = (inserter(concern_store, "raw_inserts"), create, api_proc.pid)
+            compared: tuple[Callable[[], Awaitable[None]], int] | None = None
+            if baseline is not None:
+                # The same settings as the first concern's api, from the other checkout's code.
+                port = free_port()
+                proc = await stack.enter_async_context(
+                    python_process(
+                        ["-m", "videogen_api.main"],
+                        {**api_env(concerns[0]), "VIDEOGEN_API_PORT": str(port)},
+                        workdir / "api-baseline.log",
+                        checkout=baseline,
+                    )
+                )
+                await wait_for_http(f"http://127.0.0.1:{port}/healthz")
+                url = f"http://127.0.0.1:{port}/v1/generate"
+                compared = (poster(session, BASELINE, url, create_headers()), proc.pid)
             runs = []
             for n in range(rounds):
                 first = n == 0
@@ -228,14 +252,19 @@ async def run(
                     phases[f"{INSERT} [{concern.value}]"] = await timed(
                         f"{INSERT} [{concern.value}]", insert, total, concurrency, store_pid, warm_up=first
                     )
-                    phases[f"{CREATE} [{concern.value}]"] = await timed(
-                        f"{CREATE} [{concern.value}]",
-                        create,
-                        total,
-                        concurrency,
-                        {"api": api_pid, **store_pid},
-                        warm_up=first,
-                    )
+                    name = f"{CREATE} [{concern.value}]"
+                    this = (name, create, api_pid)
+                    if compared is not None and concern is concerns[0]:
+                        # Alternating which goes first, so neither always has the other's after-effects.
+                        pair = [this, (BASELINE, *compared)]
+                        for phase_name, op, pid in pair if n % 2 == 0 else pair[::-1]:
+                            phases[phase_name] = await timed(
+                                phase_name, op, total, concurrency, {"api": pid, **store_pid}, warm_up=first
+                            )
+                    else:
+                        phases[name] = await timed(
+                            name, create, total, concurrency, {"api": api_pid, **store_pid}, warm_up=first
+                        )
                 runs.append(phases)
     return runs
 
@@ -254,10 +283,21 @@ def main() -> None:
     parser.add_argument(
         "--traces", action="store_true", help="the api exports its traces (to a sink on 127.0.0.1)"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (with its own .venv) whose api is measured beside this one's, each round",
+    )
     args = parser.parse_args()
     profile = args.profile.resolve() if args.profile else None
+    baseline = args.baseline.resolve() if args.baseline else None
+    if baseline is not None and not (baseline / ".venv" / "bin" / "python").exists():
+        parser.error(f"{baseline} has no .venv: run `make install` there first")
     concerns = [Durability(name.strip()) for name in args.write_concerns.split(",") if name.strip()]
-    runs = asyncio.run(run(args.requests, args.concurrency, args.rounds, concerns, profile, args.traces))
+    runs = asyncio.run(
+        run(args.requests, args.concurrency, args.rounds, concerns, profile, args.traces, baseline)
+    )
+    against: list[float] = []
     ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
     cpu_ratios: dict[Durability, list[float]] = {c: [] for c in concerns}
     costs: dict[Durability, list[float]] = {c: [] for c in concerns}
@@ -282,6 +322,15 @@ def main() -> None:
                 f"aiohttp = {create.rate / bare.rate:.2f}, create / slower ceiling = {ratio:.2f}, api CPU "
                 f"per creation / bare server's per request = {cpu_ratios[concern][-1]:.2f}"
             )
+        if BASELINE in phases:
+            this = phases[f"{CREATE} [{concerns[0].value}]"].per_request("api")
+            before = phases[BASELINE].per_request("api")
+            against.append(this / before)
+            print(
+                f"  [{concerns[0].value}] api CPU per creation: this checkout {this * 1000:.3f} ms, the "
+                f"baseline {before * 1000:.3f} ms, this / baseline = {against[-1]:.2f}; the baseline / bare "
+                f"server's per request = {before / phases[BARE].per_request('server'):.2f}"
+            )
         print()
     for concern in concerns:
         print(
@@ -295,6 +344,11 @@ def main() -> None:
             f"[{concern.value}] api CPU per creation / bare aiohttp server's, by round: "
             f"{', '.join(f'{r:.2f}' for r in cpu_ratios[concern])}; "
             f"median {statistics.median(cpu_ratios[concern]):.2f}  (target <= 3)"
+        )
+    if against:
+        print(
+            f"[{concerns[0].value}] api CPU per creation, this checkout / the baseline's, by round: "
+            f"{', '.join(f'{r:.2f}' for r in against)}; median {statistics.median(against):.2f}"
         )
 
 

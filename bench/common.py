@@ -168,11 +168,19 @@ async def migrated_store(
 
 @contextlib.asynccontextmanager
 async def python_process(
-    args: list[str], env: dict[str, str], log: Path
+    args: list[str], env: dict[str, str], log: Path, *, checkout: Path | None = None
 ) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``python args`` with ``env`` added, its output to ``log``; stopped on exit. With ``checkout``, that
+    checkout's own environment runs it, from there (``checkout/.venv/bin/python``: its code, not ours)."""
+    python = str(checkout / ".venv" / "bin" / "python") if checkout is not None else sys.executable
     with log.open("ab") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, *args, env={**os.environ, **env}, stdout=out, stderr=asyncio.subprocess.STDOUT
+            python,
+            *args,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=checkout,
         )
     try:
         yield proc
