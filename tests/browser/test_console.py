@@ -21,6 +21,7 @@ from tests.support.generations import insert_generation
 from tests.support.images import solid_image
 from tests.support.receivers import Reply, always, failing, receiving
 from tests.support.stack import Stack, generate, subscribe
+from tests.support.waiting import eventually
 from videogen_common.domain import Provider
 from videogen_common.store import Store
 
@@ -434,6 +435,18 @@ async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, 
             code, made = await generate(session, console_stack.base, console_stack.key, f"a train, car {n}")
             assert code == 202
             ahead.append(made["id"])
+
+        async def one_waits_for_the_account() -> bool:
+            for generation_id in ahead:
+                url = f"{console_stack.base}/v1/generations/{generation_id}"
+                async with session.get(url, headers=headers) as answer:
+                    if (await answer.json()).get("queue_reason") == "account_concurrency":
+                        return True
+            return False
+
+        # The requests reach the orchestrator on several partitions, in no set order: the last is made only
+        # once the account is full and one of the four waits, so it cannot be the one that starts first.
+        await eventually(one_waits_for_the_account, 60, "one of the four waits for the account's limit")
         code, waiting = await generate(session, console_stack.base, console_stack.key, "a kite in the wind")
         assert code == 202
         await console.open(f"#/generations/{waiting['id']}")
