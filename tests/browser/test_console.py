@@ -11,6 +11,7 @@ import hmac
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import aiohttp
 import pytest
@@ -20,7 +21,7 @@ from tests.browser.conftest import Console, check_page
 from tests.support.generations import insert_generation
 from tests.support.images import solid_image
 from tests.support.receivers import Reply, always, failing, receiving
-from tests.support.stack import Stack, generate, subscribe
+from tests.support.stack import Stack, generate, read_generation, subscribe
 from tests.support.waiting import eventually
 from videogen_common.domain import Provider
 from videogen_common.store import Store
@@ -372,10 +373,7 @@ async def test_a_failed_generation_shows_its_error_code_and_message(
         await console.open(f"#/generations/{made['id']}")
         await console.sign_in(console_stack.key)
         await expect(page.locator("#generation-status")).to_have_text("failed", timeout=LONG)
-        headers = {"Authorization": f"Bearer {console_stack.key}"}
-        url = f"{console_stack.base}/v1/generations/{made['id']}"
-        async with session.get(url, headers=headers) as answer:
-            failed = await answer.json()
+        failed = await read_generation(session, console_stack.base, console_stack.key, made["id"])
     await expect(page.locator("#error-code")).to_have_text(failed["error"]["code"])
     await expect(page.locator("#error-message")).to_have_text(failed["error"]["message"])
     await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
@@ -426,7 +424,6 @@ async def test_an_endpoint_that_always_fails_shows_its_failures_and_recovers_the
 
 async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, console_stack: Stack) -> None:
     page = console.page
-    headers = {"Authorization": f"Bearer {console_stack.key}"}
     async with aiohttp.ClientSession() as session:
         # The account may have one generation in flight: the last of these waits for the four before it, one
         # after another (the mock's 3 s each), so it is still unfinished when the page cancels it.
@@ -436,12 +433,13 @@ async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, 
             assert code == 202
             ahead.append(made["id"])
 
+        async def read(generation_id: str) -> dict[str, Any]:
+            return await read_generation(session, console_stack.base, console_stack.key, generation_id)
+
         async def one_waits_for_the_account() -> bool:
             for generation_id in ahead:
-                url = f"{console_stack.base}/v1/generations/{generation_id}"
-                async with session.get(url, headers=headers) as answer:
-                    if (await answer.json()).get("queue_reason") == "account_concurrency":
-                        return True
+                if (await read(generation_id)).get("queue_reason") == "account_concurrency":
+                    return True
             return False
 
         # The requests reach the orchestrator on several partitions, in no set order: the last is made only
@@ -458,38 +456,34 @@ async def test_a_waiting_generation_is_canceled_from_its_page(console: Console, 
         await expect(page.locator("#generation-waiting")).to_contain_text("of yours in line at mock")
         await page.get_by_role("button", name="Cancel generation").click()
         await expect(page.locator("#generation-status")).to_have_text("failed")
-        url = f"{console_stack.base}/v1/generations/{waiting['id']}"
-        async with session.get(url, headers=headers) as answer:
-            canceled = await answer.json()
+        canceled = await read(waiting["id"])
         assert canceled["status"] == "failed" and canceled["error"]["code"] == "canceled"
         await expect(page.locator("#error-code")).to_have_text("canceled")
         await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
         await check_page(page, "generation-canceled")
         # The others were not touched: they go on.
         for generation_id in ahead:
-            async with session.get(
-                f"{console_stack.base}/v1/generations/{generation_id}", headers=headers
-            ) as r:
-                assert (await r.json())["status"] != "failed"
+            assert (await read(generation_id))["status"] != "failed"
 
 
 async def test_a_generation_is_deleted_from_its_page_once_confirmed(
     console: Console, console_stack: Stack
 ) -> None:
     page = console.page
-    headers = {"Authorization": f"Bearer {console_stack.key}"}
     async with aiohttp.ClientSession() as session:
         code, made = await generate(
             session, console_stack.base, console_stack.key, "a private birthday video"
         )
         assert code == 202
-        url = f"{console_stack.base}/v1/generations/{made['id']}"
+
+        async def read() -> dict[str, Any]:
+            return await read_generation(session, console_stack.base, console_stack.key, made["id"])
+
         await console.open(f"#/generations/{made['id']}")
         await console.sign_in(console_stack.key)
         await expect(page.locator("#generation-status")).to_have_text("completed", timeout=LONG)
         await expect(page.locator("video#video")).to_be_visible()
-        async with session.get(url, headers=headers) as answer:
-            completed = await answer.json()
+        completed = await read()
 
         # Asked first; "Keep it" keeps it.
         await page.get_by_role("button", name="Delete generation").click()
@@ -500,8 +494,7 @@ async def test_a_generation_is_deleted_from_its_page_once_confirmed(
         await page.get_by_role("button", name="Keep it").click()
         await expect(confirm).to_have_count(0)
         await expect(page.get_by_role("button", name="Delete generation")).to_be_focused()
-        async with session.get(url, headers=headers) as answer:
-            assert (await answer.json())["deleted"] is False
+        assert (await read())["deleted"] is False
 
         await page.get_by_role("button", name="Delete generation").click()
         await page.get_by_role("button", name="Yes, delete it").click()
@@ -512,8 +505,7 @@ async def test_a_generation_is_deleted_from_its_page_once_confirmed(
         await expect(page.get_by_role("button", name="Delete generation")).to_be_hidden()
         await expect(page.get_by_role("button", name="Cancel generation")).to_be_hidden()
         await check_page(page, "generation-deleted")
-        async with session.get(url, headers=headers) as answer:
-            tombstone = await answer.json()
+        tombstone = await read()
         assert tombstone["deleted"] and tombstone["prompt"] == "" and tombstone["video_url"] is None
         async with session.get(completed["video_url"]) as answer:
             assert answer.status == 410

@@ -118,6 +118,16 @@ async def subscribe(
     return hook
 
 
+async def read_generation(
+    session: aiohttp.ClientSession, base: str, key: str, generation_id: str
+) -> dict[str, Any]:
+    """GET the generation as the api answers it (200)."""
+    status, found = await call(session, "GET", f"{base}/v1/generations/{generation_id}", key)
+    assert status == 200, found
+    assert isinstance(found, dict)
+    return found
+
+
 async def generate(
     session: aiohttp.ClientSession,
     base: str,
