@@ -1,4 +1,4 @@
-"""videogen_api.schemas.parse_body with GenerateRequest and WebhookCreate."""
+"""videogen_api.schemas.common.parse_body with GenerateRequest and WebhookCreate."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import orjson
 import pytest
 
 from videogen_api.problems import Problem
-from videogen_api.schemas import GenerateRequest, Generation, WebhookCreate, parse_body
+from videogen_api.schemas.common import parse_body
+from videogen_api.schemas.generations import GenerateRequest, Generation
+from videogen_api.schemas.webhooks import WebhookCreate
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation, public_view
 from videogen_common.records.generation import PUBLIC_FIELDS

@@ -26,7 +26,7 @@ from videogen_api.declare import UPLOAD_ID, Endpoint, problem
 from videogen_api.middleware import account_of
 from videogen_api.problems import Problem, invalid, not_found, unsupported_media_type
 from videogen_api.routes.audit import record_change
-from videogen_api.schemas import Upload
+from videogen_api.schemas.uploads import Upload
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
