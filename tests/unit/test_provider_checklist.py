@@ -10,6 +10,7 @@ from pathlib import Path
 from videogen_client import enums
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
+from videogen_common.pricing import DEFAULT_MODELS, DEFAULT_PRICES
 from videogen_orchestrator.providers.registry import build_providers
 from videogen_orchestrator.settings import CREDENTIALS, OrchestratorSettings
 
@@ -33,6 +34,17 @@ def test_each_per_provider_table_has_exactly_the_providers() -> None:
     assert set(CAPABILITIES) == set(Provider)
     assert set(CREDENTIALS) == set(REAL)  # each real one's key; the dev stack enables those it has keys for
     assert list(enums.Provider.__args__) == [p.value for p in Provider]  # type: ignore[attr-defined]
+
+
+def test_each_provider_has_a_default_model_with_prices_and_the_orchestrator_asks_for_it() -> None:
+    """Its entries in the price table (pricing.py): the model asked for when a deployment names none, and
+    what that model costs; without them a generation at it could not be estimated or priced."""
+    assert set(DEFAULT_MODELS) == set(Provider)
+    assert set(DEFAULT_PRICES) == set(Provider)
+    for provider in Provider:
+        assert DEFAULT_MODELS[provider] in DEFAULT_PRICES[provider], provider
+        # The model the orchestrator's settings ask for by default is the one the table prices by default.
+        assert OrchestratorSettings().model_of(provider)[0] == DEFAULT_MODELS[provider], provider
 
 
 def test_with_every_credential_each_provider_gets_its_adapter_under_its_name() -> None:
