@@ -4,6 +4,7 @@ field for field the record's public fields; and every closed list the api states
 
 from __future__ import annotations
 
+import argparse
 import ast
 import enum
 import importlib
@@ -21,10 +22,11 @@ from videogen_api.problems import Problem
 from videogen_api.schemas.common import Auto, BudgetName, DeliveryStatus, HealthState, ImageType, parse_body
 from videogen_api.schemas.generations import GenerateRequest, Generation
 from videogen_api.schemas.webhooks import WebhookCreate
+from videogen_client.cli import _parser
 from videogen_common.budgets import BUDGET_NAMES
 from videogen_common.deliveries import STATUSES
 from videogen_common.domain import Provider
-from videogen_common.generations import new_generation, public_view
+from videogen_common.generations import VIDEO_OPTIONS, new_generation, public_view
 from videogen_common.images import CONTENT_TYPES
 from videogen_common.records.generation import PUBLIC_FIELDS
 from videogen_common.records.health import HEALTH_STATES
@@ -294,11 +296,55 @@ def test_the_generation_answer_has_the_public_fields_in_their_order() -> None:
     )
 
 
+# --- A new field of a generation (docs/architecture.md, "Changing the code") -------------------------------
+# What a request takes is shown on the generation, or named here as what it is not; and the places outside
+# the api that say what a request takes have it too.
+ROOT = Path(__file__).parents[2]
+NOT_SHOWN = {  # what is shown instead, or why nothing is
+    "deadline_seconds": "the generation fails with deadline_exceeded",
+    "fallback_providers": "route",
+    "routing": "route",
+    "fallback_on_failure": "route",
+    "retention_days": "the media's links stop working",
+}
+# vg generate's options named otherwise than the fields they fill, and the fields it does not offer.
+VG_OPTIONS = {"fallback_providers": "fallback", "routing": "sort"}
+VG_NOT_OFFERED = {"deadline_seconds"}
+
+
+def test_every_field_a_request_takes_is_shown_on_the_generation_or_named_as_not() -> None:
+    request = set(GenerateRequest.model_fields)
+    assert request - set(PUBLIC_FIELDS) == set(NOT_SHOWN)
+    assert set(VIDEO_OPTIONS) <= request & set(PUBLIC_FIELDS)
+
+
+def test_vg_generate_offers_every_field_a_request_takes() -> None:
+    (generate,) = [
+        parser
+        for action in _parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, parser in action.choices.items()
+        if name == "generate"
+    ]
+    offered = {action.dest for action in generate._actions}
+    missing = {VG_OPTIONS.get(name, name) for name in GenerateRequest.model_fields} - VG_NOT_OFFERED - offered
+    assert missing == set()
+
+
+def test_the_api_reference_names_every_field_a_request_takes() -> None:
+    text = (ROOT / "docs/api.md").read_text()
+    listed = re.search(r"^\| `POST /generate` `\{([^}]*)\}`", text, re.M)
+    assert listed is not None
+    assert {name.strip().rstrip("?") for name in listed.group(1).split(",")} == set(
+        GenerateRequest.model_fields
+    )
+
+
 # --- Closed lists -------------------------------------------------------------------------------------------
 # A closed list (the values a field may take) is written once, in videogen_common: an Enum, or a tuple or
 # mapping of its values. The schemas state each as the Literal of its home's values (schemas.common).
 
-API = Path(__file__).parents[2] / "services/api/src"
+API = ROOT / "services/api/src"
 
 
 def test_each_closed_list_of_the_schemas_is_its_homes() -> None:

@@ -47,6 +47,17 @@ def test_each_provider_has_a_default_model_with_prices_and_the_orchestrator_asks
         assert OrchestratorSettings().model_of(provider)[0] == DEFAULT_MODELS[provider], provider
 
 
+def test_each_priced_model_is_in_the_price_table_of_the_providers_doc() -> None:
+    """docs/providers.md's "Prices": each model of DEFAULT_PRICES on its provider's rows (by its whole name,
+    or after "…/" by its last part), the default one marked so."""
+    section = (ROOT / "docs/providers.md").read_text().split("## Prices", 1)[1].split("\n## ", 1)[0]
+    for provider, models in DEFAULT_PRICES.items():
+        rows = "\n".join(line for line in section.splitlines() if line.startswith(f"| `{provider.value}` |"))
+        for model in models:
+            assert f"`{model}`" in rows or f"`…/{model.rsplit('/', 1)[-1]}`" in rows, (provider, model)
+        assert f"`{DEFAULT_MODELS[provider]}` (default)" in rows, provider
+
+
 def test_with_every_credential_each_provider_gets_its_adapter_under_its_name() -> None:
     keys = dict.fromkeys(CREDENTIALS.values(), "key")
     settings = OrchestratorSettings(providers=",".join(p.value for p in Provider), **keys)  # type: ignore[arg-type]
