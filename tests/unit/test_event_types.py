@@ -133,3 +133,9 @@ def test_the_receivers_table_in_the_api_reference_has_every_type() -> None:
     section = text.split("## Deliveries as a receiver sees them", 1)[1].split("\n\n", 2)[1]
     rows = re.findall(r"^\| `([a-z._]+)` \|", section, re.M)
     assert rows == EVENT_TYPES.names()
+
+
+def test_the_api_references_webhook_row_lists_what_endpoints_may_subscribe_to() -> None:
+    text = (ARCHITECTURE.parent / "api.md").read_text()
+    listed = text.split("a non-empty set of the document's `EventType` — ", 1)[1].split("; see below", 1)[0]
+    assert re.findall(r"`([a-z._]+)`", listed) == EVENT_TYPES.subscribable()

@@ -89,6 +89,13 @@ def test_each_provider_is_documented_and_has_a_test_against_a_fake_of_its_api() 
         assert (ROOT / f"tests/integration/test_orchestrator_providers_{provider.value}.py").exists()
 
 
+def test_the_api_reference_names_every_provider_a_request_may_ask_for() -> None:
+    text = (ROOT / "docs/api.md").read_text()
+    listed = re.search(r"`provider` one of ([^;]*);", text)
+    assert listed is not None
+    assert re.findall(r"`([a-z]+)`", listed.group(1)) == [p.value for p in Provider]
+
+
 def test_every_file_the_checklist_names_exists() -> None:
     paths = re.findall(r"`((?:libs|services|clients|src|tests|docs)/[^`]+)`", checklist())
     assert len(paths) >= 6
