@@ -19,7 +19,7 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from videogen.keys import create_key, revoke_key
-from videogen_api.schemas import AuditEventList
+from videogen_api.schemas.audit import AuditEventList
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import FAILED, delivery_body, pending_delivery

@@ -21,7 +21,7 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.waiting import eventually
-from videogen_api.account_schemas import BudgetProblem, Budgets
+from videogen_api.schemas.budgets import BudgetProblem, Budgets
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import Reservations, Spend
 from videogen_common import attempts

@@ -20,7 +20,7 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from videogen_api import state
-from videogen_api.account_schemas import ApiKey, ApiKeyCreated, ApiKeyList, ScopeProblem
+from videogen_api.schemas.keys import ApiKey, ApiKeyCreated, ApiKeyList, ScopeProblem
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.scopes import Scope

@@ -6,6 +6,8 @@ deliveries with attempts, disabled endpoints, cursors and every kind of problem 
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,7 +22,8 @@ from pydantic import BaseModel, ValidationError
 
 from tests.support.api import bearer
 from tests.support.images import solid_image
-from videogen_api import account_schemas, openapi, schemas
+from videogen_api import openapi, schemas
+from videogen_api.schemas.generations import Generation
 from videogen_api.settings import ApiSettings
 from videogen_common.clock import isoformat
 from videogen_common.media import LocalMediaStore, signed_media_url
@@ -85,9 +88,17 @@ class Answers:
         return orjson.loads(raw)
 
 
+# Every model of the schemas, by name (a component's name is its model's), whichever resource's module has it.
+MODELS: dict[str, type[BaseModel]] = {
+    name: found
+    for module in pkgutil.iter_modules(schemas.__path__, f"{schemas.__name__}.")
+    for name, found in vars(importlib.import_module(module.name)).items()
+    if isinstance(found, type) and issubclass(found, BaseModel)
+}
+
+
 def _model(name: str) -> type[BaseModel]:
-    found: type[BaseModel] = getattr(schemas, name, None) or getattr(account_schemas, name)
-    return found
+    return MODELS[name]
 
 
 def _valid(model: type[BaseModel], raw: bytes) -> bool:
@@ -304,10 +315,7 @@ async def test_the_event_stream_answers_as_documented(answers: Answers, store: S
     raw = await answers.call("GET", "/v1/generations/{id}/events", 200, path)  # finished: one event, the end
     lines = raw.decode().splitlines()
     assert lines[:2] == ["id: 1:", "event: generation"] and lines[3:] == [""]
-    assert (
-        schemas.Generation.model_validate_json(lines[2].removeprefix("data: "), strict=True).id
-        == created["id"]
-    )
+    assert Generation.model_validate_json(lines[2].removeprefix("data: "), strict=True).id == created["id"]
     await answers.call("GET", "/v1/generations/{id}/events", 404, "/v1/generations/gen_unknown/events")
     await answers.call("GET", "/v1/generations/{id}/events", 401, path, auth=False)
 

@@ -9,7 +9,7 @@ from aiohttp.test_utils import TestClient
 
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
-from videogen_api.schemas import ValidationProblem
+from videogen_api.schemas.common import ValidationProblem
 from videogen_api.settings import ApiSettings
 from videogen_common.store import Store
 from videogen_common.topics import Topics

@@ -27,7 +27,10 @@ from tests.support.fake_providers.runway import FakeRunway
 from tests.support.fakes import ManualClock
 from tests.support.orchestration import provider_run
 from videogen.keys import create_key
-from videogen_api.schemas import Generation, ProviderList, Usage, ValidationProblem
+from videogen_api.schemas.common import ValidationProblem
+from videogen_api.schemas.generations import Generation
+from videogen_api.schemas.providers import ProviderList
+from videogen_api.schemas.usage import Usage
 from videogen_api.settings import ApiSettings
 from videogen_common.records.admission import ProviderPool
 from videogen_common.repositories.provider_pools import ProviderPoolRepository

@@ -20,7 +20,9 @@ from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.images import solid_image
-from videogen_api.schemas import Generation, Upload, ValidationProblem
+from videogen_api.schemas.common import ValidationProblem
+from videogen_api.schemas.generations import Generation
+from videogen_api.schemas.uploads import Upload
 from videogen_api.settings import ApiSettings
 from videogen_common.media import LocalMediaStore
 from videogen_common.store import Store

@@ -19,7 +19,7 @@ from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.notifier import NotifierHarness
 from videogen.keys import create_key
-from videogen_api.schemas import Usage
+from videogen_api.schemas.usage import Usage
 from videogen_api.settings import ApiSettings
 from videogen_common.domain import Status
 from videogen_common.generations import terminal_event

@@ -15,7 +15,9 @@ from aiohttp.test_utils import TestClient
 
 from tests.support.api import api_client, bearer
 from tests.support.env import settings_for
-from videogen_api.schemas import Generation, ProviderList, ValidationProblem
+from videogen_api.schemas.common import ValidationProblem
+from videogen_api.schemas.generations import Generation
+from videogen_api.schemas.providers import ProviderList
 from videogen_api.settings import ApiSettings
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider

@@ -11,7 +11,8 @@ from videogen_api.filters import GenerationFilters
 from videogen_api.idempotency import request_hash, scoped
 from videogen_api.problems import Problem
 from videogen_api.query import parse_query
-from videogen_api.schemas import GenerateRequest, parse_body
+from videogen_api.schemas.common import parse_body
+from videogen_api.schemas.generations import GenerateRequest
 from videogen_common.domain import Provider, Status
 
 

@@ -11,10 +11,14 @@ from typing import Any, get_args
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
-from videogen_api import openapi, schemas
+from videogen_api import openapi
 from videogen_api.app import create_app
 from videogen_api.middleware import PUBLIC_PREFIXES
 from videogen_api.routes import reference
+from videogen_api.schemas.common import ValidationProblem
+from videogen_api.schemas.deliveries import Delivery
+from videogen_api.schemas.generations import Generation
+from videogen_api.schemas.webhooks import WebhookCreated
 from videogen_api.settings import ApiSettings
 from videogen_common.deliveries import STATUSES
 from videogen_common.scopes import Scope
@@ -205,7 +209,7 @@ def test_listings_document_limit_and_cursor_and_creation_its_idempotency_key(doc
 def test_response_schemas_are_the_response_models(document: Doc) -> None:
     components = document["components"]["schemas"]
     catalogs = openapi.catalog_schemas()
-    for model in (schemas.Generation, schemas.WebhookCreated, schemas.Delivery, schemas.ValidationProblem):
+    for model in (Generation, WebhookCreated, Delivery, ValidationProblem):
         generated = model.model_json_schema(ref_template="#/components/schemas/{model}")
         generated.pop("$defs", None)
         # A catalog's values (the event types) are one component the schema refers to.
@@ -216,7 +220,7 @@ def test_response_schemas_are_the_response_models(document: Doc) -> None:
     }
     assert components["Generation"]["additionalProperties"] is False
     assert set(components["Generation"]["required"]) == set(components["Generation"]["properties"])
-    delivery_status = schemas.Delivery.model_fields["status"].annotation
+    delivery_status = Delivery.model_fields["status"].annotation
     assert get_args(delivery_status) == STATUSES
 
 

@@ -1,19 +1,36 @@
-"""videogen_api.schemas.parse_body with GenerateRequest and WebhookCreate."""
+"""videogen_api.schemas.common.parse_body with GenerateRequest and WebhookCreate; the generation's answer
+field for field the record's public fields; and every closed list the api states, its home's in
+``videogen_common`` (a list restated by hand in an api module fails here)."""
 
 from __future__ import annotations
 
+import argparse
+import ast
+import enum
+import importlib
+import pkgutil
 import re
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 import orjson
 import pytest
 
+import videogen_common
 from videogen_api.problems import Problem
-from videogen_api.schemas import GenerateRequest, Generation, WebhookCreate, parse_body
+from videogen_api.schemas.common import Auto, BudgetName, DeliveryStatus, HealthState, ImageType, parse_body
+from videogen_api.schemas.generations import GenerateRequest, Generation
+from videogen_api.schemas.webhooks import WebhookCreate
+from videogen_client.cli import _parser
+from videogen_common.budgets import BUDGET_NAMES
+from videogen_common.deliveries import STATUSES
 from videogen_common.domain import Provider
-from videogen_common.generations import new_generation, public_view
+from videogen_common.generations import VIDEO_OPTIONS, new_generation, public_view
+from videogen_common.images import CONTENT_TYPES
 from videogen_common.records.generation import PUBLIC_FIELDS
+from videogen_common.records.health import HEALTH_STATES
+from videogen_common.routing import AUTO
 
 GOOD_GENERATE: dict[str, Any] = {"prompt": "a cat on a skateboard", "provider": "mock", "duration": 5}
 GOOD_WEBHOOK: dict[str, Any] = {"url": "https://example.com/hooks/videogen", "events": ["video.completed"]}
@@ -277,3 +294,155 @@ def test_the_generation_answer_has_the_public_fields_in_their_order() -> None:
         )
         == PUBLIC_FIELDS
     )
+
+
+# --- A new field of a generation (docs/architecture.md, "Changing the code") -------------------------------
+# What a request takes is shown on the generation, or named here as what it is not; and the places outside
+# the api that say what a request takes have it too.
+ROOT = Path(__file__).parents[2]
+NOT_SHOWN = {  # what is shown instead, or why nothing is
+    "deadline_seconds": "the generation fails with deadline_exceeded",
+    "fallback_providers": "route",
+    "routing": "route",
+    "fallback_on_failure": "route",
+    "retention_days": "the media's links stop working",
+}
+# vg generate's options named otherwise than the fields they fill, and the fields it does not offer.
+VG_OPTIONS = {"fallback_providers": "fallback", "routing": "sort"}
+VG_NOT_OFFERED = {"deadline_seconds"}
+
+
+def test_every_field_a_request_takes_is_shown_on_the_generation_or_named_as_not() -> None:
+    request = set(GenerateRequest.model_fields)
+    assert request - set(PUBLIC_FIELDS) == set(NOT_SHOWN)
+    assert set(VIDEO_OPTIONS) <= request & set(PUBLIC_FIELDS)
+
+
+def test_vg_generate_offers_every_field_a_request_takes() -> None:
+    (generate,) = [
+        parser
+        for action in _parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, parser in action.choices.items()
+        if name == "generate"
+    ]
+    offered = {action.dest for action in generate._actions}
+    missing = {VG_OPTIONS.get(name, name) for name in GenerateRequest.model_fields} - VG_NOT_OFFERED - offered
+    assert missing == set()
+
+
+def test_the_api_reference_names_every_field_a_request_takes() -> None:
+    text = (ROOT / "docs/api.md").read_text()
+    listed = re.search(r"^\| `POST /generate` `\{([^}]*)\}`", text, re.M)
+    assert listed is not None
+    assert {name.strip().rstrip("?") for name in listed.group(1).split(",")} == set(
+        GenerateRequest.model_fields
+    )
+
+
+# --- Closed lists -------------------------------------------------------------------------------------------
+# A closed list (the values a field may take) is written once, in videogen_common: an Enum, or a tuple or
+# mapping of its values. The schemas state each as the Literal of its home's values (schemas.common).
+
+API = ROOT / "services/api/src"
+
+
+def test_each_closed_list_of_the_schemas_is_its_homes() -> None:
+    assert get_args(DeliveryStatus) == STATUSES
+    assert get_args(HealthState) == HEALTH_STATES
+    assert get_args(ImageType) == tuple(CONTENT_TYPES.values())
+    assert get_args(BudgetName) == BUDGET_NAMES
+    assert get_args(Auto) == (AUTO,)
+
+
+def _homes() -> dict[frozenset[str], str]:
+    """Every closed list of videogen_common, by its values: each public Enum of strings, and each public
+    tuple, set or mapping of strings (its values)."""
+    homes: dict[frozenset[str], str] = {}
+    for info in pkgutil.walk_packages(videogen_common.__path__, "videogen_common."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, type) and issubclass(value, enum.Enum):
+                values = [member.value for member in value]
+            elif isinstance(value, tuple | frozenset | set):
+                values = list(value)
+            elif isinstance(value, dict):
+                values = list(value.values())
+            else:
+                continue
+            if len(values) >= 2 and all(isinstance(v, str) for v in values):
+                homes.setdefault(frozenset(str(v) for v in values), f"{module.__name__}.{name}")
+    return homes
+
+
+def _string_lists(tree: ast.AST) -> list[tuple[int, bool, list[str]]]:
+    """(line, whether it is a Literal, the strings) of every literal collection of strings in ``tree``:
+    a tuple, list or set, the values of a Literal[...], the values an Enum class assigns."""
+    found = []
+    literals = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"
+    ]
+    within = {id(node.slice) for node in literals}  # a Literal's values are its own, not a tuple beside it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and node in literals:
+            elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            literal = True
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set) and id(node) not in within:
+            elements, literal = node.elts, False
+        elif isinstance(node, ast.ClassDef):
+            elements = [s.value for s in node.body if isinstance(s, ast.Assign)]
+            literal = False
+        else:
+            continue
+        strings = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        found.append((node.lineno, literal, strings))
+    return found
+
+
+def _copies(source: str, homes: dict[frozenset[str], str]) -> list[str]:
+    """Where ``source`` restates a closed list: a Literal of several strings is one written by hand (derive
+    it from its home, as schemas.common does); a tuple, list, set or Enum of exactly a home's values (or, for
+    a home of three or more, all of them among others) is a copy of that home."""
+    copies = []
+    for line, literal, strings in _string_lists(ast.parse(source)):
+        if literal and len(strings) >= 2:
+            copies.append(f"{line}: Literal{strings}")
+            continue
+        given = set(strings)
+        copies += [
+            f"{line}: {home}"
+            for values, home in homes.items()
+            if given == values or (len(values) >= 3 and values <= given)
+        ]
+    return copies
+
+
+def test_a_closed_list_restated_by_hand_is_found() -> None:
+    homes = _homes()
+    for home in (STATUSES, HEALTH_STATES, BUDGET_NAMES, tuple(CONTENT_TYPES.values()), tuple(Provider)):
+        assert frozenset(home) in homes, home
+    assert _copies('status: Literal["pending", "succeeded", "failed"]', homes) == [
+        "1: Literal['pending', 'succeeded', 'failed']"
+    ]
+    assert _copies('TYPES = ("image/png", "image/webp", "image/jpeg")', homes) == [
+        "1: videogen_common.images.CONTENT_TYPES"
+    ]
+    assert _copies(
+        'class State(StrEnum):\n    UP = "operational"\n    SO_SO = "degraded"\n    DOWN = "down"', homes
+    )
+    # Some of a list's values, a single value, or other strings are not copies.
+    assert _copies('waits = status in ("queued", "processing", "x")\nkind: Literal["urn:x"]', homes) == []
+
+
+def test_no_api_module_restates_a_closed_list() -> None:
+    homes = _homes()
+    copies = [
+        f"{path.relative_to(API)}:{copy}"
+        for path in sorted(API.rglob("*.py"))
+        for copy in _copies(path.read_text(), homes)
+    ]
+    assert copies == []

@@ -8,8 +8,8 @@ from typing import get_args
 
 import pytest
 
-from videogen_api.account_schemas import ApiKeyBudgets, BudgetLimits, Budgets
-from videogen_api.schemas import BudgetName
+from videogen_api.schemas.budgets import ApiKeyBudgets, BudgetLimits, Budgets
+from videogen_api.schemas.common import BudgetName
 from videogen_common.budgets import (
     BUDGET_NAMES,
     BUDGETS,

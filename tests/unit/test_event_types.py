@@ -125,3 +125,17 @@ def test_the_table_in_the_architecture_notes_is_the_catalog() -> None:
         carried_in = None if cells[4] == "—" else cells[4].strip("`")
         documented[name.group(1)] = (cells[1] == "owed", cells[2], cells[3] == "yes", carried_in)
     assert documented == {t.name: (t.owed, t.subject.value, t.subscribable, t.source) for t in EVENT_TYPES}
+
+
+def test_the_receivers_table_in_the_api_reference_has_every_type() -> None:
+    """docs/api.md's "Deliveries as a receiver sees them": a row for every type, saying when it is sent."""
+    text = (ARCHITECTURE.parent / "api.md").read_text()
+    section = text.split("## Deliveries as a receiver sees them", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| `([a-z._]+)` \|", section, re.M)
+    assert rows == EVENT_TYPES.names()
+
+
+def test_the_api_references_webhook_row_lists_what_endpoints_may_subscribe_to() -> None:
+    text = (ARCHITECTURE.parent / "api.md").read_text()
+    listed = text.split("a non-empty set of the document's `EventType` — ", 1)[1].split("; see below", 1)[0]
+    assert re.findall(r"`([a-z._]+)`", listed) == EVENT_TYPES.subscribable()

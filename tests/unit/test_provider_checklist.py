@@ -10,6 +10,7 @@ from pathlib import Path
 from videogen_client import enums
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
+from videogen_common.pricing import DEFAULT_MODELS, DEFAULT_PRICES
 from videogen_orchestrator.providers.registry import build_providers
 from videogen_orchestrator.settings import CREDENTIALS, OrchestratorSettings
 
@@ -33,6 +34,28 @@ def test_each_per_provider_table_has_exactly_the_providers() -> None:
     assert set(CAPABILITIES) == set(Provider)
     assert set(CREDENTIALS) == set(REAL)  # each real one's key; the dev stack enables those it has keys for
     assert list(enums.Provider.__args__) == [p.value for p in Provider]  # type: ignore[attr-defined]
+
+
+def test_each_provider_has_a_default_model_with_prices_and_the_orchestrator_asks_for_it() -> None:
+    """Its entries in the price table (pricing.py): the model asked for when a deployment names none, and
+    what that model costs; without them a generation at it could not be estimated or priced."""
+    assert set(DEFAULT_MODELS) == set(Provider)
+    assert set(DEFAULT_PRICES) == set(Provider)
+    for provider in Provider:
+        assert DEFAULT_MODELS[provider] in DEFAULT_PRICES[provider], provider
+        # The model the orchestrator's settings ask for by default is the one the table prices by default.
+        assert OrchestratorSettings().model_of(provider)[0] == DEFAULT_MODELS[provider], provider
+
+
+def test_each_priced_model_is_in_the_price_table_of_the_providers_doc() -> None:
+    """docs/providers.md's "Prices": each model of DEFAULT_PRICES on its provider's rows (by its whole name,
+    or after "…/" by its last part), the default one marked so."""
+    section = (ROOT / "docs/providers.md").read_text().split("## Prices", 1)[1].split("\n## ", 1)[0]
+    for provider, models in DEFAULT_PRICES.items():
+        rows = "\n".join(line for line in section.splitlines() if line.startswith(f"| `{provider.value}` |"))
+        for model in models:
+            assert f"`{model}`" in rows or f"`…/{model.rsplit('/', 1)[-1]}`" in rows, (provider, model)
+        assert f"`{DEFAULT_MODELS[provider]}` (default)" in rows, provider
 
 
 def test_with_every_credential_each_provider_gets_its_adapter_under_its_name() -> None:
@@ -64,6 +87,13 @@ def test_each_provider_is_documented_and_has_a_test_against_a_fake_of_its_api() 
         assert re.search(rf"^\| `{provider.value}` \|", providers_doc, re.M), provider
     for provider in REAL:
         assert (ROOT / f"tests/integration/test_orchestrator_providers_{provider.value}.py").exists()
+
+
+def test_the_api_reference_names_every_provider_a_request_may_ask_for() -> None:
+    text = (ROOT / "docs/api.md").read_text()
+    listed = re.search(r"`provider` one of ([^;]*);", text)
+    assert listed is not None
+    assert re.findall(r"`([a-z]+)`", listed.group(1)) == [p.value for p in Provider]
 
 
 def test_every_file_the_checklist_names_exists() -> None:

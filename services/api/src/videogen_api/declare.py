@@ -25,7 +25,7 @@ from videogen_api.idempotency import HEADER as IDEMPOTENCY_KEY_HEADER
 from videogen_api.idempotency import MAX_KEY_CHARS
 from videogen_api.prefer import CANCEL_AFTER, MAX_WAIT_SECONDS, PREFER
 from videogen_api.problems import PROBLEM_CONTENT_TYPE
-from videogen_api.schemas import Problem
+from videogen_api.schemas.common import Problem
 from videogen_common.scopes import Scope
 
 Doc = dict[str, Any]

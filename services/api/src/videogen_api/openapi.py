@@ -3,10 +3,10 @@
 
 It is built once, when the application is created, by walking its router: every route whose handler carries a
 declaration (``declare.Endpoint``, beside the handler) is an operation, with the query parameters of its
-query model (``query``), its body and answer models from ``schemas``, and the errors it declares. Every /v1
-route must be declared. Here are only what all operations share: the response headers, the common problem
-responses, the tags and the security scheme. The deployment's own limits (prompt length, body size, whether
-webhook URLs may be plain http) are written in from its settings.
+query model (``query``), its body and answer models from ``schemas`` (one module per resource), and the errors
+it declares. Every /v1 route must be declared. Here are only what all operations share: the response
+headers, the common problem responses, the tags and the security scheme. The deployment's own limits (prompt
+length, body size, whether webhook URLs may be plain http) are written in from its settings.
 
 Neither needs an API key. Tests hold the document to the router (every /v1 route documented, nothing
 documented that is not routed) and fuzz the live API from the served document (schemathesis)."""
@@ -21,7 +21,6 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from videogen_api import query, routes
-from videogen_api.account_schemas import BudgetProblem, ScopeProblem
 from videogen_api.declare import (
     JSON,
     REF_TEMPLATE,
@@ -38,7 +37,9 @@ from videogen_api.idempotency import REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID
 from videogen_api.prefer import PREFERENCE_APPLIED
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
-from videogen_api.schemas import CATALOG, Problem, ValidationProblem
+from videogen_api.schemas.budgets import BudgetProblem
+from videogen_api.schemas.common import CATALOG, Problem, ValidationProblem
+from videogen_api.schemas.keys import ScopeProblem
 from videogen_api.settings import ApiSettings
 from videogen_common.event_types import EVENT_TYPES
 from videogen_common.scopes import SCOPES

@@ -15,7 +15,7 @@ from typing import Any
 
 from videogen_api.problems import Problem, invalid
 from videogen_api.provider_states import Snapshot
-from videogen_api.schemas import AUTO_PROVIDER, GenerateRequest
+from videogen_api.schemas.generations import AUTO_PROVIDER, GenerateRequest
 from videogen_common.capabilities import unsupported
 from videogen_common.domain import Provider
 from videogen_common.pricing import PriceTable

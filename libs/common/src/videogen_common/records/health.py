@@ -13,6 +13,9 @@ from typing import Any
 from videogen_common.records.admission import UNLIMITED_ROOM, ProviderPool
 from videogen_common.routing import Breaker, ProviderState
 
+# What GET /v1/providers says of a provider's health (``Health.state``): the one list of them.
+OPERATIONAL, DEGRADED, DOWN = "operational", "degraded", "down"
+HEALTH_STATES = (OPERATIONAL, DEGRADED, DOWN)
 # Below this recent success rate (with enough samples) a provider shows as degraded.
 DEGRADED_SUCCESS_RATE = 0.8
 MIN_SAMPLES = 5
@@ -98,15 +101,15 @@ def health_of(pools: Iterable[PoolHealth], now: datetime) -> Health:
     rate = round(sum(outcomes) / len(outcomes), 4) if outcomes else None
     p50 = p50_of(pools)
     if breaker is Breaker.OPEN:
-        state = "down"
+        state = DOWN
     elif (
         breaker is Breaker.HALF_OPEN
         or any(pool.breaker(now) is not Breaker.CLOSED for pool in pools)
         or (rate is not None and len(outcomes) >= MIN_SAMPLES and rate < DEGRADED_SUCCESS_RATE)
     ):
-        state = "degraded"
+        state = DEGRADED
     else:
-        state = "operational"
+        state = OPERATIONAL
     return Health(state, breaker, rate, p50, len(outcomes))
 
 

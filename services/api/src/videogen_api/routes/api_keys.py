@@ -16,14 +16,6 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from videogen_api import state
-from videogen_api.account_schemas import ApiKey as ApiKeyModel
-from videogen_api.account_schemas import (
-    ApiKeyCreate,
-    ApiKeyCreated,
-    ApiKeyList,
-    ApiKeyUpdate,
-    BudgetLimits,
-)
 from videogen_api.auth import Caller
 from videogen_api.declare import BODY_ERRORS, KEY_ID, Endpoint, problem
 from videogen_api.middleware import account_of, caller_of
@@ -32,7 +24,10 @@ from videogen_api.problems import conflict, insufficient_scope, invalid, not_fou
 from videogen_api.query import parse_query
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
-from videogen_api.schemas import parse_body
+from videogen_api.schemas.budgets import BudgetLimits
+from videogen_api.schemas.common import parse_body
+from videogen_api.schemas.keys import ApiKey as ApiKeyModel
+from videogen_api.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyUpdate
 from videogen_api.serialize import json_response
 from videogen_api.spend import start_counting
 from videogen_common.audit import AuditEventType

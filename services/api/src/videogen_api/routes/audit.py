@@ -22,7 +22,7 @@ from videogen_api.filters import (
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
 from videogen_api.query import Param, once, parse_query
-from videogen_api.schemas import AuditEventList
+from videogen_api.schemas.audit import AuditEventList
 from videogen_api.serialize import json_response
 from videogen_common import audit
 from videogen_common.audit import AuditActorType, AuditEventType

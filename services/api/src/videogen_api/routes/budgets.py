@@ -11,12 +11,12 @@ from typing import Any
 from aiohttp import web
 
 from videogen_api import state
-from videogen_api.account_schemas import BudgetLimits, Budgets
 from videogen_api.declare import BODY_ERRORS, Endpoint
 from videogen_api.middleware import account_of
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
-from videogen_api.schemas import parse_body
+from videogen_api.schemas.budgets import BudgetLimits, Budgets
+from videogen_api.schemas.common import parse_body
 from videogen_api.serialize import json_response
 from videogen_api.spend import start_counting
 from videogen_common.audit import AuditEventType

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from videogen_api import schemas, state
+from videogen_api import state
 from videogen_api.declare import BODY_ERRORS, DELIVERY_ID, ENDPOINT_UNUSABLE, WEBHOOK_ID, Endpoint, problem
 from videogen_api.filters import CreatedAfter, CreatedBefore
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
@@ -24,7 +24,9 @@ from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.webhooks import owned_webhook
-from videogen_api.schemas import DeliveryList, Recovered, RecoverRequest, parse_body
+from videogen_api.schemas.common import parse_body
+from videogen_api.schemas.deliveries import Delivery as DeliveryModel
+from videogen_api.schemas.deliveries import DeliveryList, Recovered, RecoverRequest
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
@@ -184,7 +186,7 @@ async def _owned_delivery(request: web.Request, delivery_id: str) -> Delivery:
     ),
     status=200,
     answer="The delivery.",
-    model=schemas.Delivery,
+    model=DeliveryModel,
     parameters=(DELIVERY_ID,),
     errors={404: "NotFound"},
 )
@@ -209,7 +211,7 @@ def _already_pending(delivery_id: str) -> Problem:
     description="Queues a finished delivery again, now, with the same id (so the same webhook-id) and body.",
     status=202,
     answer="Accepted: the queued delivery.",
-    model=schemas.Delivery,
+    model=DeliveryModel,
     parameters=(DELIVERY_ID,),
     errors={
         404: "NotFound",
@@ -298,7 +300,7 @@ async def recover_deliveries(request: web.Request) -> web.Response:
     description="Queues a signed webhook.test delivery to the endpoint, whatever events it subscribes to.",
     status=202,
     answer="Accepted: the queued delivery.",
-    model=schemas.Delivery,
+    model=DeliveryModel,
     parameters=(WEBHOOK_ID,),
     headers=("Location",),
     errors={404: "NotFound", 409: problem(ENDPOINT_UNUSABLE)},

@@ -15,13 +15,15 @@ from typing import Annotated, Any
 from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from videogen_api import schemas, state
+from videogen_api import state
 from videogen_api.declare import EVENT_ID, Endpoint
 from videogen_api.filters import CreatedAfter, CreatedBefore, choices_description
 from videogen_api.middleware import account_of
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, page_from
 from videogen_api.problems import not_found
 from videogen_api.query import Param, once, parse_query, refused
+from videogen_api.schemas.events import Event as EventModel
+from videogen_api.schemas.events import EventList
 from videogen_api.serialize import json_response
 from videogen_common.event_types import EVENT_TYPES
 from videogen_common.records.event import Event
@@ -125,7 +127,7 @@ def event_view(event: Event) -> Doc:
     ),
     status=200,
     answer="A page of events.",
-    model=schemas.EventList,
+    model=EventList,
     query=EventListing,
     errors={422: "Invalid"},
 )
@@ -153,7 +155,7 @@ async def list_events(request: web.Request) -> web.Response:
     description="What happened, to what, and the data each of its deliveries carried.",
     status=200,
     answer="The event.",
-    model=schemas.Event,
+    model=EventModel,
     parameters=(EVENT_ID,),
     errors={404: "NotFound"},
 )

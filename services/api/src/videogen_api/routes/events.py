@@ -22,7 +22,7 @@ from videogen_api.declare import GENERATION_ID, JSON, REQUEST_ID, Endpoint, Para
 from videogen_api.middleware import REQUEST_ID_KEY, account_of
 from videogen_api.problems import Problem, not_found
 from videogen_api.queue_position import view_with_position
-from videogen_api.schemas import Generation
+from videogen_api.schemas.generations import Generation
 from videogen_api.status_feed import Change, Key, change_key
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.scopes import Scope

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from videogen_api import schemas, state
+from videogen_api import state
 from videogen_api.declare import (
     BODY_ERRORS,
     CANCEL_AFTER_HEADER,
@@ -44,14 +44,9 @@ from videogen_api.queue_position import view_with_position
 from videogen_api.routes.bodies import json_body
 from videogen_api.routes.uploads import usable_upload
 from videogen_api.routing import routed
-from videogen_api.schemas import (
-    MAX_DEADLINE_SECONDS,
-    GenerateRequest,
-    Generation,
-    GenerationList,
-    ValidationProblem,
-    parse_body,
-)
+from videogen_api.schemas.common import Problem as ProblemModel
+from videogen_api.schemas.common import ValidationProblem, parse_body
+from videogen_api.schemas.generations import MAX_DEADLINE_SECONDS, GenerateRequest, Generation, GenerationList
 from videogen_api.serialize import json_response
 from videogen_api.spend import give_back, spend_of
 from videogen_common import attempts
@@ -176,7 +171,7 @@ async def _first_frame(
             "provider-unavailable: that provider is not enabled here (errors names provider); "
             "idempotency-key-reused: the key was used before with a different body.",
             ValidationProblem,
-            schemas.Problem,
+            ProblemModel,
         ),
     },
 )

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from videogen_api import state
 from videogen_api.declare import Endpoint
-from videogen_api.schemas import ProviderList
+from videogen_api.schemas.providers import ProviderList
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.clock import isoformat

@@ -26,12 +26,12 @@ from videogen_api.declare import UPLOAD_ID, Endpoint, problem
 from videogen_api.middleware import account_of
 from videogen_api.problems import Problem, invalid, not_found, unsupported_media_type
 from videogen_api.routes.audit import record_change
-from videogen_api.schemas import Upload
+from videogen_api.schemas.uploads import Upload
 from videogen_api.serialize import json_response
 from videogen_common.audit import AuditEventType
 from videogen_common.clock import isoformat
 from videogen_common.ids import new_id
-from videogen_common.images import EXTENSIONS, NotAnImage, inspect_image
+from videogen_common.images import CONTENT_TYPES, EXTENSIONS, NotAnImage, inspect_image
 from videogen_common.repositories.uploads import UploadRepository
 from videogen_common.scopes import Scope
 from videogen_common.store import Store
@@ -114,7 +114,7 @@ def upload_view(doc: dict[str, Any]) -> dict[str, Any]:
         "content": {
             **{
                 media_type: {"schema": {"type": "string", "contentMediaType": media_type}}
-                for media_type in ("image/png", "image/jpeg", "image/webp")
+                for media_type in CONTENT_TYPES.values()
             },
             "multipart/form-data": {
                 "schema": {

@@ -19,7 +19,8 @@ from videogen_api.declare import Endpoint
 from videogen_api.middleware import account_of, caller_of
 from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.routes.budgets import remaining_view
-from videogen_api.schemas import Usage, parse_timestamp
+from videogen_api.schemas.common import parse_timestamp
+from videogen_api.schemas.usage import Usage
 from videogen_api.serialize import json_response
 from videogen_common.budgets import ACCOUNT, Remaining
 from videogen_common.clock import isoformat

@@ -17,14 +17,14 @@ from videogen_api.middleware import account_of
 from videogen_api.problems import conflict, invalid, not_found
 from videogen_api.routes.audit import record_change
 from videogen_api.routes.bodies import json_body
-from videogen_api.schemas import (
+from videogen_api.schemas.common import parse_body
+from videogen_api.schemas.webhooks import (
     RotatedSecret,
     Webhook,
     WebhookCreate,
     WebhookCreated,
     WebhookList,
     WebhookUpdate,
-    parse_body,
 )
 from videogen_api.serialize import json_response
 from videogen_api.settings import ApiSettings
