@@ -33,6 +33,7 @@ from opentelemetry.trace import SpanKind
 from videogen_common import attempts
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
+from videogen_common.endings import end_generation
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.logs import log_context
 from videogen_common.media import MediaStore, signed_media_url
@@ -629,29 +630,32 @@ class GenerationActor:
         return await self._finish(record, outcome)
 
     async def _finish(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
-        """Move the generation to the state ``outcome`` calls for, its media stored first if it completed,
-        with its cost and its last try (``videogen_common.attempts``)."""
-        now = self._clock.now()
-        final: GenerationRecord | None
+        """End the generation as ``outcome`` calls for (``videogen_common.endings``), its media stored first
+        if it completed."""
+        result: StoredVideo | GenerationError
         stored: StoredVideo | None = None
         if isinstance(outcome, Completed):
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
-                stored = await self._store_media(record, outcome.video, outcome.thumbnail)
+                stored = result = await self._store_media(record, outcome.video, outcome.thumbnail)
             if record.status is Status.QUEUED:
                 try:
                     record = await self._follow(record, TaskState(TaskStatus.RUNNING))
                 except LeaseLost:
                     await self._discard_media(record.id, stored.keys)
                     raise
-            now = self._clock.now()
-            ending = attempts.ending(record, None, self.prices, now)
-            final = await self._generations.complete(record, stored, now=now, owner=self.owner, ending=ending)
         else:
-            ending = attempts.ending(record, outcome.error, self.prices, now)
-            final = await self._generations.fail(
-                record, outcome.error, now=now, owner=self.owner, ending=ending
-            )
+            result = outcome.error
+        now = self._clock.now()
+        final = await end_generation(
+            self._store,
+            record,
+            result,
+            prices=self.prices,
+            now=now,
+            owner=self.owner,
+            announce=lambda ended: publish_status(self._sink, ended, now),
+        )
         if final is None:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}
@@ -663,7 +667,6 @@ class GenerationActor:
             "generation finished",
             extra={"generation_id": record.id, "account_id": record.account_id, "status": final.status.value},
         )
-        await publish_status(self._sink, final, now)
         return Finished(final)
 
     async def _discard_media(self, generation_id: str, keys: list[str]) -> None:

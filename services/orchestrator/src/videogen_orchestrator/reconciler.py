@@ -14,8 +14,8 @@ import logging
 from collections.abc import Iterable
 from datetime import timedelta
 
-from videogen_common import attempts
 from videogen_common.clock import Clock
+from videogen_common.endings import end_generation
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
@@ -44,6 +44,7 @@ class Reconciler:
         interval: timedelta = timedelta(seconds=5),
         limiters: Iterable[RateLimiter] = (),
     ) -> None:
+        self._store = store
         self._generations = GenerationRepository(store)
         self._leases = LeaseRepository(store)
         self._outbox = OutboxRepository(store)
@@ -105,11 +106,14 @@ class Reconciler:
                 "capacity)",
                 retriable=True,
             )
-            now = self._clock.now()
-            ending = attempts.ending(record, error, self._runner.prices, now)
-            failed = await self._generations.fail(record, error, now=now, ending=ending)
-            if failed is not None:
-                await publish_status(self._sink, failed, self._clock.now())
+            await end_generation(
+                self._store,
+                record,
+                error,
+                prices=self._runner.prices,
+                now=self._clock.now(),
+                announce=lambda failed: publish_status(self._sink, failed, self._clock.now()),
+            )
 
     async def _share_rates(self) -> None:
         """This instance's heartbeat, and its share of each provider's request-rate cap: the cap divided by

@@ -11,7 +11,6 @@ computed (``transition`` and every write built on it, ``_set_owned``)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -20,16 +19,13 @@ from typing import Any
 from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
-from videogen_common.budgets import Hold, Meter, from_api
+from videogen_common.budgets import Meter, from_api
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
 from videogen_common.outbox import OUTBOX, OUTBOX_AT, OUTBOX_INDEX, owing
 from videogen_common.records.generation import GenerationRecord, StoredVideo
-from videogen_common.repositories.budgets import BudgetCounterRepository
 from videogen_common.store import Store
-
-log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 
@@ -234,27 +230,12 @@ class GenerationRepository:
         ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
-        the lease of ``owner``); None if someone else moved it first.
-
-        A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
-        task), or whose tasks its providers made and then failed without charging for them (``ending``'s
-        ``cost`` 0: Luma refunds a failed generation, Runway most), cost nothing: what it reserved of its
-        budgets is given back here, by whoever's transition this is. A submit whose outcome is unknown (no
-        task id) keeps it. The transition is a compare-and-set out of an unfinished state, so it succeeds once
-        per generation, and so does the give-back (``record`` is the generation as it was just before: the
-        compare-and-set checked its version). A process that dies between the two keeps the reservation (the
-        budget errs on the side of spending less). ``ending``: its cost and its last try at a provider
-        (``videogen_common.attempts.ending``)."""
+        the lease of ``owner``); None if someone else moved it first. ``ending``: its cost and its last try at
+        a provider (``videogen_common.attempts.ending``). What a failed generation gives back of its budgets
+        is ``videogen_common.endings``' (every ending goes through ``end_generation``)."""
         extra, attempt = ending or ({}, None)
         fields = {"error": error.to_doc(), **extra}
-        failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
-        refunded = record.provider_task_id is not None and extra.get("cost") == 0
-        if failed is not None and record.budget_hold is not None and (not record.charged or refunded):
-            try:
-                await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
-            except Exception:
-                log.exception("a failed generation's budget reservation could not be given back")
-        return failed
+        return await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
 
     async def complete(
         self,
@@ -262,7 +243,7 @@ class GenerationRepository:
         media: StoredVideo,
         *,
         now: datetime,
-        owner: str,
+        owner: str | None,
         ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
         """Move the generation ``owner`` runs to ``completed`` with its stored media (and ``ending``: its cost
