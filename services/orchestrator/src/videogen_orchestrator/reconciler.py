@@ -18,11 +18,13 @@ from videogen_common.clock import Clock
 from videogen_common.endings import end_generation
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
+from videogen_common.pricing import PriceTable
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.instances import InstanceRepository
 from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
+from videogen_orchestrator.admission import Admission
 from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.status_events import EventSink, publish_status
@@ -36,6 +38,8 @@ class Reconciler:
         *,
         store: Store,
         runner: Runner,
+        admission: Admission,
+        prices: PriceTable,
         sink: EventSink,
         clock: Clock,
         grace: timedelta,
@@ -53,6 +57,8 @@ class Reconciler:
         self._interval = interval
         self._limiters = list(limiters)
         self._runner = runner
+        self._admission = admission
+        self._prices = prices
         self._sink = sink
         self._clock = clock
         self._grace = grace
@@ -84,7 +90,7 @@ class Reconciler:
         return resumed
 
     async def _start_waiting(self) -> int:
-        admission = self._runner.admission
+        admission = self._admission
         await admission.release_finished()
         await self._fail_past_deadline()
         started = 0
@@ -96,7 +102,7 @@ class Reconciler:
 
     async def _fail_past_deadline(self) -> None:
         """Waiting generations whose client's deadline passed fail now, not when their turn comes."""
-        for generation_id in await self._runner.admission.past_deadline():
+        for generation_id in await self._admission.past_deadline():
             record = await self._generations.get(generation_id)
             if record is None or record.status.terminal:
                 continue
@@ -110,7 +116,7 @@ class Reconciler:
                 self._store,
                 record,
                 error,
-                prices=self._runner.prices,
+                prices=self._prices,
                 now=self._clock.now(),
                 announce=lambda failed: publish_status(self._sink, failed, self._clock.now()),
             )
