@@ -201,7 +201,7 @@ class Admission:
             lane, place = await self._waiting.take_place(record.provider, record.account_id, rank)
         key = wait_key(lane, place, record.id)
         now = self._clock.now()
-        waiting = await self._generations.join_lane(record, key, place, reason, now=now, refused=refused)
+        waiting = await self._waiting.join_lane(record, key, place, reason, now=now, refused=refused)
         if waiting is None:
             return None
         await self._waiting.joined(lane, place, record.created_at)

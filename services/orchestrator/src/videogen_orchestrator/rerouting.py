@@ -11,7 +11,7 @@ attempt and before anything is submitted there: never at two providers at once, 
   candidate, the try that ended kept on the generation either way.
 
 Each move is a compare-and-set under the generation's lease that forgets the old provider's key, place in
-line, submit mark, plan and task id (``GenerationRepository.move_provider``)."""
+line, submit mark, plan and task id (``WaitingRepository.move_provider``)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from videogen_common.failures import GenerationError
 from videogen_common.records.admission import ProviderPool
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.records.health import PoolHealth, provider_state
-from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
+from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.routing import (
     Breaker,
     ProviderState,
@@ -88,7 +88,7 @@ class Rerouting:
     def __init__(
         self, store: Store, clock: Clock, health: Breakers, on_move: MoveObserver | None = None
     ) -> None:
-        self._generations = GenerationRepository(store)
+        self._waiting = WaitingRepository(store)
         self._pools = ProviderPoolRepository(store)
         self._clock = clock
         self._health = health
@@ -185,7 +185,7 @@ class Rerouting:
         self, record: GenerationRecord, to: str, *, reason: str, why: str, attempt: Doc | None = None
     ) -> GenerationRecord | None:
         """Move the generation to the candidate ``to`` (a compare-and-set under its lease)."""
-        moved = await self._generations.move_provider(
+        moved = await self._waiting.move_provider(
             record, to, reason=reason, now=self._clock.now(), attempt=attempt
         )
         if moved is None:
