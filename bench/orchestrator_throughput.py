@@ -56,7 +56,7 @@ from videogen_common.records.event import Event
 from videogen_common.settings import load_settings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
-from videogen_orchestrator.assembly import assemble
+from videogen_orchestrator.assembly import Resources, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -333,15 +333,8 @@ async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency:
     providers = build_providers(settings)
     sink = Finishes()
     async with open_media_store(settings) as media:
-        runner = assemble(
-            settings,
-            store=store,
-            media=media,
-            providers=measured(providers, metrics),
-            sink=sink,
-            clock=clock,
-            metrics=metrics,
-        ).runner
+        measured_providers = measured(providers, metrics)
+        runner = assemble(Resources(settings, store, media, measured_providers, sink, clock, metrics)).runner
 
         async def op() -> None:
             generation_id = next(pending)

@@ -56,7 +56,7 @@ from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.settings import load_settings
 from videogen_common.store import Store, connect
 from videogen_orchestrator.admission import Admission
-from videogen_orchestrator.assembly import assemble
+from videogen_orchestrator.assembly import Resources, assemble
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
@@ -162,14 +162,7 @@ async def wired(urls: EngineUrls, workdir: Path, fake: Fake, **settings: Any) ->
     async with open_media_store(base) as media:
         for name in ("orch-a", "orch-b"):
             settings_of = base.model_copy(update={"orchestrator_instance": name})
-            parts = assemble(
-                settings_of,
-                store=store,
-                media=media,
-                providers=providers,
-                sink=wiring.sink,
-                clock=clock,
-            )
+            parts = assemble(Resources(settings_of, store, media, providers, wiring.sink, clock))
             wiring.runners.append(parts.runner)
             wiring.reconcilers.append(parts.reconciler)
             wiring.admissions.append(parts.admission)

@@ -39,7 +39,7 @@ from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission
-from videogen_orchestrator.assembly import Orchestrator, actor_for, admission_for, assemble
+from videogen_orchestrator.assembly import Orchestrator, Resources, actor_for, admission_for, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
@@ -100,24 +100,24 @@ class Orchestration:
             fields["orchestrator_instance"] = owner
         return settings_for(OrchestratorSettings, self._env, **fields)
 
-    def assemble(
+    def resources(
         self,
         owner: str | None = None,
         *,
         providers: Mapping[str, ProviderAdapter] | None = None,
         clock: Clock | None = None,
         **overrides: Any,
-    ) -> Orchestrator:
-        """The parts of the instance ``owner`` (``overrides`` on its settings, e.g. ``max_in_flight`` or
-        ``account_max_in_flight``), as ``runtime.py`` assembles them."""
-        return assemble(
+    ) -> Resources:
+        """What the instance ``owner`` runs on (``overrides`` on its settings, e.g. ``max_in_flight`` or
+        ``account_max_in_flight``): this store, media store, sink and metrics."""
+        return Resources(
             self.settings(owner, **overrides),
-            store=self.store,
-            media=self.media,
-            providers=self.providers if providers is None else providers,
-            sink=self.sink,
-            clock=clock or self.clock,
-            metrics=self.metrics,
+            self.store,
+            self.media,
+            self.providers if providers is None else providers,
+            self.sink,
+            clock or self.clock,
+            self.metrics,
         )
 
     def actor(
@@ -129,14 +129,7 @@ class Orchestration:
         **overrides: Any,
     ) -> GenerationActor:
         """An actor alone (no runner: no breakers to tell, no admission to ask), as ``assembly`` makes it."""
-        return actor_for(
-            self.settings(owner, **overrides),
-            store=self.store,
-            media=self.media,
-            providers=self.providers if providers is None else providers,
-            sink=self.sink,
-            clock=clock or self.clock,
-        )
+        return actor_for(self.resources(owner, providers=providers, clock=clock, **overrides))
 
     def runner(
         self,
@@ -147,7 +140,7 @@ class Orchestration:
         **overrides: Any,
     ) -> Runner:
         """The runner of the instance ``owner`` (``overrides`` on its settings); stopped by ``stop``."""
-        parts = self.assemble(owner, providers=providers, clock=clock, **overrides)
+        parts = assemble(self.resources(owner, providers=providers, clock=clock, **overrides))
         self.runners.append(parts.runner)
         self._parts[id(parts.runner)] = parts
         return parts.runner

@@ -42,6 +42,7 @@ from videogen_common.routing import TaskMade, is_provider_failure
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.deadlines import (
+    cancel_if_canceled,
     cancel_task,
     late,
     poll_pause,
@@ -114,20 +115,22 @@ class GenerationActor:
         contended: Callable[[str], bool] | None = None,
     ) -> None:
         self._settings = settings
+        self._prices = settings.price_table
         self._store = store
         self._generations = GenerationRepository(store)
-        self._media = media
-        self._copy = media_copy
         self._providers = providers
         self._sink = sink
         self._clock = clock
+        # The first frame read (or fetched, then kept), and the finished video copied, into media storage.
+        self._media = media
         self._fetch_image = image_fetcher or guarded_fetcher(
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
+        self._copy = media_copy
+        # Its peers: the metrics, the breakers, admission's view of the providers' capacity.
         self._on_finished = on_finished
         self._on_health = on_health
         self._contended = contended
-        self._prices = settings.price_table
         # Each generation's runner's ``on_task``, while it runs.
         self._on_task: dict[str, TaskObserver] = {}
 
@@ -239,7 +242,7 @@ class GenerationActor:
                 "lease lost or generation canceled; stopping",
                 extra={"generation_id": record.id, "account_id": record.account_id},
             )
-            await self._cancel_if_canceled(record.id, adapter, record.provider_task_id)
+            await cancel_if_canceled(self._generations, adapter, record.provider_task_id, record.id)
             return Lost()
 
     async def _submitted(
@@ -371,7 +374,7 @@ class GenerationActor:
             return await self._owned(saving), None
         except LeaseLost:
             # Canceled while it was being submitted: the task exists, so stop it too.
-            await self._cancel_if_canceled(record.id, adapter, task_id)
+            await cancel_if_canceled(self._generations, adapter, task_id, record.id)
             raise
 
     async def _owned(self, write: Awaitable[GenerationRecord | None]) -> GenerationRecord:
@@ -381,18 +384,6 @@ class GenerationActor:
         if updated is None:
             raise LeaseLost
         return updated
-
-    # -- cancel -------------------------------------------------------------------------------------------
-
-    async def _cancel_if_canceled(
-        self, generation_id: str, adapter: ProviderAdapter, task_id: str | None
-    ) -> None:
-        """After losing the generation: if that is because its client canceled it, cancel the provider's task
-        (a takeover by another instance leaves the task alone: the new owner polls it)."""
-        if task_id is None or not adapter.can_cancel:
-            return
-        if await self._generations.was_canceled(generation_id):
-            await cancel_task(adapter, task_id, generation_id, reason="canceled")
 
     async def _ensure_owned(self, record: GenerationRecord) -> None:
         """A poll can take long and writes nothing while the provider's state is unchanged: check that the

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
@@ -86,28 +85,41 @@ def admission_for(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """What one orchestrator instance runs on, given from outside: its settings, the store and the media
+    store, the providers' adapters by key, where its messages go (``sink``), its clock, and the metrics that
+    observe it (None: unobserved)."""
+
+    settings: OrchestratorSettings
+    store: Store
+    media: MediaStore
+    providers: Mapping[str, ProviderAdapter]
+    sink: EventSink
+    clock: Clock
+    metrics: OrchestratorMetrics | None = None
+
+
 def actor_for(
-    settings: OrchestratorSettings,
-    *,
-    store: Store,
-    media: MediaStore,
-    providers: Mapping[str, ProviderAdapter],
-    sink: EventSink,
-    clock: Clock,
-    metrics: OrchestratorMetrics | None = None,
-    health: Breakers | None = None,
-    contended: Callable[[str], bool] | None = None,
+    resources: Resources, *, health: Breakers | None = None, contended: Callable[[str], bool] | None = None
 ) -> GenerationActor:
     """The actor, telling ``health`` (if given) what the providers' answers say and asking ``contended`` (if
     given) whether work waits for a provider's capacity; alone (neither), it drives one generation to its
     end, as a test does."""
+    settings, store, media, clock, metrics = (
+        resources.settings,
+        resources.store,
+        resources.media,
+        resources.clock,
+        resources.metrics,
+    )
     return GenerationActor(
         settings=settings,
         store=store,
         media=media,
         media_copy=MediaCopy(settings=settings, store=store, media=media, clock=clock),
-        providers=providers,
-        sink=sink,
+        providers=resources.providers,
+        sink=resources.sink,
         clock=clock,
         on_finished=metrics.observe_finished if metrics is not None else None,
         on_health=health.record if health is not None else None,
@@ -115,56 +127,20 @@ def actor_for(
     )
 
 
-def assemble(
-    settings: OrchestratorSettings,
-    *,
-    store: Store,
-    media: MediaStore,
-    providers: Mapping[str, ProviderAdapter],
-    sink: EventSink,
-    clock: Clock,
-    metrics: OrchestratorMetrics | None = None,
-    limiters: Iterable[RateLimiter] = (),
-) -> Orchestrator:
-    """The parts of the orchestrator instance ``settings`` describe, over ``store`` and ``media``, driving
-    ``providers`` (the adapters by key), telling ``sink`` of every change, on ``clock``; ``metrics`` (if
-    given) observe them, and the reconciler shares the providers' rate caps among the instances alive
-    (``limiters``)."""
+def assemble(resources: Resources, *, limiters: Iterable[RateLimiter] = ()) -> Orchestrator:
+    """The parts of the orchestrator instance that runs on ``resources``; the reconciler shares the
+    providers' rate caps among the instances alive (``limiters``)."""
+    settings, store, sink, clock, metrics = (
+        resources.settings,
+        resources.store,
+        resources.sink,
+        resources.clock,
+        resources.metrics,
+    )
     health = breakers_for(settings, store, clock, metrics)
     rerouting = Rerouting(store, clock, health, on_move=metrics.observe_move if metrics is not None else None)
     admission = admission_for(settings, store, clock, metrics)
-    actor = actor_for(
-        settings,
-        store=store,
-        media=media,
-        providers=providers,
-        sink=sink,
-        clock=clock,
-        metrics=metrics,
-        health=health,
-        contended=admission.contended,
-    )
-    runner = Runner(
-        store=store,
-        actor=actor,
-        admission=admission,
-        rerouting=rerouting,
-        health=health,
-        clock=clock,
-        lease=timedelta(seconds=settings.lease_seconds),
-        max_in_flight=settings.max_in_flight,
-        sink=sink,
-    )
-    reconciler = Reconciler(
-        store=store,
-        runner=runner,
-        admission=admission,
-        prices=settings.price_table,
-        sink=sink,
-        clock=clock,
-        grace=timedelta(seconds=settings.dispatch_grace_seconds),
-        instance=settings.orchestrator_instance,
-        interval=timedelta(seconds=settings.reconcile_interval_seconds),
-        limiters=limiters,
-    )
+    actor = actor_for(resources, health=health, contended=admission.contended)
+    runner = Runner(settings, store, actor, admission, rerouting, health=health, clock=clock, sink=sink)
+    reconciler = Reconciler(settings, store, runner, admission, sink, clock=clock, limiters=limiters)
     return Orchestrator(health, rerouting, admission, actor, runner, reconciler)

@@ -16,6 +16,7 @@ from opentelemetry.trace import SpanKind
 
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.tracing import annotate, tracer
 from videogen_orchestrator.providers.base import Job, ProviderAdapter, TaskState
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -94,6 +95,17 @@ async def poll_within(
             raise  # not the client's deadline: someone else's timeout
         return None
     return state
+
+
+async def cancel_if_canceled(
+    generations: GenerationRepository, adapter: ProviderAdapter, task_id: str | None, generation_id: str
+) -> None:
+    """After its actor lost the generation: if that is because its client canceled it, cancel the
+    provider's task (a takeover by another instance leaves the task alone: the new owner polls it)."""
+    if task_id is None or not adapter.can_cancel:
+        return
+    if await generations.was_canceled(generation_id):
+        await cancel_task(adapter, task_id, generation_id, reason="canceled")
 
 
 async def cancel_task(adapter: ProviderAdapter, task_id: str, generation_id: str, *, reason: str) -> None:

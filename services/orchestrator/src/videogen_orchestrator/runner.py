@@ -34,6 +34,7 @@ from videogen_orchestrator.admission import Admission, Admitted, with_pool
 from videogen_orchestrator.health import Breakers
 from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused, TaskEvent
 from videogen_orchestrator.rerouting import Rerouting
+from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
@@ -46,29 +47,30 @@ HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
 class Runner:
     def __init__(
         self,
-        *,
+        settings: OrchestratorSettings,
         store: Store,
         actor: GenerationActor,
         admission: Admission,
         rerouting: Rerouting,
+        *,
         health: Breakers,
         clock: Clock,
-        lease: timedelta,
-        max_in_flight: int,
         sink: EventSink | None = None,
     ) -> None:
+        """``settings``: how long a lease lasts, and how many generations this instance runs at once."""
         self._generations = GenerationRepository(store)
         self._leases = LeaseRepository(store)
+        self._clock = clock
+        self._sink = sink
+        self._lease = timedelta(seconds=settings.lease_seconds)
+        # Its peers: the actor it runs generations with, and what it asks where they go.
         self._actor = actor
         self._admission = admission
         self._rerouting = rerouting
         self._health = health
-        self._clock = clock
-        self._sink = sink
         # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
         self._owner = actor.owner
-        self._lease = lease
-        self._slots = asyncio.Semaphore(max_in_flight)
+        self._slots = asyncio.Semaphore(settings.max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         # What admission gave each generation running here.
         self._admitted: dict[str, Admitted] = {}

@@ -24,7 +24,7 @@ from videogen_common.probes import WorkerProbes
 from videogen_common.records.event import Event
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
-from videogen_orchestrator.assembly import Orchestrator, assemble
+from videogen_orchestrator.assembly import Orchestrator, Resources, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -114,16 +114,9 @@ class OrchestratorRuntime(Service):
         )
         self.probes.store = self.store
         media = await self._media.enter_async_context(open_media_store(settings))
-        self.parts = assemble(
-            settings,
-            store=self.store,
-            media=media,
-            providers=measured(self.providers, self.metrics),
-            sink=self.sink,
-            clock=self.clock,
-            metrics=self.metrics,
-            limiters=self.limiters.values(),
-        )
+        providers = measured(self.providers, self.metrics)
+        resources = Resources(settings, self.store, media, providers, self.sink, self.clock, self.metrics)
+        self.parts = assemble(resources, limiters=self.limiters.values())
         self.runner, self.reconciler = self.parts.runner, self.parts.reconciler
         self.metrics.in_flight.set_function(lambda: self.runner.in_flight)
         self._background = Periodic(
