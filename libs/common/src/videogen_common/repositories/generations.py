@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
@@ -66,6 +66,17 @@ def _admission_fields(record: GenerationRecord) -> Doc:
     if record.admitted_at is not None:
         fields["admitted_at"] = record.admitted_at
     return fields
+
+
+class TransitionOptions(TypedDict, total=False):
+    """How a ``transition`` is made: when (``now``, required), with which ``fields`` besides the state, under
+    whose lease (``owner`` or ``lease_token``), ending which try at a provider (``attempt``)."""
+
+    now: Required[datetime]
+    fields: Doc | None
+    owner: str | None
+    lease_token: str | None
+    attempt: Doc | None
 
 
 async def transition(
@@ -185,28 +196,9 @@ class GenerationRepository:
 
     # -- state transitions --------------------------------------------------------------------------------
 
-    async def transition(
-        self,
-        doc: Doc,
-        target: Status,
-        *,
-        now: datetime,
-        fields: Doc | None = None,
-        owner: str | None = None,
-        lease_token: str | None = None,
-        attempt: Doc | None = None,
-    ) -> Doc | None:
+    async def transition(self, doc: Doc, target: Status, **how: Unpack[TransitionOptions]) -> Doc | None:
         """The compare-and-set every change of state is (the module's ``transition``)."""
-        return await transition(
-            self._generations,
-            doc,
-            target,
-            now=now,
-            fields=fields,
-            owner=owner,
-            lease_token=lease_token,
-            attempt=attempt,
-        )
+        return await transition(self._generations, doc, target, **how)
 
     async def fail(
         self,
