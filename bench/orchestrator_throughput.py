@@ -27,7 +27,6 @@ import secrets
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
@@ -57,11 +56,9 @@ from videogen_common.records.event import Event
 from videogen_common.settings import load_settings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
-from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.assembly import Resources, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.registry import build_providers, close_providers
-from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 BODY = orjson.dumps(
@@ -336,23 +333,8 @@ async def runner_alone(urls: EngineUrls, workdir: Path, total: int, concurrency:
     providers = build_providers(settings)
     sink = Finishes()
     async with open_media_store(settings) as media:
-        actor = GenerationActor(
-            settings=settings,
-            store=store,
-            media=media,
-            providers=measured(providers, metrics),
-            sink=sink,
-            clock=clock,
-            on_finished=metrics.observe_finished,
-        )
-        runner = Runner(
-            store=store,
-            actor=actor,
-            admission=admission_for(settings, store, clock),
-            clock=clock,
-            lease=timedelta(seconds=settings.lease_seconds),
-            max_in_flight=settings.max_in_flight,
-        )
+        measured_providers = measured(providers, metrics)
+        runner = assemble(Resources(settings, store, media, measured_providers, sink, clock, metrics)).runner
 
         async def op() -> None:
             generation_id = next(pending)

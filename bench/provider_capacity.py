@@ -35,7 +35,6 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +55,11 @@ from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.settings import load_settings
 from videogen_common.store import Store, connect
-from videogen_orchestrator.actor import GenerationActor
+from videogen_orchestrator.admission import Admission
+from videogen_orchestrator.assembly import Resources, assemble
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 POLL_S = 0.05
@@ -134,6 +133,7 @@ class Wiring:
     sink: Finishes = field(default_factory=Finishes)
     runners: list[Runner] = field(default_factory=list)
     reconcilers: list[Reconciler] = field(default_factory=list)
+    admissions: list[Admission] = field(default_factory=list)
 
 
 @contextlib.asynccontextmanager
@@ -162,29 +162,10 @@ async def wired(urls: EngineUrls, workdir: Path, fake: Fake, **settings: Any) ->
     async with open_media_store(base) as media:
         for name in ("orch-a", "orch-b"):
             settings_of = base.model_copy(update={"orchestrator_instance": name})
-            actor = GenerationActor(
-                settings=settings_of,
-                store=store,
-                media=media,
-                providers=providers,
-                sink=wiring.sink,
-                clock=clock,
-            )
-            runner = Runner(
-                store=store,
-                actor=actor,
-                admission=admission_for(settings_of, store, clock),
-                clock=clock,
-                lease=timedelta(seconds=settings_of.lease_seconds),
-                max_in_flight=settings_of.max_in_flight,
-                sink=wiring.sink,
-            )
-            wiring.runners.append(runner)
-            wiring.reconcilers.append(
-                Reconciler(
-                    store=store, runner=runner, sink=wiring.sink, clock=clock, grace=timedelta(seconds=60)
-                )
-            )
+            parts = assemble(Resources(settings_of, store, media, providers, wiring.sink, clock))
+            wiring.runners.append(parts.runner)
+            wiring.reconcilers.append(parts.reconciler)
+            wiring.admissions.append(parts.admission)
         try:
             yield wiring
         finally:
@@ -318,9 +299,9 @@ async def bare_client(args: argparse.Namespace) -> float:
 async def with_waiting(urls: EngineUrls, workdir: Path, waiting: int) -> dict[str, float]:
     """Scenario 3 with ``waiting`` generations in line at a provider held full (10 accounts)."""
     async with fake_provider(1.0, 1000) as fake, wired(urls, workdir, fake, luma_max_concurrency=1) as wiring:
-        store, runner = wiring.store, wiring.runners[0]
+        store, runner, admission = wiring.store, wiring.runners[0], wiring.admissions[0]
         pools, lines = ProviderPoolRepository(store), WaitingRepository(store)
-        await runner.admission.register()
+        await admission.register()
         [pool] = await pools.of_provider("luma")
         assert await pools.take(pool, "gen_holder", "holder", SystemClock().now())  # never gives it back
         per_account = max(1, waiting // 10)
@@ -341,7 +322,7 @@ async def with_waiting(urls: EngineUrls, workdir: Path, waiting: int) -> dict[st
         rounds = 50
         started = time.perf_counter()
         for _ in range(rounds):
-            assert await runner.admission.next_waiting("luma") is not None
+            assert await admission.next_waiting("luma") is not None
         choose_ms = (time.perf_counter() - started) / rounds * 1000
         await pools.register(ProviderPool(pool.id, "luma", None, 1, 1))  # full again
         # A reconciler pass with the line full.

@@ -24,8 +24,8 @@ from tests.support.waiting import eventually
 from videogen_api.schemas.budgets import BudgetProblem, Budgets
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import Reservations, Spend
-from videogen_common import attempts
 from videogen_common.budgets import ACCOUNT, Limits
+from videogen_common.endings import end_generation
 from videogen_common.failures import CANCELED_BY_CLIENT, ErrorCode, GenerationError
 from videogen_common.pricing import PriceTable
 from videogen_common.repositories.generations import GenerationRepository
@@ -35,6 +35,8 @@ Client = TestClient[web.Request, web.Application]
 Doc = dict[str, Any]
 # 21:00 UTC on the last day of a month: three hours to the next day and month.
 NOW = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
+# What the tries at a provider cost, for an ending (videogen_common.endings).
+PRICES = PriceTable.with_overrides()
 
 
 def video(duration: int = 5, prompt: str = "a kite", provider: str = "mock") -> Doc:
@@ -239,8 +241,9 @@ async def test_a_generation_failing_before_it_was_submitted_gives_its_seconds_ba
     record = await generations.get(ids[1])
     assert record is not None
     error = GenerationError(ErrorCode.IMAGE_UNUSABLE, "x")
-    assert await generations.fail(record, error, now=clock.now()) is not None
-    assert await generations.fail(record, error, now=clock.now()) is None  # moved already: nothing again
+    assert await end_generation(store, record, error, prices=PRICES, now=clock.now()) is not None
+    # Moved already: nothing again.
+    assert await end_generation(store, record, error, prices=PRICES, now=clock.now()) is None
     assert await left(client, key) == {"daily_video_seconds": 15}
     # Failed after a submit began: a provider may bill for it, so it stays spent.
     submitted = await generations.get(ids[2])
@@ -248,7 +251,7 @@ async def test_a_generation_failing_before_it_was_submitted_gives_its_seconds_ba
     await store.generations.update_one({"_id": ids[2]}, {"$set": {"submit_started_at": clock.now()}})
     submitted = await generations.get(ids[2])
     assert submitted is not None and submitted.charged
-    assert await generations.fail(submitted, CANCELED_BY_CLIENT, now=clock.now()) is not None
+    assert await end_generation(store, submitted, CANCELED_BY_CLIENT, prices=PRICES, now=clock.now())
     assert await left(client, key) == {"daily_video_seconds": 15}
 
 
@@ -404,7 +407,8 @@ async def test_a_failed_generation_gives_its_cost_back_with_its_seconds(
     generations = GenerationRepository(store)
     record = await generations.get(made["id"])
     assert record is not None
-    assert await generations.fail(record, GenerationError(ErrorCode.IMAGE_UNUSABLE, "x"), now=clock.now())
+    error = GenerationError(ErrorCode.IMAGE_UNUSABLE, "x")
+    assert await end_generation(store, record, error, prices=PRICES, now=clock.now())
     assert await left(client, key) == {"daily_video_seconds": 100, "daily_cost": 2}
 
 
@@ -422,8 +426,7 @@ async def test_a_task_the_provider_failed_and_refunded_gives_its_reservation_bac
         await store.generations.update_one({"_id": made["id"]}, {"$set": fields})
         record = await generations.get(made["id"])
         assert record is not None
-        ending = attempts.ending(record, error, prices, clock.now())
-        assert await generations.fail(record, error, now=clock.now(), ending=ending)
+        assert await end_generation(store, record, error, prices=prices, now=clock.now())
 
     # Runway refunds a task that failed on its side: nothing was charged, so nothing stays reserved.
     await failed_at_runway(

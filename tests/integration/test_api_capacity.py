@@ -18,7 +18,7 @@ from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.store import Store
 from videogen_orchestrator.admission import Admission
-from videogen_orchestrator.runtime import admission_for
+from videogen_orchestrator.assembly import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 Client = TestClient[web.Request, web.Application]

@@ -233,7 +233,7 @@ async def test_estimated_and_final_costs_and_usage_by_provider_match_the_price_t
             store, base_env, tmp_path / "media", runway, ManualClock(ticking=True), others=[luma, fal]
         ) as run,
     ):
-        await run.runner.admission.register()  # the models and resolutions the api prices with
+        await run.admission.register()  # the models and resolutions the api prices with
         luma.failure = "The generation failed due to an internal error"
         made = [
             await create(client, key, provider="runway", duration=5),  # 5 s at $0.12

@@ -23,7 +23,7 @@ from videogen_common.budgets import (
 from videogen_common.domain import Provider, Status
 from videogen_common.generations import new_record
 from videogen_common.repositories.budgets import BudgetCounterRepository, Refusal, counter_id
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.usage import UsageRepository
 from videogen_common.store import Store
 
 NOW = datetime(2026, 11, 30, 21, 0, tzinfo=UTC)
@@ -115,7 +115,6 @@ async def test_an_announcement_interrupted_before_its_mark_is_made_again_as_the_
 
 
 async def test_a_budget_set_mid_month_starts_from_the_generations_charged_seconds(store: Store) -> None:
-    generations = GenerationRepository(store)
 
     async def made(day: int, duration: int, key: str, **fields: object) -> None:
         # Each at $0.10 a second, but the mock's ones, whose price the table did not know.
@@ -139,13 +138,13 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
     await made(1, 9, "key_a")
     month = (period_start(Period.MONTH, NOW), period_end(Period.MONTH, NOW))
     seconds, cost = Meter.VIDEO_SECONDS, Meter.COST
-    assert await generations.charged_by_day("acme", None, *month) == {
+    assert await UsageRepository(store).charged_by_day("acme", None, *month) == {
         "01": {seconds: 9, cost: 900_000},
         "03": {seconds: 12, cost: 500_000},  # key_b's 7 s had no price: counted 0
         "30": {seconds: 14, cost: 1_400_000},
     }
     counters = BudgetCounterRepository(store)
-    used = await generations.charged_by_day("acme", "key_a", *month)
+    used = await UsageRepository(store).charged_by_day("acme", "key_a", *month)
     assert {day: u[seconds] for day, u in used.items()} == {"01": 9, "03": 5, "30": 14}
     await counters.start_counting("acme", "key_a", used, NOW)
     limits = Limits(

@@ -112,7 +112,7 @@ async def test_beyond_the_cap_generations_wait_queued_and_start_oldest_first_as_
     assert await orch.provider.until_submitted(2) == ids[:2]
     for gid in ids[2:]:
         await assert_waiting(orch, gid)
-    assert await runner.accounts.holders("acme") == ids[:2]
+    assert await orch.admission_of(runner).accounts.holders("acme") == ids[:2]
 
     # Each finish frees one slot, and the oldest waiting generation takes it.
     for done, (finishing, following) in enumerate(zip(ids, ids[2:], strict=False), start=1):
@@ -126,7 +126,7 @@ async def test_beyond_the_cap_generations_wait_queued_and_start_oldest_first_as_
     assert await orch.statuses(ids) == ["completed"] * 5
     assert orch.provider.submitted == ids
     assert orch.provider.peak == CAP
-    assert await runner.accounts.holders("acme") == []
+    assert await orch.admission_of(runner).accounts.holders("acme") == []
     for gid in ids:
         assert "slot_wait" not in await orch.get(gid)
         assert len(orch.sink.for_generation(gid)) == 1
@@ -153,7 +153,7 @@ async def test_two_instances_racing_never_put_more_than_the_cap_at_the_provider(
     submitted = await orch.provider.until_submitted(CAP)
     await asyncio.sleep(0)  # let any wrongly started actor reach the provider
     assert len(orch.provider.submitted) == CAP
-    assert sorted(await instances[0].accounts.holders("acme")) == sorted(submitted)
+    assert sorted(await orch.admission_of(instances[0]).accounts.holders("acme")) == sorted(submitted)
     waiting = [gid for gid in ids if gid not in submitted]
     for gid in waiting:
         await assert_waiting(orch, gid)
@@ -206,7 +206,7 @@ async def test_the_reconciler_reclaims_a_slot_a_dead_instance_left_on_a_finished
     runner = orch.runner("orch-a", account_max_in_flight=1)
     [finished] = await orch.create(1, status="completed", lease_owner=None)
     # Its instance wrote the terminal state and died before giving the slot back.
-    assert await runner.accounts.acquire("acme", finished)
+    assert await orch.admission_of(runner).accounts.acquire("acme", finished)
     [waiting] = await orch.create(1)
     assert await runner.start(waiting) is False
     await runner.wait_idle()  # its own look for a free slot found none
@@ -214,7 +214,7 @@ async def test_the_reconciler_reclaims_a_slot_a_dead_instance_left_on_a_finished
 
     assert await orch.reconciler(runner).run_once() == (1, 0)
 
-    assert await runner.accounts.holders("acme") == [waiting]
+    assert await orch.admission_of(runner).accounts.holders("acme") == [waiting]
     assert await orch.provider.until_submitted(1) == [waiting]
     orch.provider.finish(waiting)
     await orch.idle()

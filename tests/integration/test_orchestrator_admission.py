@@ -137,17 +137,19 @@ async def test_a_freed_slot_goes_to_the_account_with_the_fewest_running(held: He
 
 
 async def test_a_provider_is_contended_while_work_waits_for_it(held: Held) -> None:
-    # Then its tasks are polled at the base interval (actor.poll_pause): a slot freed late is someone's loss.
+    # Then its tasks are polled at the base interval (deadlines.poll_pause): a slot freed late is someone's
+    # loss.
     runner = held.runner("orch-a")
+    admission = held.admission_of(runner)
     ids = await held.create(LIMIT + 1)
-    assert not runner.admission.contended("mock")
+    assert not admission.contended("mock")
 
     assert await held.start_all(runner, ids) == [True] * LIMIT + [False]
-    assert runner.admission.contended("mock")
+    assert admission.contended("mock")
     await held.finish_in_turn(ids)
 
-    assert await runner.admission.next_waiting("mock") is None  # a look at the lines: nobody waits now
-    assert not runner.admission.contended("mock")
+    assert await admission.next_waiting("mock") is None  # a look at the lines: nobody waits now
+    assert not admission.contended("mock")
 
 
 async def test_priorities_order_one_accounts_own_line(held: Held) -> None:
@@ -308,7 +310,7 @@ async def test_the_reconciler_gives_back_the_provider_slot_a_dead_instance_left_
 ) -> None:
     runner = held.runner("orch-a", mock_max_concurrency=1)
     [finished] = await held.create(1, status=Status.COMPLETED.value)
-    await runner.admission.register()
+    await held.admission_of(runner).register()
     pools = ProviderPoolRepository(held.store)
     [pool] = await pools.of_provider("mock")
     # Its instance wrote the terminal state and died before giving the slot back.

@@ -167,7 +167,7 @@ async def test_a_waiting_generation_marks_its_providers_pools_and_a_look_at_empt
         await held.provider.until_submitted(2)
         held.provider.finish(second)
         await held.idle()
-        assert await runner.admission.next_waiting("mock") is None  # the lines are found empty
+        assert await held.admission_of(runner).next_waiting("mock") is None  # the lines are found empty
         assert await runner.start(third)  # a newcomer looks at the lines once more, and clears the mark
         assert not await marked()
         held.provider.finish(third)

@@ -53,7 +53,7 @@ async def test_a_video_that_cannot_be_decoded_completes_without_a_thumbnail(
     orchestration: Orchestration, media: LocalMediaStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     video = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200
-    with caplog.at_level(logging.WARNING, logger="videogen_orchestrator.actor"):
+    with caplog.at_level(logging.WARNING, logger="videogen_orchestrator.media_copy"):
         final = await orchestration.run_actor(FinishedProvider(Output(video=video)))
     assert final["status"] == "completed" and final["error"] is None
     assert final["video_url"] and await media.get(final["video_key"]) == video

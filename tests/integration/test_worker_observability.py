@@ -178,7 +178,7 @@ async def test_orchestrator_store_wide_gauges(orchestrator: OrchestratorRuntime,
     clock = orchestrator.clock
     for _ in range(2):
         await insert_generation(store, clock.now(), prompt="waiting", trace_id="req")
-    await orchestrator.runner.admission.register()
+    await orchestrator.parts.admission.register()
     await orchestrator.metrics.refresh(store, clock.now())
     _, text = await get(orchestrator.probes.port, "/metrics")
     assert sample(text, "videogen_generations_unfinished", status="processing") == 2

@@ -1,7 +1,8 @@
-"""The one way a test wires the orchestrator: the real ``Runner`` and ``GenerationActor``, built from the
-settings as ``runtime.py`` builds them (admission with its metrics), over the real store and a media store (a
-folder, or the S3 one the test opens), with the provider adapters and the clock the test chooses and a sink
-that records status events instead of producing to Kafka (the e2e tests cover the producer).
+"""The one way a test wires the orchestrator: its real parts, built from the settings by
+``videogen_orchestrator.assembly.assemble`` as ``runtime.py`` builds them (with their metrics), over the real
+store and a media store (a folder, or the S3 one the test opens), with the provider adapters and the clock the
+test chooses and a sink that records status events instead of producing to Kafka (the e2e tests cover the
+producer).
 
 - ``Orchestration``: settings per owner (the test's overrides on its environment), actors, runners and
   reconcilers on one store, clock, sink and media store; generations inserted as the api creates them, read
@@ -38,13 +39,13 @@ from videogen_common.records.generation import GenerationRecord
 from videogen_common.store import Store
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission
+from videogen_orchestrator.assembly import Orchestrator, Resources, actor_for, admission_for, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.mock import MockProvider
 from videogen_orchestrator.providers.registry import build_providers, close_providers
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
-from videogen_orchestrator.runtime import admission_for
 from videogen_orchestrator.settings import OrchestratorSettings
 
 Doc = dict[str, Any]
@@ -62,8 +63,8 @@ TEST_SETTINGS: dict[str, Any] = {
 
 
 class Orchestration:
-    """Actors, runners and reconcilers wired as ``runtime.py`` wires them, on one store, clock, sink and media
-    store. ``settings`` override the test's environment ``env`` in every owner's settings (on top of
+    """Actors, runners and reconcilers assembled as ``runtime.py`` assembles them, on one store, clock, sink
+    and media store. ``settings`` override the test's environment ``env`` in every owner's settings (on top of
     ``TEST_SETTINGS``); ``providers`` are the adapters by name (the mock provider by default)."""
 
     def __init__(
@@ -84,6 +85,8 @@ class Orchestration:
             {"mock": MockProvider()} if providers is None else providers
         )
         self.runners: list[Runner] = []
+        # Each runner's fellow parts (its admission, reconciler...), by the runner.
+        self._parts: dict[int, Orchestrator] = {}
         # The instances' metrics, as runtime.py keeps them (admission's waits and refusals, breakers).
         self.metrics = OrchestratorMetrics(new_registry())
         self._env = dict(env)
@@ -97,6 +100,26 @@ class Orchestration:
             fields["orchestrator_instance"] = owner
         return settings_for(OrchestratorSettings, self._env, **fields)
 
+    def resources(
+        self,
+        owner: str | None = None,
+        *,
+        providers: Mapping[str, ProviderAdapter] | None = None,
+        clock: Clock | None = None,
+        **overrides: Any,
+    ) -> Resources:
+        """What the instance ``owner`` runs on (``overrides`` on its settings, e.g. ``max_in_flight`` or
+        ``account_max_in_flight``): this store, media store, sink and metrics."""
+        return Resources(
+            self.settings(owner, **overrides),
+            self.store,
+            self.media,
+            self.providers if providers is None else providers,
+            self.sink,
+            clock or self.clock,
+            self.metrics,
+        )
+
     def actor(
         self,
         owner: str | None = None,
@@ -105,14 +128,8 @@ class Orchestration:
         clock: Clock | None = None,
         **overrides: Any,
     ) -> GenerationActor:
-        return GenerationActor(
-            settings=self.settings(owner, **overrides),
-            store=self.store,
-            media=self.media,
-            providers=self.providers if providers is None else providers,
-            sink=self.sink,
-            clock=clock or self.clock,
-        )
+        """An actor alone (no runner: no breakers to tell, no admission to ask), as ``assembly`` makes it."""
+        return actor_for(self.resources(owner, providers=providers, clock=clock, **overrides))
 
     def runner(
         self,
@@ -122,33 +139,23 @@ class Orchestration:
         clock: Clock | None = None,
         **overrides: Any,
     ) -> Runner:
-        """A runner and its actor for the instance ``owner`` (``overrides`` on its settings, e.g.
-        ``max_in_flight`` or ``account_max_in_flight``); stopped by ``stop``."""
-        settings = self.settings(owner, **overrides)
-        runner = Runner(
-            store=self.store,
-            actor=self.actor(owner, providers=providers, clock=clock, **overrides),
-            admission=self.admission(settings, clock),
-            clock=clock or self.clock,
-            lease=timedelta(seconds=settings.lease_seconds),
-            max_in_flight=settings.max_in_flight,
-            sink=self.sink,
-        )
-        self.runners.append(runner)
-        return runner
+        """The runner of the instance ``owner`` (``overrides`` on its settings); stopped by ``stop``."""
+        parts = assemble(self.resources(owner, providers=providers, clock=clock, **overrides))
+        self.runners.append(parts.runner)
+        self._parts[id(parts.runner)] = parts
+        return parts.runner
+
+    def admission_of(self, runner: Runner) -> Admission:
+        """The admission ``runner`` was assembled with."""
+        return self._parts[id(runner)].admission
 
     def admission(self, settings: OrchestratorSettings, clock: Clock | None = None) -> Admission:
-        """Admission as runtime.py makes it (its pools are made at its first use)."""
+        """Admission alone, as ``assembly`` makes it (its pools are made at its first use)."""
         return admission_for(settings, self.store, clock or self.clock, self.metrics)
 
     def reconciler(self, runner: Runner) -> Reconciler:
-        return Reconciler(
-            store=self.store,
-            runner=runner,
-            sink=self.sink,
-            clock=self.clock,
-            grace=timedelta(seconds=self.settings().dispatch_grace_seconds),
-        )
+        """The reconciler ``runner`` was assembled with."""
+        return self._parts[id(runner)].reconciler
 
     async def insert(self, *, account_id: str = ACCOUNT, **fields: Any) -> Doc:
         """A generation as the api creates it, now (``fields`` set on it besides)."""
@@ -235,6 +242,7 @@ class ProviderRun:
         self.store, self.clock, self.sink = store, self.wiring.clock, self.wiring.sink
         self.media = self.wiring.media
         self.runner = self.wiring.runner()
+        self.admission = self.wiring.admission_of(self.runner)
 
     @property
     def provider(self) -> Provider:

@@ -15,8 +15,8 @@ from videogen_common.domain import Provider, Status
 from videogen_common.records.admission import Holder, ProviderPool, WaitingLane, lane_id
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.settings import SettingsError, load_settings
-from videogen_orchestrator.actor import poll_pause
 from videogen_orchestrator.admission import _in_fair_turn
+from videogen_orchestrator.deadlines import poll_pause
 from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.settings import OrchestratorSettings
 

@@ -14,7 +14,7 @@ Counting: each owner (the account, or one key) has one counter document per cale
 reserved at creation on every counter whose owner has a limit, with one conditional increment per document
 that matches only while every limited budget in it has room, so replicas racing for the last seconds cannot
 together pass a limit. It is given back when the generation fails before anything was submitted to a provider
-(``GenerationRepository.fail``)."""
+(``videogen_common.endings.end_generation``)."""
 
 from __future__ import annotations
 

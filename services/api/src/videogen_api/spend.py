@@ -41,7 +41,7 @@ from videogen_common.budgets import (
 from videogen_common.clock import isoformat
 from videogen_common.outbox import EventSink
 from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository, Refusal
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.usage import UsageRepository
 from videogen_common.store import Store
 
 log = logging.getLogger(__name__)
@@ -233,7 +233,6 @@ async def give_back(store: Store, hold: Hold) -> None:
 
 async def start_counting(
     store: Store,
-    generations: GenerationRepository,
     *,
     account_id: str,
     owner: str,
@@ -244,5 +243,5 @@ async def start_counting(
     this month (nothing was counted while it had none). Called before the limits are stored; it only ever
     raises the counter, so a reservation against limits a concurrent request set first is not overwritten."""
     month = (period_start(Period.MONTH, now), period_end(Period.MONTH, now))
-    used = await generations.charged_by_day(account_id, api_key_id, *month)
+    used = await UsageRepository(store).charged_by_day(account_id, api_key_id, *month)
     await BudgetCounterRepository(store).start_counting(account_id, owner, used, now)

@@ -8,14 +8,16 @@ the submit and the save of its id, the next owner finds the mark without an id, 
 was made, and fails the generation (``provider_unavailable``, retriable) rather than submit again. A graceful
 stop lets a submit in flight finish and save its id first.
 
-Each generation has a deadline (``generation_deadline_seconds`` after its creation): past it, it fails with
-``provider_timeout`` and the provider's task is canceled, best effort. A client's cancel (the api marks the
-generation failed/canceled) is noticed at the next ownership check, and the provider's task is canceled too
-where the provider allows it.
+Past its deadline (``deadlines``) a generation fails and the provider's task is canceled, best effort. A
+client's cancel (the api ends the generation failed/canceled) is noticed at the next ownership check, and
+the provider's task is canceled too where the provider allows it.
 
-``run`` answers with what became of the generation: ``Finished`` (this actor wrote its terminal state) or
-``Lost`` (someone else moved it). Inside, each ending is an ``Outcome`` (``Completed`` or ``Failed``) handed
-to ``_finish``; every pause between polls is taken through the injected clock."""
+``run`` answers with what became of the generation (``outcomes``): ``Finished`` (this actor wrote its
+terminal state), ``Lost`` (someone else moved it), ``Refused`` or ``Failover`` (its runner moves it on).
+Inside, each ending is an ``Outcome`` (``Completed`` or ``Failed``): a failed attempt moves on where
+rerouting says it may (``rerouting.may_move_on``), else ``_finish`` ends the generation the one way
+(``videogen_common.endings``), the video first copied into our storage (``media_copy``). Every pause
+between polls is taken through the injected clock."""
 
 from __future__ import annotations
 
@@ -23,9 +25,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -33,162 +32,124 @@ from opentelemetry.trace import SpanKind
 from videogen_common import attempts
 from videogen_common.clock import Clock
 from videogen_common.domain import Status
-from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.endings import end_generation
+from videogen_common.failures import GenerationError
 from videogen_common.logs import log_context
-from videogen_common.media import MediaStore, signed_media_url
+from videogen_common.media import MediaStore
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.generations import GenerationRepository
-from videogen_common.retention import RetentionPolicy
-from videogen_common.routing import TaskMade, is_provider_failure, later, may_fall_back
+from videogen_common.routing import TaskMade, is_provider_failure
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, tracer
+from videogen_orchestrator.deadlines import (
+    cancel_if_canceled,
+    cancel_task,
+    late,
+    poll_pause,
+    poll_within,
+    task_seconds,
+    until_client_deadline,
+)
 from videogen_orchestrator.first_frame import (
     FirstFrameUnusable,
     ImageFetcher,
     guarded_fetcher,
+    job_for,
     resolve_first_frame,
 )
+from videogen_orchestrator.media_copy import MediaCopy
 from videogen_orchestrator.outcomes import (
+    NO_REASON,
     Completed,
     Failed,
     Failover,
     Finished,
+    FinishedObserver,
+    HealthObserver,
+    LeaseLost,
     Lost,
     Outcome,
+    PollAgain,
     Refused,
     RunResult,
+    TaskEvent,
+    TaskObserver,
+    interrupted_submit,
+    not_configured,
 )
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
     CapacityRefused,
     Job,
-    Output,
     ProviderAdapter,
     ProviderError,
     TaskState,
     TaskStatus,
 )
-from videogen_orchestrator.providers.http import DownloadRefused, DownloadTooLarge, TransientFailure, download
 from videogen_orchestrator.providers.registry import retry_policy
+from videogen_orchestrator.rerouting import may_move_on
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
-from videogen_orchestrator.thumbnails import ThumbnailError, make_thumbnail
 
 log = logging.getLogger(__name__)
 
-# Fetches a provider's media by URL (bounded size); the default is ``providers.http.download``.
-Downloader = Callable[[str, int], Awaitable[bytes]]
-
-# A provider's thumbnail is small; a larger file is not a thumbnail.
-THUMBNAIL_MAX_BYTES = 10 * 1024 * 1024
-# A best-effort cancel at the provider is not worth holding an actor (or a shutdown) longer than this.
-CANCEL_TIMEOUT_SECONDS = 15.0
-
-
-# Told of every generation this actor finishes (the metrics count them).
-FinishedObserver = Callable[[GenerationRecord], None]
-
-
-class TaskEvent(StrEnum):
-    """What the actor tells admission about a generation's task at the provider."""
-
-    # The provider accepted it (a lowered limit may climb back).
-    ACCEPTED = "accepted"
-    # It ended at the provider (its slot there is free, before the media is copied).
-    ENDED = "ended"
-
-
-TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
-# Told what a provider's answer says of its health: the generation's task succeeded there (error None,
-# ``seconds`` after it was accepted), or the provider failed it (its submit or its task) by its own fault.
-HealthObserver = Callable[[GenerationRecord, GenerationError | None, float | None], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class _PollAgain:
-    """Not finished yet: poll again, holding ``record``; ``pause`` first unless the poll was cut short by the
-    client's deadline (then the deadline is looked at at once)."""
-
-    record: GenerationRecord
-    pause: bool = True
-
-
-NO_REASON = GenerationError(ErrorCode.PROVIDER_ERROR, "the provider reported failure without a reason")
-
-
-def _interrupted_submit(provider: str) -> GenerationError:
-    return GenerationError(
-        ErrorCode.PROVIDER_UNAVAILABLE,
-        f"an earlier attempt stopped while submitting to {provider}; whether a task was started is unknown, "
-        "so it is not submitted again (never paid for twice)",
-        retriable=True,
-    )
-
-
-def poll_pause(
-    settings: OrchestratorSettings, record: GenerationRecord, now: datetime, *, contended: bool = False
-) -> float:
-    """Seconds until the next poll of the generation's task: a fraction of the task's age, at least the base
-    interval and at most the maximum, so a long video costs few polls and a short one is seen at once. While
-    work waits for the provider's capacity (``contended``), the base interval: the slot a finished task frees
-    is someone's, and a poll that comes late keeps it idle."""
-    base = settings.poll_interval_seconds
-    started = record.task_started_at or record.submit_started_at
-    if started is None or contended:
-        return base
-    age = max(0.0, (now - started).total_seconds())
-    return max(base, min(settings.poll_max_interval_seconds, age * settings.poll_age_fraction))
-
-
-class LeaseLost(Exception):
-    """Another instance owns this generation now; this actor must stop touching it."""
-
 
 class GenerationActor:
+    """Drives generations, each in its own ``run``. ``on_health``: told what a provider's answers say of its
+    health (the breakers); ``contended``: whether work waits for a provider's capacity (admission's view: its
+    tasks are polled sooner); ``on_finished``: told of every generation it finishes (the metrics)."""
+
     def __init__(
         self,
         *,
         settings: OrchestratorSettings,
         store: Store,
         media: MediaStore,
+        media_copy: MediaCopy,
         providers: Mapping[str, ProviderAdapter],
         sink: EventSink,
         clock: Clock,
-        downloader: Downloader | None = None,
         image_fetcher: ImageFetcher | None = None,
         on_finished: FinishedObserver | None = None,
-        on_task: TaskObserver | None = None,
         on_health: HealthObserver | None = None,
+        contended: Callable[[str], bool] | None = None,
     ) -> None:
         self._settings = settings
+        self._prices = settings.price_table
         self._store = store
         self._generations = GenerationRepository(store)
-        self._media = media
         self._providers = providers
         self._sink = sink
         self._clock = clock
-        self._download = downloader or self._download_over_http
+        # The first frame read (or fetched, then kept), and the finished video copied, into media storage.
+        self._media = media
         self._fetch_image = image_fetcher or guarded_fetcher(
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
+        self._copy = media_copy
+        # Its peers: the metrics, the breakers, admission's view of the providers' capacity.
         self._on_finished = on_finished
-        self.on_task = on_task
-        self.on_health = on_health
-        # Whether work waits for a provider's capacity (admission's view; its tasks are polled sooner).
-        self.contended: Callable[[str], bool] | None = None
-        self.prices = settings.price_table
-        self._retention = RetentionPolicy(store, settings.media_retention_days)
+        self._on_health = on_health
+        self._contended = contended
+        # Each generation's runner's ``on_task``, while it runs.
+        self._on_task: dict[str, TaskObserver] = {}
 
     @property
     def owner(self) -> str:
         """The lease owner this actor writes as: this orchestrator instance."""
         return self._settings.orchestrator_instance
 
-    async def run(self, record: GenerationRecord) -> RunResult:
+    async def run(self, record: GenerationRecord, on_task: TaskObserver | None = None) -> RunResult:
         """Drive a leased generation to a terminal state. Every line logged meanwhile carries the generation's
-        ids (its account, and the id of the request that created it)."""
+        ids (its account, and the id of the request that created it). ``on_task``: told when its task is
+        accepted at the provider, and when it ends there (its runner's slots)."""
         with log_context(generation_id=record.id, account_id=record.account_id, request_id=record.trace_id):
-            result = await self._run(record)
+            if on_task is not None:
+                self._on_task[record.id] = on_task
+            try:
+                result = await self._run(record)
+            finally:
+                self._on_task.pop(record.id, None)
         if isinstance(result, Finished) and self._on_finished is not None:
             self._on_finished(result.record)
         return result
@@ -206,22 +167,15 @@ class GenerationActor:
     async def _run(self, record: GenerationRecord) -> RunResult:
         adapter = self._adapter_for(record)
         if adapter is None:
-            return await self._finish(
-                record,
-                Failed(
-                    GenerationError(
-                        code=ErrorCode.PROVIDER_UNAVAILABLE,
-                        message=f"provider {record.provider!r} is not configured",
-                    )
-                ),
-            )
+            return await self._finish(record, Failed(not_configured(record.provider)))
+        every, notice_every = self._settings.progress_write_seconds, self._settings.progress_webhook_seconds
         progress = ProgressReporter(
             store=self._store,
             sink=self._sink,
             clock=self._clock,
             owner=self.owner,
-            every=self._settings.progress_write_seconds,
-            notice_every=self._settings.progress_webhook_seconds,
+            every=every,
+            notice_every=notice_every,
         )
         try:
             return await self._drive(record, adapter, progress)
@@ -237,35 +191,15 @@ class GenerationActor:
             record, self._media, self._fetch_image, self._settings.image_max_bytes
         )
         if fetched is not None:
-            due_at = await self._retention.due_at(record, self._clock.now())
+            due_at = await self._copy.due_at(record, self._clock.now())
             try:
                 saving = self._generations.save_first_frame(record, self.owner, *fetched, due_at)
                 record = await self._owned(saving)
             except LeaseLost:
-                await self._discard_media(record.id, [fetched[0]])
+                await self._copy.discard(record.id, [fetched[0]])
                 raise
-        image_url = None
-        if frame is not None:
-            settings = self._settings
-            image_url = signed_media_url(
-                settings.public_base_url,
-                settings.media_signing_key.get_secret_value(),
-                frame.key,
-                now=self._clock.now(),
-                retention=timedelta(hours=1),
-            )
-        job = Job(
-            generation_id=record.id,
-            prompt=record.prompt,
-            duration=record.duration,
-            aspect_ratio=record.aspect_ratio,
-            resolution=record.resolution,
-            seed=record.seed,
-            negative_prompt=record.negative_prompt,
-            image=frame.data if frame else None,
-            image_type=frame.content_type if frame else None,
-            image_url=image_url,
-            on_progress=progress.seen,
+        job = job_for(
+            record, frame, settings=self._settings, now=self._clock.now(), on_progress=progress.seen
         )
         return record, job
 
@@ -287,26 +221,28 @@ class GenerationActor:
             task_id = record.provider_task_id
             assert task_id is not None
             while True:
-                if (late := self._late(record)) is not None:
-                    result = await self._finish(record, Failed(late))
+                if (overdue := late(self._settings, record, self._clock.now())) is not None:
+                    result = await self._finish(record, Failed(overdue))
                     if isinstance(result, Finished):
-                        await self._cancel_task(adapter, task_id, record.id, reason="deadline")
+                        await cancel_task(adapter, task_id, record.id, reason="deadline")
                     return result
                 progress.follow(record)
                 step = await self._poll_step(record, adapter, task_id, job, progress)
-                if not isinstance(step, _PollAgain):
+                if not isinstance(step, PollAgain):
                     return await self._end(record, step)
                 record = step.record
                 if step.pause:
-                    contended = self.contended is not None and self.contended(record.provider)
+                    contended = self._contended is not None and self._contended(record.provider)
                     pause = poll_pause(self._settings, record, self._clock.now(), contended=contended)
-                    await self._clock.sleep(min(pause, self._until_client_deadline(record) or pause))
+                    await self._clock.sleep(
+                        min(pause, until_client_deadline(record, self._clock.now()) or pause)
+                    )
         except LeaseLost:
             log.info(
                 "lease lost or generation canceled; stopping",
                 extra={"generation_id": record.id, "account_id": record.account_id},
             )
-            await self._cancel_if_canceled(record.id, adapter, record.provider_task_id)
+            await cancel_if_canceled(self._generations, adapter, record.provider_task_id, record.id)
             return Lost()
 
     async def _submitted(
@@ -318,10 +254,10 @@ class GenerationActor:
         (``Refused``: it waits again)."""
         if record.provider_task_id is not None:
             return record, None
-        if (late := self._late(record)) is not None:
-            return record, Failed(late)
+        if (overdue := late(self._settings, record, self._clock.now())) is not None:
+            return record, Failed(overdue)
         if record.submit_started_at is not None:
-            return record, Failed(_interrupted_submit(adapter.name), TaskMade.UNKNOWN)
+            return record, Failed(interrupted_submit(adapter.name), TaskMade.UNKNOWN)
         record, error = await self._start_task(record, adapter, job)
         if error is not None:
             return record, error
@@ -333,22 +269,14 @@ class GenerationActor:
         self, record: GenerationRecord, error: GenerationError | None, seconds: float | None = None
     ) -> None:
         """Tell the provider's health what its answer says (a failure only when it is the provider's)."""
-        if self.on_health is None or (error is not None and not is_provider_failure(error)):
-            return
-        try:
-            await self.on_health(record, error, seconds)
-        except Exception:
-            log.exception("could not note the provider's health", extra={"generation_id": record.id})
+        if self._on_health is not None and (error is None or is_provider_failure(error)):
+            await _told(self._on_health(record, error, seconds), "the provider's health", record)
 
     async def _tell(self, record: GenerationRecord, event: TaskEvent) -> None:
-        if self.on_task is None:
-            return
-        try:
-            await self.on_task(record, event)
-        except Exception:
-            log.exception(
-                "could not note the task's news", extra={"generation_id": record.id, "event": event}
-            )
+        """Tell the generation's runner of its task's news."""
+        on_task = self._on_task.get(record.id)
+        if on_task is not None:
+            await _told(on_task(record, event), f"the task's news ({event})", record)
 
     async def _poll_step(
         self,
@@ -357,20 +285,21 @@ class GenerationActor:
         task_id: str,
         job: Job,
         progress: ProgressReporter,
-    ) -> Outcome | _PollAgain:
+    ) -> Outcome | PollAgain:
         """One poll and what it leads to: the generation's outcome (its media fetched if the task succeeded),
         or another poll, with the provider's non-terminal state mirrored onto the generation."""
         try:
-            state = await self._poll(record, adapter, task_id, job)
+            left = until_client_deadline(record, self._clock.now())
+            state = await poll_within(left, adapter, task_id, job)
             if state is None:
-                return _PollAgain(record, pause=False)
+                return PollAgain(record, pause=False)
             await self._ensure_owned(record)
             if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
                 await self._tell(record, TaskEvent.ENDED)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
-                await self._judged(record, None, self._task_seconds(record))
+                await self._judged(record, None, task_seconds(record, self._clock.now()))
                 with tracer.start_as_current_span("media.fetch"):
-                    video, thumbnail = await self._fetch_media(state.output)
+                    video, thumbnail = await self._copy.fetch(state.output)
                 return Completed(video, thumbnail)
             if state.status is TaskStatus.FAILED:
                 error = state.error or NO_REASON
@@ -382,7 +311,7 @@ class GenerationActor:
             progress.follow(record)
             if state.progress is not None:
                 progress.seen(state.progress)
-            return _PollAgain(record)
+            return PollAgain(record)
         except ProviderError as exc:
             await self._ensure_owned(record)
             if not exc.transient:
@@ -392,32 +321,9 @@ class GenerationActor:
                 "provider did not answer; polling again",
                 extra={"generation_id": record.id, "account_id": record.account_id, "error": str(exc)},
             )
-            return _PollAgain(record)
-
-    async def _poll(
-        self, record: GenerationRecord, adapter: ProviderAdapter, task_id: str, job: Job
-    ) -> TaskState | None:
-        """The task's state, or None if the client's deadline cut the poll short (a client's deadline is kept
-        to the poll, not to the next one)."""
-        deadline = asyncio.timeout(self._until_client_deadline(record))
-        try:
-            with tracer.start_as_current_span("provider.poll", kind=SpanKind.CLIENT):
-                async with deadline:
-                    state = await adapter.poll(task_id, job)
-                annotate(provider=adapter.name, task_status=state.status.value)
-        except TimeoutError:
-            if not deadline.expired():
-                raise  # not the client's deadline: someone else's timeout
-            return None
-        return state
+            return PollAgain(record)
 
     # -- submitting ---------------------------------------------------------------------------------------
-
-    def _task_seconds(self, record: GenerationRecord) -> float | None:
-        """Seconds since the provider accepted the generation's task."""
-        if record.task_started_at is None:
-            return None
-        return max(0.0, (self._clock.now() - record.task_started_at).total_seconds())
 
     async def _start_task(
         self, record: GenerationRecord, adapter: ProviderAdapter, job: Job
@@ -454,7 +360,7 @@ class GenerationActor:
             )
             now = self._clock.now()
             return record, Refused(
-                record, exc.retry_after, attempts.ended(record, exc.error, self.prices, now)
+                record, exc.retry_after, attempts.ended(record, exc.error, self._prices, now)
             )
         except ProviderError as exc:
             log.warning(
@@ -464,17 +370,12 @@ class GenerationActor:
             await self._judged(record, exc.error)
             return record, Failed(exc.error, exc.task)
         try:
-            return await self._save_task_id(record, task_id, plan), None
+            saving = self._generations.save_task_id(record, self.owner, task_id, self._clock.now(), plan)
+            return await self._owned(saving), None
         except LeaseLost:
             # Canceled while it was being submitted: the task exists, so stop it too.
-            await self._cancel_if_canceled(record.id, adapter, task_id)
+            await cancel_if_canceled(self._generations, adapter, task_id, record.id)
             raise
-
-    async def _save_task_id(
-        self, record: GenerationRecord, task_id: str, plan: dict[str, Any] | None = None
-    ) -> GenerationRecord:
-        saving = self._generations.save_task_id(record, self.owner, task_id, self._clock.now(), plan)
-        return await self._owned(saving)
 
     async def _owned(self, write: Awaitable[GenerationRecord | None]) -> GenerationRecord:
         """The generation as a compare-and-set under this actor's lease wrote it (a new version, like a
@@ -484,110 +385,12 @@ class GenerationActor:
             raise LeaseLost
         return updated
 
-    # -- deadline and cancel ------------------------------------------------------------------------------
-
-    def _late(self, record: GenerationRecord) -> GenerationError | None:
-        """Why the generation must stop now, if it is past a deadline: the client's own (``deadline_at``, from
-        ``deadline_seconds`` or ``Cancel-After``), or the deployment's for every generation."""
-        now = self._clock.now()
-        client: datetime | None = record.deadline_at
-        if client is not None and now >= client:
-            return GenerationError(
-                ErrorCode.DEADLINE_EXCEEDED,
-                "the video was not finished by the deadline the request set",
-                retriable=True,
-            )
-        # Time spent waiting in our own queue for capacity does not count.
-        admitted: datetime = record.admitted_at or record.created_at
-        seconds = self._settings.generation_deadline_seconds
-        if now >= admitted + timedelta(seconds=seconds):
-            return GenerationError(
-                ErrorCode.PROVIDER_TIMEOUT,
-                f"the provider did not finish the video within {seconds:g} s of its start",
-                retriable=True,
-            )
-        return None
-
-    def _until_client_deadline(self, record: GenerationRecord) -> float | None:
-        """Seconds left before the client's deadline (0 once past); None without one."""
-        client: datetime | None = record.deadline_at
-        if client is None:
-            return None
-        return max(0.0, (client - self._clock.now()).total_seconds())
-
-    async def _cancel_if_canceled(
-        self, generation_id: str, adapter: ProviderAdapter, task_id: str | None
-    ) -> None:
-        """After losing the generation: if that is because its client canceled it, cancel the provider's task
-        (a takeover by another instance leaves the task alone: the new owner polls it)."""
-        if task_id is None or not adapter.can_cancel:
-            return
-        if await self._generations.was_canceled(generation_id):
-            await self._cancel_task(adapter, task_id, generation_id, reason="canceled")
-
-    async def _cancel_task(
-        self, adapter: ProviderAdapter, task_id: str, generation_id: str, *, reason: str
-    ) -> None:
-        if not adapter.can_cancel:
-            return
-        extra = {"generation_id": generation_id, "provider": adapter.name, "reason": reason}
-        try:
-            async with asyncio.timeout(CANCEL_TIMEOUT_SECONDS):
-                with tracer.start_as_current_span("provider.cancel", kind=SpanKind.CLIENT):
-                    await adapter.cancel(task_id)
-            log.info("canceled the provider's task", extra=extra)
-        except Exception as exc:  # best effort: the generation is already final
-            log.warning("could not cancel the provider's task", extra={**extra, "error": str(exc)})
-
     async def _ensure_owned(self, record: GenerationRecord) -> None:
         """A poll can take long and writes nothing while the provider's state is unchanged: check that the
         generation is still ours and unmoved (not canceled, not taken over) before acting on its result, so a
         canceled generation stops being polled and stores no media."""
         if not await self._generations.still_owned(record, self.owner):
             raise LeaseLost
-
-    # -- media --------------------------------------------------------------------------------------------
-
-    async def _download_over_http(self, url: str, max_bytes: int) -> bytes:
-        return await download(
-            url,
-            max_bytes=max_bytes,
-            timeout_seconds=self._settings.download_timeout_seconds,
-            policy=retry_policy(self._settings),
-        )
-
-    async def _fetch_media(self, output: Output) -> tuple[bytes, bytes | None]:
-        """The video's (and thumbnail's) bytes: given by the adapter, or copied from the provider's links
-        before they expire. A download that keeps failing transiently is tried again at the next poll."""
-        video = output.video
-        if video is None:
-            assert output.video_url is not None
-            try:
-                video = await self._download(output.video_url, self._settings.download_max_bytes)
-            except TransientFailure as exc:
-                raise ProviderError(
-                    GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, f"the video could not be fetched: {exc}"),
-                    transient=True,
-                ) from exc
-            except DownloadTooLarge as exc:
-                raise ProviderError(
-                    GenerationError(ErrorCode.PROVIDER_ERROR, f"the provider's video is too large: {exc}")
-                ) from exc
-            except DownloadRefused as exc:
-                raise ProviderError(
-                    GenerationError(
-                        ErrorCode.PROVIDER_ERROR,
-                        f"the provider's video link did not work: {exc}",
-                        retriable=True,
-                    )
-                ) from exc
-        thumbnail = output.thumbnail
-        if thumbnail is None and output.thumbnail_url:
-            try:
-                thumbnail = await self._download(output.thumbnail_url, THUMBNAIL_MAX_BYTES)
-            except (TransientFailure, DownloadTooLarge, DownloadRefused) as exc:
-                log.warning("the provider's thumbnail could not be fetched", extra={"error": str(exc)})
-        return video, thumbnail
 
     # -- state --------------------------------------------------------------------------------------------
 
@@ -605,108 +408,61 @@ class GenerationActor:
         return updated
 
     async def _end(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
-        """The generation's end at this provider: it moves on to its next candidate where its route allows
-        (``Failover``: nothing is written here), else it finishes (``_finish``)."""
-        if isinstance(outcome, Failed) and outcome.at_provider is not None:
-            route = record.route or {}
-            candidates = [c["provider"] for c in route.get("candidates") or ()]
-            allowed = may_fall_back(
-                outcome.error,
-                outcome.at_provider,
-                fallback_on_failure=bool(route.get("fallback_on_failure", False)),
+        """The generation's end at this provider: it moves on to its next candidate where rerouting says it
+        may (``Failover``: nothing is written here), else it finishes (``_finish``)."""
+        if isinstance(outcome, Failed) and may_move_on(record, outcome.error, outcome.at_provider):
+            attempt = attempts.ended(record, outcome.error, self._prices, self._clock.now())
+            log.info(
+                "the attempt failed; the generation moves on to its next candidate",
+                extra={"generation_id": record.id, "provider": record.provider, "error": outcome.error.code},
             )
-            if allowed and later(candidates, record.provider):
-                attempt = attempts.ended(record, outcome.error, self.prices, self._clock.now())
-                log.info(
-                    "the attempt failed; the generation moves on to its next candidate",
-                    extra={
-                        "generation_id": record.id,
-                        "provider": record.provider,
-                        "error": outcome.error.code,
-                    },
-                )
-                return Failover(record, outcome.error, attempt)
+            return Failover(record, outcome.error, attempt)
         return await self._finish(record, outcome)
 
     async def _finish(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
-        """Move the generation to the state ``outcome`` calls for, its media stored first if it completed,
-        with its cost and its last try (``videogen_common.attempts``)."""
-        now = self._clock.now()
-        final: GenerationRecord | None
+        """End the generation as ``outcome`` calls for (``videogen_common.endings``), its media stored first
+        if it completed."""
+        result: StoredVideo | GenerationError
         stored: StoredVideo | None = None
         if isinstance(outcome, Completed):
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
-                stored = await self._store_media(record, outcome.video, outcome.thumbnail)
+                stored = result = await self._copy.store(record, outcome.video, outcome.thumbnail)
             if record.status is Status.QUEUED:
                 try:
                     record = await self._follow(record, TaskState(TaskStatus.RUNNING))
                 except LeaseLost:
-                    await self._discard_media(record.id, stored.keys)
+                    await self._copy.discard(record.id, stored.keys)
                     raise
-            now = self._clock.now()
-            ending = attempts.ending(record, None, self.prices, now)
-            final = await self._generations.complete(record, stored, now=now, owner=self.owner, ending=ending)
         else:
-            ending = attempts.ending(record, outcome.error, self.prices, now)
-            final = await self._generations.fail(
-                record, outcome.error, now=now, owner=self.owner, ending=ending
-            )
+            result = outcome.error
+        now = self._clock.now()
+        final = await end_generation(
+            self._store,
+            record,
+            result,
+            prices=self._prices,
+            now=now,
+            owner=self.owner,
+            announce=lambda ended: publish_status(self._sink, ended, now),
+        )
         if final is None:
             log.info(
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}
             )
             if stored is not None:
-                await self._discard_media(record.id, stored.keys)
+                await self._copy.discard(record.id, stored.keys)
             return Lost()
         log.info(
             "generation finished",
             extra={"generation_id": record.id, "account_id": record.account_id, "status": final.status.value},
         )
-        await publish_status(self._sink, final, now)
         return Finished(final)
 
-    async def _discard_media(self, generation_id: str, keys: list[str]) -> None:
-        """Objects this actor stored for a generation it then lost: deleted if the generation was canceled or
-        deleted meanwhile, so nothing is left of it (a generation taken over by another instance keeps them:
-        the new owner stores the same keys)."""
-        try:
-            if await self._generations.was_canceled(generation_id):
-                await self._media.delete(keys)
-                log.info(
-                    "discarded the media of a canceled generation", extra={"generation_id": generation_id}
-                )
-        except Exception as exc:  # the retention sweeper deletes the folder of a deleted generation again
-            log.warning("could not discard media", extra={"generation_id": generation_id, "error": repr(exc)})
 
-    async def _store_media(
-        self, record: GenerationRecord, video: bytes, thumbnail: bytes | None
-    ) -> StoredVideo:
-        """The media stored, and signed for as long as the generation's retention (when it is due to be
-        deleted)."""
-        settings = self._settings
-        generation_id = record.id
-        now = self._clock.now()
-        retention = await self._retention.retention(record)
-        signing_key = settings.media_signing_key.get_secret_value()
-        video_key, thumb_key = f"{generation_id}/video.mp4", f"{generation_id}/thumbnail.jpg"
-        await self._media.put(video_key, video)
-        video_url = signed_media_url(
-            settings.public_base_url, signing_key, video_key, now=now, retention=retention
-        )
-        if not thumbnail:
-            try:
-                thumbnail = await make_thumbnail(video)
-            except ThumbnailError as exc:
-                # A video without a thumbnail is still a finished video.
-                log.warning(
-                    "no thumbnail: the video could not be decoded",
-                    extra={"generation_id": generation_id, "error": str(exc)},
-                )
-        if not thumbnail:
-            return StoredVideo(video_url, video_key, due_at=now + retention)
-        await self._media.put(thumb_key, thumbnail)
-        thumbnail_url = signed_media_url(
-            settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
-        )
-        return StoredVideo(video_url, video_key, thumbnail_url, thumb_key, due_at=now + retention)
+async def _told(news: Awaitable[None], what: str, record: GenerationRecord) -> None:
+    """Tell a peer the generation's news: its failure to take it in is logged, and the run goes on."""
+    try:
+        await news
+    except Exception:
+        log.exception(f"could not note {what}", extra={"generation_id": record.id})

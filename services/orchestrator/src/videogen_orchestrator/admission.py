@@ -18,9 +18,9 @@ line at the provider for its priority (``repositories.waiting``), and is started
 The cost of choosing never grows with the number of generations waiting: it reads the provider's pools, its
 pending lanes (one per waiting account and priority) and those accounts' slot counts, then looks a few places
 into one lane. What the runner asks: ``admit`` (a claimed generation: start it, or it waits), ``wait`` (make
-it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``; and, for a
-generation whose route has other candidates, ``rerouting`` (move it on before it is submitted, or after an
-attempt failed) with each key's ``health``."""
+it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``. Moving a
+generation whose route has other candidates is ``rerouting``'s, with each key's breaker (``health``): peers
+of admission, built beside it (``assembly``)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,6 @@ from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.waiting import WaitingRepository
 from videogen_common.store import Store
-from videogen_orchestrator.health import Breakers
-from videogen_orchestrator.rerouting import MoveObserver, Rerouting
 from videogen_orchestrator.settings import PoolConfig
 from videogen_orchestrator.slots import AccountSlots
 
@@ -90,8 +88,6 @@ class Admission:
         pools: Iterable[PoolConfig] = (),
         on_waited: WaitObserver | None = None,
         on_refused: RefusalObserver | None = None,
-        health: Breakers | None = None,
-        on_move: MoveObserver | None = None,
     ) -> None:
         self._generations = GenerationRepository(store)
         self._leases = LeaseRepository(store)
@@ -114,9 +110,6 @@ class Admission:
         self._on_waited = on_waited
         self._on_refused = on_refused
         self._registered = False
-        # Routing's part at admission: each key's breaker, and moves to a later candidate (rerouting).
-        self.health = health or Breakers(store, clock)
-        self.rerouting = Rerouting(store, clock, self.health, on_move)
         # Whether each provider's pools had no room when last read here (only the order of next_waiting's
         # two reads depends on it).
         self._full: dict[str, bool] = {}
@@ -208,7 +201,7 @@ class Admission:
             lane, place = await self._waiting.take_place(record.provider, record.account_id, rank)
         key = wait_key(lane, place, record.id)
         now = self._clock.now()
-        waiting = await self._generations.join_lane(record, key, place, reason, now=now, refused=refused)
+        waiting = await self._waiting.join_lane(record, key, place, reason, now=now, refused=refused)
         if waiting is None:
             return None
         await self._waiting.joined(lane, place, record.created_at)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
@@ -16,8 +17,9 @@ import aiohttp
 from videogen_common.destinations.guarded_http import DestinationNotAllowed, guarded_session
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.images import NotAnImage, inspect_image
-from videogen_common.media import MediaStore
+from videogen_common.media import MediaStore, signed_media_url
 from videogen_common.records.generation import GenerationRecord
+from videogen_orchestrator.providers.base import Job
 from videogen_orchestrator.providers.http import (
     DownloadRefused,
     DownloadTooLarge,
@@ -25,6 +27,7 @@ from videogen_orchestrator.providers.http import (
     TransientFailure,
     download,
 )
+from videogen_orchestrator.settings import OrchestratorSettings
 
 USER_AGENT = "videogen-images/1"
 
@@ -116,3 +119,37 @@ async def resolve_first_frame(
     key = f"{record.id}/first_frame{info.extension}"
     await media.put(key, data)
     return FirstFrame(data, info.content_type, key), (key, info.content_type)
+
+
+def job_for(
+    record: GenerationRecord,
+    frame: FirstFrame | None,
+    *,
+    settings: OrchestratorSettings,
+    now: datetime,
+    on_progress: Callable[[int], None],
+) -> Job:
+    """What the adapter is asked to make of the generation, with its first frame (its bytes, and a link to
+    our copy signed for an hour, for the providers that fetch it) if it has one."""
+    image_url = None
+    if frame is not None:
+        image_url = signed_media_url(
+            settings.public_base_url,
+            settings.media_signing_key.get_secret_value(),
+            frame.key,
+            now=now,
+            retention=timedelta(hours=1),
+        )
+    return Job(
+        generation_id=record.id,
+        prompt=record.prompt,
+        duration=record.duration,
+        image=frame.data if frame else None,
+        image_type=frame.content_type if frame else None,
+        image_url=image_url,
+        aspect_ratio=record.aspect_ratio,
+        resolution=record.resolution,
+        seed=record.seed,
+        negative_prompt=record.negative_prompt,
+        on_progress=on_progress,
+    )

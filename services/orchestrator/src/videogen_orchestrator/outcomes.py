@@ -7,10 +7,12 @@ the runner moves it, as a new attempt)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
-from videogen_common.failures import GenerationError
+from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.routing import TaskMade
 
@@ -78,3 +80,55 @@ class Failover:
 
 # What ``GenerationActor.run`` answers.
 RunResult = Finished | Lost | Refused | Failover
+
+
+@dataclass(frozen=True, slots=True)
+class PollAgain:
+    """(Inside the actor.) Not finished yet: poll again, holding ``record``; ``pause`` first unless the poll
+    was cut short by the client's deadline (then the deadline is looked at at once)."""
+
+    record: GenerationRecord
+    pause: bool = True
+
+
+class LeaseLost(Exception):
+    """Another instance owns this generation now; this actor must stop touching it."""
+
+
+# The orchestrator's own reasons for a failure at a provider.
+NO_REASON = GenerationError(ErrorCode.PROVIDER_ERROR, "the provider reported failure without a reason")
+
+
+def interrupted_submit(provider: str) -> GenerationError:
+    """An earlier attempt's submit was interrupted: whether it made a task is unknown."""
+    return GenerationError(
+        ErrorCode.PROVIDER_UNAVAILABLE,
+        f"an earlier attempt stopped while submitting to {provider}; whether a task was started is unknown, "
+        "so it is not submitted again (never paid for twice)",
+        retriable=True,
+    )
+
+
+def not_configured(provider: str) -> GenerationError:
+    """The generation's provider has no adapter here."""
+    return GenerationError(ErrorCode.PROVIDER_UNAVAILABLE, f"provider {provider!r} is not configured")
+
+
+# How the actor tells its peers of a generation's news.
+# Told of every generation this actor finishes (the metrics count them).
+FinishedObserver = Callable[[GenerationRecord], None]
+
+
+class TaskEvent(StrEnum):
+    """What the actor tells admission about a generation's task at the provider."""
+
+    # The provider accepted it (a lowered limit may climb back).
+    ACCEPTED = "accepted"
+    # It ended at the provider (its slot there is free, before the media is copied).
+    ENDED = "ended"
+
+
+TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
+# Told what a provider's answer says of its health: the generation's task succeeded there (error None,
+# ``seconds`` after it was accepted), or the provider failed it (its submit or its task) by its own fault.
+HealthObserver = Callable[[GenerationRecord, GenerationError | None, float | None], Awaitable[None]]

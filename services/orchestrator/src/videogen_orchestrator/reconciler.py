@@ -14,8 +14,8 @@ import logging
 from collections.abc import Iterable
 from datetime import timedelta
 
-from videogen_common import attempts
 from videogen_common.clock import Clock
+from videogen_common.endings import end_generation
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
@@ -23,8 +23,10 @@ from videogen_common.repositories.instances import InstanceRepository
 from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.store import Store
+from videogen_orchestrator.admission import Admission
 from videogen_orchestrator.providers.rate import RateLimiter
 from videogen_orchestrator.runner import Runner
+from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
@@ -33,28 +35,33 @@ log = logging.getLogger(__name__)
 class Reconciler:
     def __init__(
         self,
-        *,
+        settings: OrchestratorSettings,
         store: Store,
         runner: Runner,
+        admission: Admission,
         sink: EventSink,
+        *,
         clock: Clock,
-        grace: timedelta,
-        batch: int = 100,
-        instance: str | None = None,
-        interval: timedelta = timedelta(seconds=5),
         limiters: Iterable[RateLimiter] = (),
+        batch: int = 100,
     ) -> None:
+        """``settings``: the instance's name (its heartbeat), the grace after which a generation nobody
+        leased or an owed event is taken up again, the interval between passes, and the providers' prices
+        (what a generation failed past its deadline cost)."""
+        self._store = store
         self._generations = GenerationRepository(store)
         self._leases = LeaseRepository(store)
         self._outbox = OutboxRepository(store)
         self._instances = InstanceRepository(store)
-        self._instance = instance
-        self._interval = interval
+        self._instance = settings.orchestrator_instance
+        self._interval = timedelta(seconds=settings.reconcile_interval_seconds)
         self._limiters = list(limiters)
         self._runner = runner
+        self._admission = admission
+        self._prices = settings.price_table
         self._sink = sink
         self._clock = clock
-        self._grace = grace
+        self._grace = timedelta(seconds=settings.dispatch_grace_seconds)
         self._batch = batch
 
     async def run_once(self) -> tuple[int, int]:
@@ -83,7 +90,7 @@ class Reconciler:
         return resumed
 
     async def _start_waiting(self) -> int:
-        admission = self._runner.admission
+        admission = self._admission
         await admission.release_finished()
         await self._fail_past_deadline()
         started = 0
@@ -95,7 +102,7 @@ class Reconciler:
 
     async def _fail_past_deadline(self) -> None:
         """Waiting generations whose client's deadline passed fail now, not when their turn comes."""
-        for generation_id in await self._runner.admission.past_deadline():
+        for generation_id in await self._admission.past_deadline():
             record = await self._generations.get(generation_id)
             if record is None or record.status.terminal:
                 continue
@@ -105,17 +112,18 @@ class Reconciler:
                 "capacity)",
                 retriable=True,
             )
-            now = self._clock.now()
-            ending = attempts.ending(record, error, self._runner.prices, now)
-            failed = await self._generations.fail(record, error, now=now, ending=ending)
-            if failed is not None:
-                await publish_status(self._sink, failed, self._clock.now())
+            await end_generation(
+                self._store,
+                record,
+                error,
+                prices=self._prices,
+                now=self._clock.now(),
+                announce=lambda failed: publish_status(self._sink, failed, self._clock.now()),
+            )
 
     async def _share_rates(self) -> None:
         """This instance's heartbeat, and its share of each provider's request-rate cap: the cap divided by
         the instances seen in the last three passes."""
-        if self._instance is None:
-            return
         now = self._clock.now()
         await self._instances.beat(self._instance, now)
         if self._limiters:
@@ -125,8 +133,7 @@ class Reconciler:
 
     async def stopped(self) -> None:
         """This instance stops: it no longer takes a share of the rate caps."""
-        if self._instance is not None:
-            await self._instances.gone(self._instance)
+        await self._instances.gone(self._instance)
 
     async def _flush_outbox(self) -> int:
         now = self._clock.now()

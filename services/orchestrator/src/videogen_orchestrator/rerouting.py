@@ -5,12 +5,13 @@ attempt and before anything is submitted there: never at two providers at once, 
   open (or half-open with its probe out), or without room while a later usable candidate has some; a
   half-open candidate it stays at takes the generation as its probe. It answers the keys of its provider the
   generation may use (``None``: any).
-- ``fall_back``, after an attempt failed in a way that allows it (the actor's ``Failover``), and ``move``
-  (after a capacity refusal, when a later candidate has room): to the next usable candidate, the try that
-  ended kept on the generation.
+- ``may_move_on`` decides, when an attempt failed at a provider, whether the generation moves on (the
+  actor answers ``Failover``, writing nothing) rather than end; ``fall_back`` then moves it to the next
+  usable candidate, and ``move`` (after a capacity refusal, when a later candidate has room) to that
+  candidate, the try that ended kept on the generation either way.
 
 Each move is a compare-and-set under the generation's lease that forgets the old provider's key, place in
-line, submit mark, plan and task id (``GenerationRepository.move_provider``)."""
+line, submit mark, plan and task id (``WaitingRepository.move_provider``)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,17 @@ from videogen_common.failures import GenerationError
 from videogen_common.records.admission import ProviderPool
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.records.health import PoolHealth, provider_state
-from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
-from videogen_common.routing import Breaker, ProviderState, later, next_candidate, recheck
+from videogen_common.repositories.waiting import WaitingRepository
+from videogen_common.routing import (
+    Breaker,
+    ProviderState,
+    TaskMade,
+    later,
+    may_fall_back,
+    next_candidate,
+    recheck,
+)
 from videogen_common.store import Store
 from videogen_orchestrator.health import Breakers
 
@@ -61,14 +70,28 @@ def routed(record: GenerationRecord) -> bool:
     return len(candidates_of(record)) > 1
 
 
+def may_move_on(record: GenerationRecord, error: GenerationError, at_provider: TaskMade | None) -> bool:
+    """Whether an attempt that failed with ``error`` moves the generation on to its next candidate rather
+    than end it: the provider failed it (``at_provider``: what was left there; None for the orchestrator's
+    own reasons, which never move it), its route allows falling back from such a failure
+    (``routing.may_fall_back``), and a later candidate remains."""
+    if at_provider is None:
+        return False
+    route = record.route or {}
+    allowed = may_fall_back(
+        error, at_provider, fallback_on_failure=bool(route.get("fallback_on_failure", False))
+    )
+    return allowed and bool(later(candidates_of(record), record.provider))
+
+
 class Rerouting:
     def __init__(
         self, store: Store, clock: Clock, health: Breakers, on_move: MoveObserver | None = None
     ) -> None:
-        self._generations = GenerationRepository(store)
+        self._waiting = WaitingRepository(store)
         self._pools = ProviderPoolRepository(store)
         self._clock = clock
-        self.health = health
+        self._health = health
         self._on_move = on_move
 
     async def _read(
@@ -77,7 +100,7 @@ class Rerouting:
         pools: dict[str, list[ProviderPool]] = {p: [] for p in providers}
         for pool in await self._pools.of_providers(providers):
             pools.setdefault(pool.provider, []).append(pool)
-        return pools, await self.health.of(providers)
+        return pools, await self._health.of(providers)
 
     async def states(self, providers: list[str]) -> dict[str, ProviderState]:
         """What routing needs of these providers now: each one's breaker and free capacity (on the keys that
@@ -130,7 +153,7 @@ class Rerouting:
     async def _probe(self, record: GenerationRecord, breakers: dict[str, Breaker]) -> str | None:
         """The probe of one of the provider's half-open keys for the generation: that key, if it got one."""
         for pool, state in sorted(breakers.items()):
-            if state is Breaker.HALF_OPEN and await self.health.take_probe(pool, record.provider, record.id):
+            if state is Breaker.HALF_OPEN and await self._health.take_probe(pool, record.provider, record.id):
                 log.info(
                     "the generation probes a half-open key", extra={"generation_id": record.id, "pool": pool}
                 )
@@ -153,7 +176,7 @@ class Rerouting:
         """Move a generation whose attempt failed (``Failover``) on to its next usable candidate."""
         after = later(candidates_of(record), record.provider)
         to = next_candidate(candidates_of(record), record.provider, await self.states(after))
-        if to is None:  # pragma: no cover - the actor checked that there is a later candidate
+        if to is None:  # pragma: no cover - may_move_on checked that there is a later candidate
             return None
         reason = f"moved on to {to} after {record.provider} failed ({error.code})"
         return await self.move(record, to, reason=reason, why="failed", attempt=attempt)
@@ -162,7 +185,7 @@ class Rerouting:
         self, record: GenerationRecord, to: str, *, reason: str, why: str, attempt: Doc | None = None
     ) -> GenerationRecord | None:
         """Move the generation to the candidate ``to`` (a compare-and-set under its lease)."""
-        moved = await self._generations.move_provider(
+        moved = await self._waiting.move_provider(
             record, to, reason=reason, now=self._clock.now(), attempt=attempt
         )
         if moved is None:

@@ -24,17 +24,17 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
-from videogen_common.failures import GenerationError
-from videogen_common.pricing import PriceTable
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.store import Store
 from videogen_common.tracing import annotate, span_in
-from videogen_orchestrator.actor import GenerationActor, TaskEvent
+from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission, Admitted, with_pool
-from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused
-from videogen_orchestrator.slots import AccountSlots
+from videogen_orchestrator.health import Breakers
+from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused, TaskEvent
+from videogen_orchestrator.rerouting import Rerouting
+from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
 
 log = logging.getLogger(__name__)
@@ -47,25 +47,30 @@ HANDED_BACK = datetime(1970, 1, 1, tzinfo=UTC)
 class Runner:
     def __init__(
         self,
-        *,
+        settings: OrchestratorSettings,
         store: Store,
         actor: GenerationActor,
         admission: Admission,
+        rerouting: Rerouting,
+        *,
+        health: Breakers,
         clock: Clock,
-        lease: timedelta,
-        max_in_flight: int,
         sink: EventSink | None = None,
     ) -> None:
+        """``settings``: how long a lease lasts, and how many generations this instance runs at once."""
         self._generations = GenerationRepository(store)
         self._leases = LeaseRepository(store)
-        self._actor = actor
-        self.admission = admission
         self._clock = clock
         self._sink = sink
+        self._lease = timedelta(seconds=settings.lease_seconds)
+        # Its peers: the actor it runs generations with, and what it asks where they go.
+        self._actor = actor
+        self._admission = admission
+        self._rerouting = rerouting
+        self._health = health
         # Claims, renewals and hand-backs are made as the owner the actor writes under: one identity.
         self._owner = actor.owner
-        self._lease = lease
-        self._slots = asyncio.Semaphore(max_in_flight)
+        self._slots = asyncio.Semaphore(settings.max_in_flight)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         # What admission gave each generation running here.
         self._admitted: dict[str, Admitted] = {}
@@ -78,9 +83,6 @@ class Runner:
         self._no_claims = asyncio.Event()
         self._no_claims.set()
         self._stopping = False
-        actor.on_task = self._task_news
-        actor.on_health = self._health_news
-        actor.contended = admission.contended
 
     @property
     def in_flight(self) -> int:
@@ -89,16 +91,6 @@ class Runner:
     @property
     def stopping(self) -> bool:
         return self._stopping
-
-    @property
-    def prices(self) -> PriceTable:
-        """The providers' prices the actor charges attempts at."""
-        return self._actor.prices
-
-    @property
-    def accounts(self) -> AccountSlots:
-        """The account slots admission counts."""
-        return self.admission.accounts
 
     def owns(self, generation_id: str) -> bool:
         return generation_id in self._tasks
@@ -162,7 +154,7 @@ class Runner:
         if record is None or self._stopping:
             return None  # a claim that raced stop is handed back by stop
         if lane is not None:
-            await self.admission.taken_from_line(lane)
+            await self._admission.taken_from_line(lane)
         return await self._place(record, from_line=lane is not None)
 
     async def _place(
@@ -170,17 +162,17 @@ class Runner:
     ) -> tuple[GenerationRecord, Admitted] | None:
         """A claimed generation's provider (its route re-checked: it may move to a later candidate before it
         is submitted), then its slots there; without them it waits in that provider's line."""
-        placement = await self.admission.rerouting.recheck(record)
+        placement = await self._rerouting.recheck(record)
         if placement is None:
             return None  # canceled meanwhile
         moved = placement.record
         from_line = from_line and moved.provider == record.provider
-        decision = await self.admission.admit(moved, from_line=from_line, usable=placement.usable)
+        decision = await self._admission.admit(moved, from_line=from_line, usable=placement.usable)
         if isinstance(decision, Admitted):
             return with_pool(moved, decision), decision
         await self._wait(moved, decision.reason)
         if placement.probe is not None:  # another may probe while this one waits
-            await self.admission.health.release_probe(placement.probe, moved.id)
+            await self._health.release_probe(placement.probe, moved.id)
         if not from_line:
             # A slot may have freed between the failed take and the wait, and its releaser found nobody
             # waiting: look again now that this one is in line.
@@ -188,7 +180,7 @@ class Runner:
         return None
 
     async def _wait(self, record: GenerationRecord, reason: str, *, refused: bool = False) -> None:
-        waiting = await self.admission.wait(record, reason, refused=refused)
+        waiting = await self._admission.wait(record, reason, refused=refused)
         if waiting is not None and waiting.version != record.version and self._sink is not None:
             await publish_status(self._sink, waiting, self._clock.now())  # processing → queued
 
@@ -209,7 +201,7 @@ class Runner:
                         provider=record.provider,
                     )
                     with trace.use_span(span, end_on_exit=True):
-                        result = await self._actor.run(record)
+                        result = await self._actor.run(record, on_task=self._task_news)
                         finished_here = isinstance(result, Finished)
                         annotate(
                             status=result.record.status.value if isinstance(result, Finished) else "moved"
@@ -245,11 +237,11 @@ class Runner:
         """After a capacity refusal: wait in line again, unless a later candidate of its route has room (then
         move there). After a ``Failover``: move to the next candidate. Either way a new attempt, placed
         like a new generation; None if it waits (or was canceled meanwhile)."""
-        record, rerouting = result.record, self.admission.rerouting
-        await self.admission.health.release_probe(record.provider_pool, record.id)
+        record, rerouting = result.record, self._rerouting
+        await self._health.release_probe(record.provider_pool, record.id)
         if isinstance(result, Refused):
             elsewhere = await rerouting.room_elsewhere(record)
-            resume_at = await self.admission.refused(
+            resume_at = await self._admission.refused(
                 record, admitted.pool, result.retry_after, wait=elsewhere is None
             )
             self.wake(record.provider, at=resume_at)
@@ -260,7 +252,7 @@ class Runner:
                 record, elsewhere, reason=reason, why="refused", attempt=result.attempt
             )
         else:
-            await self.admission.release(record, provider_slot=self._holds_provider_slot(record.id))
+            await self._admission.release(record, provider_slot=self._holds_provider_slot(record.id))
             if self._limited(record.id):
                 self.wake(record.provider)
             moved = await rerouting.fall_back(record, result.error, result.attempt)
@@ -272,16 +264,11 @@ class Runner:
             await publish_status(self._sink, moved, self._clock.now())  # it shows where it goes now
         return await self._place(moved, from_line=False)
 
-    async def _health_news(
-        self, record: GenerationRecord, error: GenerationError | None, seconds: float | None
-    ) -> None:
-        await self.admission.health.record(record, error, seconds)
-
     async def _released(self, record: GenerationRecord) -> None:
         """Give back a finished generation's slots, and start what waits for them: at its provider, if its
         slot there was one of a limited pool; wherever its account has work waiting, if the account was at
         its cap (below it, nothing of the account waits for its slot)."""
-        account_was_full = await self.admission.release(
+        account_was_full = await self._admission.release(
             record, provider_slot=self._holds_provider_slot(record.id)
         )
         woken: set[str] = set()
@@ -289,7 +276,7 @@ class Runner:
             self.wake(record.provider)
             woken.add(record.provider)
         if account_was_full:
-            for provider in await self.admission.providers_waiting_for(record.account_id):
+            for provider in await self._admission.providers_waiting_for(record.account_id):
                 if provider not in woken:
                     self.wake(provider)
 
@@ -312,8 +299,8 @@ class Runner:
         if event is TaskEvent.ACCEPTED:
             admitted = self._admitted.get(record.id)
             if admitted is not None:
-                await self.admission.accepted(admitted.pool)
-        elif self._limited(record.id) and await self.admission.task_ended(record):
+                await self._admission.accepted(admitted.pool)
+        elif self._limited(record.id) and await self._admission.task_ended(record):
             self._provider_slot_freed.add(record.id)
             self.wake(record.provider)
 
@@ -357,7 +344,7 @@ class Runner:
         try:
             while not self._stopping:
                 self._dispatch_again.discard(provider)
-                chosen = await self.admission.next_waiting(provider)
+                chosen = await self._admission.next_waiting(provider)
                 if chosen is None:
                     if provider in self._dispatch_again:
                         continue
@@ -405,4 +392,4 @@ class Runner:
         released = await self._leases.hand_back_leases(self._owner, HANDED_BACK)
         if released:
             log.info("released leases", extra={"count": released})
-        await self.admission.health.close()  # the providers' recent successes gathered here
+        await self._health.close()  # the providers' recent successes gathered here

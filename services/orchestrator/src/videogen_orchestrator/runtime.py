@@ -1,6 +1,6 @@
 """The orchestrator's resources and background loops, as a mode service started and stopped with the faust
-worker: the store connection, the runner of actors, the reconciler, the retention sweeper, and the side
-server for probes and metrics."""
+worker: the store connection, the orchestrator's parts (built in one place: ``assembly.assemble``), the
+reconciler's passes, the retention sweeper, and the side server for probes and metrics."""
 
 from __future__ import annotations
 
@@ -24,9 +24,7 @@ from videogen_common.probes import WorkerProbes
 from videogen_common.records.event import Event
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
-from videogen_orchestrator.actor import GenerationActor
-from videogen_orchestrator.admission import Admission
-from videogen_orchestrator.health import Breakers
+from videogen_orchestrator.assembly import Orchestrator, Resources, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -64,33 +62,6 @@ class FaustTopicSink:
         await pending
 
 
-def admission_for(
-    settings: OrchestratorSettings, store: Store, clock: Clock, metrics: OrchestratorMetrics | None = None
-) -> Admission:
-    """Admission to every provider this deployment enables, with each key's configured limit, and its
-    breaker as the settings make it."""
-    health = Breakers(
-        store,
-        clock,
-        failures=settings.provider_breaker_failures,
-        cooldown_seconds=settings.provider_breaker_cooldown_seconds,
-        probe_seconds=settings.provider_breaker_probe_seconds,
-        window=settings.provider_health_window,
-        flush_seconds=settings.provider_health_flush_seconds,
-        on_transition=metrics.observe_breaker if metrics is not None else None,
-    )
-    return Admission(
-        store=store,
-        clock=clock,
-        account_cap=settings.account_max_in_flight,
-        pools=[pool for provider in sorted(settings.providers) for pool in settings.pools(provider)],
-        on_waited=metrics.observe_waited if metrics is not None else None,
-        on_refused=metrics.observe_refused if metrics is not None else None,
-        health=health,
-        on_move=metrics.observe_move if metrics is not None else None,
-    )
-
-
 class OrchestratorRuntime(Service):
     def __init__(
         self,
@@ -126,6 +97,8 @@ class OrchestratorRuntime(Service):
         )
         self._media = AsyncExitStack()
         self.store: Store
+        # The orchestrator's parts (``assembly``), once started.
+        self.parts: Orchestrator
         self.runner: Runner
         self.reconciler: Reconciler
         self.sweeper: RetentionSweeper
@@ -141,36 +114,10 @@ class OrchestratorRuntime(Service):
         )
         self.probes.store = self.store
         media = await self._media.enter_async_context(open_media_store(settings))
-        actor = GenerationActor(
-            settings=settings,
-            store=self.store,
-            media=media,
-            providers=measured(self.providers, self.metrics),
-            sink=self.sink,
-            clock=self.clock,
-            on_finished=self.metrics.observe_finished,
-        )
-        self.runner = Runner(
-            store=self.store,
-            actor=actor,
-            # Its pools are made at its first use (the reconciler's first pass at the latest): start-up does
-            # not wait for the store.
-            admission=admission_for(settings, self.store, self.clock, self.metrics),
-            clock=self.clock,
-            lease=timedelta(seconds=settings.lease_seconds),
-            max_in_flight=settings.max_in_flight,
-            sink=self.sink,
-        )
-        self.reconciler = Reconciler(
-            store=self.store,
-            runner=self.runner,
-            sink=self.sink,
-            clock=self.clock,
-            grace=timedelta(seconds=settings.dispatch_grace_seconds),
-            instance=settings.orchestrator_instance,
-            interval=timedelta(seconds=settings.reconcile_interval_seconds),
-            limiters=self.limiters.values(),
-        )
+        providers = measured(self.providers, self.metrics)
+        resources = Resources(settings, self.store, media, providers, self.sink, self.clock, self.metrics)
+        self.parts = assemble(resources, limiters=self.limiters.values())
+        self.runner, self.reconciler = self.parts.runner, self.parts.reconciler
         self.metrics.in_flight.set_function(lambda: self.runner.in_flight)
         self._background = Periodic(
             "reconciler", settings.reconcile_interval_seconds, self._reconcile_once, log

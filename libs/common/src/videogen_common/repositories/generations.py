@@ -1,8 +1,11 @@
-"""The ``generations`` collection's writes and the orchestrator's queries: creation, compare-and-set
-transitions (a terminal one carrying its event: ``videogen_common.outbox``), joining a provider's line and
-moving to another provider, and what budgets charged. Leases, and the reconciler's scans for lost ones, are
-``repositories.leases``; what the api reads is ``repositories.generation_reads``, the Idempotency-Key's saved
-reply ``repositories.idempotency``, and the usage aggregation ``repositories.usage``.
+"""A generation's own lifecycle in the ``generations`` collection: its creation, the compare-and-set
+transitions of its state (``transition``; a terminal one carrying its event: ``videogen_common.outbox``) and
+the writes its actor makes under its lease, and the orchestrator's reads of it. Each other caller has its
+own module beside this one: leases and the reconciler's scans for lost ones ``repositories.leases``; joining
+a provider's line and moving to another provider ``repositories.waiting``; what the api reads
+``repositories.generation_reads``, the Idempotency-Key's saved reply ``repositories.idempotency``, usage and
+what budgets charged ``repositories.usage``; the migrations ``repositories.indexes``. How a generation ends
+(the terminal write, its budget give-back and its announcement together) is ``videogen_common.endings``.
 
 Shapes are chosen for MongoDB 7. Where the embedded store needs another shape to be usable, the method says so
 and the difference stays here: ``findAndModify`` is answered with a collection scan there, so a
@@ -11,25 +14,20 @@ computed (``transition`` and every write built on it, ``_set_owned``)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
-from videogen_common.budgets import Hold, Meter, from_api
 from videogen_common.domain import TERMINAL, Status, can_transition
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.generations import QueueReason, TransitionError, terminal_event
 from videogen_common.outbox import OUTBOX, OUTBOX_AT, OUTBOX_INDEX, owing
 from videogen_common.records.generation import GenerationRecord, StoredVideo
-from videogen_common.repositories.budgets import BudgetCounterRepository
 from videogen_common.store import Store
-
-log = logging.getLogger(__name__)
 
 Doc = dict[str, Any]
 
@@ -68,6 +66,91 @@ def _admission_fields(record: GenerationRecord) -> Doc:
     if record.admitted_at is not None:
         fields["admitted_at"] = record.admitted_at
     return fields
+
+
+class TransitionOptions(TypedDict, total=False):
+    """How a ``transition`` is made: when (``now``, required), with which ``fields`` besides the state, under
+    whose lease (``owner`` or ``lease_token``), ending which try at a provider (``attempt``)."""
+
+    now: Required[datetime]
+    fields: Doc | None
+    owner: str | None
+    lease_token: str | None
+    attempt: Doc | None
+
+
+async def transition(
+    generations: AsyncCollection[Doc],
+    doc: Doc,
+    target: Status,
+    *,
+    now: datetime,
+    fields: Doc | None = None,
+    owner: str | None = None,
+    lease_token: str | None = None,
+    attempt: Doc | None = None,
+) -> Doc | None:
+    """Move the generation ``doc`` (in the ``generations`` collection) to ``target``: a compare-and-set on
+    (id, expected status, version), and on the lease ``owner`` or ``lease_token`` when given. Returns the new
+    document, or None if someone else moved the generation first; a duplicate or late event can therefore
+    never move it backwards.
+
+    The new document is computed rather than read back: the compare-and-set guarantees the stored one was
+    ``doc`` just before this write (writes that do not bump the version touch only lease
+    fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
+    with a collection scan. A terminal transition's write also carries the event it owes the webhooks
+    (``video.completed`` or ``video.failed``) in the generation's ``outbox``.
+
+    Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
+    ``status_since``, or since creation), so a finished generation says how long it queued and
+    processed, whichever instances drove it. ``attempt``: a try at a provider that ends with this
+    transition, kept in ``provider_attempts`` (``videogen_common.attempts``)."""
+    current = Status(doc["status"])
+    if not can_transition(current, target):
+        raise TransitionError(f"{current} -> {target} is not allowed")
+    update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
+    if target is not Status.QUEUED:
+        update.setdefault("queue_reason", None)
+    increments: Doc = {"version": 1}
+    step = {"status": target.value, "at": now}
+    spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
+    if spent is not None:
+        increments[f"state_seconds.{current.value}"] = spent
+    if target.terminal:
+        update["lease_owner"] = None
+        update["lease_expires_at"] = None
+    query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
+    if owner is not None:
+        query["lease_owner"] = owner
+    if lease_token is not None:
+        query["lease_token"] = lease_token
+    pushes: Doc = {"timeline": step}
+    if attempt is not None:
+        pushes["provider_attempts"] = attempt
+    write: Doc = {"$set": update, "$inc": increments, "$push": pushes}
+    if target.terminal and doc.get("wait_deadline") is not None:
+        write["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
+    moved = {
+        **doc,
+        **update,
+        "version": doc["version"] + 1,
+        "timeline": [*(doc.get("timeline") or []), step],
+    }
+    if attempt is not None:
+        moved["provider_attempts"] = [*(doc.get("provider_attempts") or []), attempt]
+    if spent is not None:
+        totals = dict(doc.get("state_seconds") or {})
+        totals[current.value] = totals.get(current.value, 0) + spent
+        moved["state_seconds"] = totals
+    if target.terminal:
+        # The event it owes the webhooks rides in this same write (videogen_common.outbox): an
+        # acknowledged terminal state never lacks it, whatever is lost on the way to the notifier.
+        event = terminal_event(GenerationRecord.from_doc(moved))
+        write = owing(write, event)
+        moved[OUTBOX] = [*(doc.get(OUTBOX) or []), event.to_doc()]
+        moved[OUTBOX_AT] = event.created_at
+    result = await generations.update_one(query, write)
+    return moved if result.modified_count == 1 else None
 
 
 class GenerationRepository:
@@ -111,118 +194,11 @@ class GenerationRepository:
             return False
         return bool((doc.get("error") or {}).get("code") == ErrorCode.CANCELED)
 
-    # -- what budgets charged -----------------------------------------------------------------------------
-
-    async def charged_by_day(
-        self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
-    ) -> dict[str, dict[Meter, int]]:
-        """What the account's generations (of one key, if given) created in [start, end) have spent of their
-        budgets, by UTC day of the month (``DD``) and meter: their seconds and estimated costs (in the
-        meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
-        provider (a budget's give-back rule)."""
-        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
-        if api_key_id is not None:
-            match["api_key_id"] = api_key_id
-        uncharged: Doc = {
-            "$and": [
-                {"$eq": ["$status", Status.FAILED.value]},
-                {"$eq": [{"$ifNull": ["$submit_started_at", None]}, None]},
-                {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
-            ]
-        }
-        pipeline: list[Doc] = [
-            {"$match": match},
-            {
-                "$group": {
-                    "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
-                    "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
-                    "cost": {"$sum": {"$cond": [uncharged, 0, {"$ifNull": ["$estimated_cost", 0]}]}},
-                }
-            },
-        ]
-        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        return {
-            group["_id"]: {
-                Meter.VIDEO_SECONDS: int(group["seconds"]),
-                Meter.COST: from_api(Meter.COST, float(group["cost"] or 0)),
-            }
-            for group in groups
-            if group["seconds"]
-        }
-
     # -- state transitions --------------------------------------------------------------------------------
 
-    async def transition(
-        self,
-        doc: Doc,
-        target: Status,
-        *,
-        now: datetime,
-        fields: Doc | None = None,
-        owner: str | None = None,
-        lease_token: str | None = None,
-        attempt: Doc | None = None,
-    ) -> Doc | None:
-        """Compare-and-set on (id, expected status, version), and on the lease ``owner`` or ``lease_token``
-        when given. Returns the new document, or None if someone else moved the generation first; a duplicate
-        or late event can therefore never move it backwards.
-
-        The new document is computed rather than read back: the compare-and-set guarantees the stored one was
-        ``doc`` just before this write (writes that do not bump the version touch only lease
-        fields). A conditional update is also what the embedded store serves fast; it answers findAndModify
-        with a collection scan. A terminal transition's write also carries the event it owes the webhooks
-        (``video.completed`` or ``video.failed``) in the generation's ``outbox``.
-
-        Each transition also adds the time spent in the state it leaves to ``state_seconds.<state>`` (since
-        ``status_since``, or since creation), so a finished generation says how long it queued and
-        processed, whichever instances drove it. ``attempt``: a try at a provider that ends with this
-        transition, kept in ``provider_attempts`` (``videogen_common.attempts``)."""
-        current = Status(doc["status"])
-        if not can_transition(current, target):
-            raise TransitionError(f"{current} -> {target} is not allowed")
-        update: Doc = {"status": target.value, "updated_at": now, "status_since": now, **(fields or {})}
-        if target is not Status.QUEUED:
-            update.setdefault("queue_reason", None)
-        increments: Doc = {"version": 1}
-        step = {"status": target.value, "at": now}
-        spent = _seconds_since(doc.get("status_since") or doc.get("created_at"), now)
-        if spent is not None:
-            increments[f"state_seconds.{current.value}"] = spent
-        if target.terminal:
-            update["lease_owner"] = None
-            update["lease_expires_at"] = None
-        query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
-        if owner is not None:
-            query["lease_owner"] = owner
-        if lease_token is not None:
-            query["lease_token"] = lease_token
-        pushes: Doc = {"timeline": step}
-        if attempt is not None:
-            pushes["provider_attempts"] = attempt
-        write: Doc = {"$set": update, "$inc": increments, "$push": pushes}
-        if target.terminal and doc.get("wait_deadline") is not None:
-            write["$unset"] = {"wait_deadline": ""}  # nothing left to fail at the deadline
-        moved = {
-            **doc,
-            **update,
-            "version": doc["version"] + 1,
-            "timeline": [*(doc.get("timeline") or []), step],
-        }
-        if attempt is not None:
-            moved["provider_attempts"] = [*(doc.get("provider_attempts") or []), attempt]
-        if spent is not None:
-            totals = dict(doc.get("state_seconds") or {})
-            totals[current.value] = totals.get(current.value, 0) + spent
-            moved["state_seconds"] = totals
-        if target.terminal:
-            # The event it owes the webhooks rides in this same write (videogen_common.outbox): an
-            # acknowledged terminal state never lacks it, whatever is lost on the way to the notifier.
-            event = terminal_event(GenerationRecord.from_doc(moved))
-            write = owing(write, event)
-            moved[OUTBOX] = [*(doc.get(OUTBOX) or []), event.to_doc()]
-            moved[OUTBOX_AT] = event.created_at
-        result = await self._generations.update_one(query, write)
-        return moved if result.modified_count == 1 else None
+    async def transition(self, doc: Doc, target: Status, **how: Unpack[TransitionOptions]) -> Doc | None:
+        """The compare-and-set every change of state is (the module's ``transition``)."""
+        return await transition(self._generations, doc, target, **how)
 
     async def fail(
         self,
@@ -234,27 +210,12 @@ class GenerationRepository:
         ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
         """Move an unfinished generation to ``failed`` with ``error`` (a cancel, or its actor's verdict under
-        the lease of ``owner``); None if someone else moved it first.
-
-        A generation that fails before anything was submitted to a provider (no ``submit_started_at``, no
-        task), or whose tasks its providers made and then failed without charging for them (``ending``'s
-        ``cost`` 0: Luma refunds a failed generation, Runway most), cost nothing: what it reserved of its
-        budgets is given back here, by whoever's transition this is. A submit whose outcome is unknown (no
-        task id) keeps it. The transition is a compare-and-set out of an unfinished state, so it succeeds once
-        per generation, and so does the give-back (``record`` is the generation as it was just before: the
-        compare-and-set checked its version). A process that dies between the two keeps the reservation (the
-        budget errs on the side of spending less). ``ending``: its cost and its last try at a provider
-        (``videogen_common.attempts.ending``)."""
+        the lease of ``owner``); None if someone else moved it first. ``ending``: its cost and its last try at
+        a provider (``videogen_common.attempts.ending``). What a failed generation gives back of its budgets
+        is ``videogen_common.endings``' (every ending goes through ``end_generation``)."""
         extra, attempt = ending or ({}, None)
         fields = {"error": error.to_doc(), **extra}
-        failed = await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
-        refunded = record.provider_task_id is not None and extra.get("cost") == 0
-        if failed is not None and record.budget_hold is not None and (not record.charged or refunded):
-            try:
-                await BudgetCounterRepository(self._store).give_back(Hold.from_doc(record.budget_hold))
-            except Exception:
-                log.exception("a failed generation's budget reservation could not be given back")
-        return failed
+        return await self._move(record, Status.FAILED, now=now, fields=fields, owner=owner, attempt=attempt)
 
     async def complete(
         self,
@@ -262,7 +223,7 @@ class GenerationRepository:
         media: StoredVideo,
         *,
         now: datetime,
-        owner: str,
+        owner: str | None,
         ending: tuple[Doc, Doc | None] | None = None,
     ) -> GenerationRecord | None:
         """Move the generation ``owner`` runs to ``completed`` with its stored media (and ``ending``: its cost
@@ -387,100 +348,6 @@ class GenerationRepository:
         )
         return result.modified_count == 1
 
-    # -- waiting in line, moving to another provider ------------------------------------------------------
-
-    async def join_lane(
-        self,
-        record: GenerationRecord,
-        key: str,
-        place: int,
-        reason: str,
-        *,
-        now: datetime,
-        refused: bool = False,
-    ) -> GenerationRecord | None:
-        """Make a generation leased under ``record``'s token wait, ``queued`` for ``reason``, at ``key`` in
-        its lane (``repositories.waiting``), still leased: a transition from ``processing``; from ``queued``,
-        the same fields without a new version (no state changes). ``refused``: the provider refused its submit
-        for capacity, so no task was made: the submit's mark and plan go. The lease is let go by
-        ``leave_lease`` once the lane knows the place. None if it moved since ``record``."""
-        fields: Doc = {"slot_wait": key, "queue_place": place, "queue_reason": reason}
-        if record.deadline_at is not None:
-            fields["wait_deadline"] = record.deadline_at
-        if refused:
-            fields["submit_started_at"] = None
-            fields["provider_request"] = None
-        changes: Doc = {name: value for name, value in fields.items() if name != "wait_deadline"}
-        if record.status is Status.QUEUED:
-            parked = await self._generations.update_one(
-                {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
-                {"$set": fields},
-            )
-            return replace(record, **changes) if parked.modified_count == 1 else None
-        moved = await self.transition(
-            record.to_doc(), Status.QUEUED, now=now, fields=fields, lease_token=record.lease_token
-        )
-        return None if moved is None else GenerationRecord.from_doc(moved)
-
-    async def move_provider(
-        self,
-        record: GenerationRecord,
-        provider: str,
-        *,
-        reason: str,
-        now: datetime,
-        attempt: Doc | None = None,
-    ) -> GenerationRecord | None:
-        """Move a generation leased under ``record``'s token, and at no provider now (its try there ended, or
-        none began), to its next candidate ``provider``: a compare-and-set that drops everything of the old
-        provider (its key, its place in a line there, the submit's mark, plan and task id) and keeps the try
-        that ended (``attempt``). ``reason`` says why, on its route. None if it moved since ``record``."""
-        cleared = (
-            "queue_place",
-            "provider_pool",
-            "submit_started_at",
-            "provider_request",
-            "provider_task_id",
-            "task_started_at",
-            "slot_wait",
-            "wait_deadline",
-        )
-        route = {**record.route, "reason": reason} if record.route is not None else None
-        changes: Doc = {"provider": provider, "updated_at": now, "progress": None}
-        if route is not None:
-            changes["route.reason"] = reason
-        write: Doc = {
-            "$set": changes,
-            "$unset": dict.fromkeys(cleared, ""),
-            "$inc": {"version": 1},
-        }
-        attempts = list(record.provider_attempts or ())
-        if attempt is not None:
-            write["$push"] = {"provider_attempts": attempt}
-            attempts.append(attempt)
-        moved = await self._generations.update_one(
-            {"_id": record.id, "version": record.version, "lease_token": record.lease_token}, write
-        )
-        if moved.modified_count != 1:
-            return None
-        return replace(
-            record,
-            provider=provider,
-            updated_at=now,
-            version=record.version + 1,
-            progress=None,
-            route=route,
-            provider_attempts=attempts,
-            queue_place=None,
-            provider_pool=None,
-            submit_started_at=None,
-            provider_request=None,
-            provider_task_id=None,
-            task_started_at=None,
-            slot_wait=None,
-            wait_deadline=None,
-        )
-
     # -- slots' holders -----------------------------------------------------------------------------------
 
     async def unfinished_among(self, generation_ids: list[str]) -> set[str]:
@@ -489,18 +356,6 @@ class GenerationRepository:
             {"_id": {"$in": generation_ids}, "status": {"$nin": FINISHED}}, projection={"_id": 1}
         )
         return {doc["_id"] async for doc in found}
-
-    # -- migration ----------------------------------------------------------------------------------------
-
-    async def requeue_account_waits(self) -> int:
-        """Migration: generations a version before admission left waiting in their account's queue
-        (``slot_wait`` of ``account\nid``) are handed to the reconciler, which puts them in line at their
-        provider (their lease expires at the epoch, like a handed-back one). Returns how many."""
-        moved = await self._generations.update_many(
-            {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
-            {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
-        )
-        return moved.modified_count
 
     # -- metrics ------------------------------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """Every collection's indexes (each declared beside the queries it serves) and the migration step that makes
-them (``videogen migrate``, and the test fixtures)."""
+them (``videogen migrate``, and the test fixtures), with the data migrations it runs
+(``requeue_account_waits``) and the indexes it retires."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from pymongo import IndexModel
 
@@ -24,8 +27,11 @@ from videogen_common.repositories import (
     waiting,
     webhooks,
 )
-from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.repositories.generations import ACTIVE
 from videogen_common.store import Store
+
+# An expiry long past: the reconciler resumes such a generation at its next pass.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 INDEXES: dict[str, list[IndexModel]] = {
     "generations": [
@@ -71,9 +77,20 @@ async def ensure_indexes(store: Store) -> None:
     for collection, models in INDEXES.items():
         await store.db[collection].create_indexes(models)
     # Generations waiting in an account's queue (before admission's lines at the providers) join those lines.
-    await GenerationRepository(store).requeue_account_waits()
+    await requeue_account_waits(store)
     for collection, names in RETIRED_INDEXES.items():
         existing = {index["name"] async for index in await store.db[collection].list_indexes()}
         for name in names:
             if name in existing:
                 await store.db[collection].drop_index(name)
+
+
+async def requeue_account_waits(store: Store) -> int:
+    """Migration: generations a version before admission left waiting in their account's queue (``slot_wait``
+    of ``account\nid``) are handed to the reconciler, which puts them in line at their provider (their lease
+    expires at the epoch, like a handed-back one). Returns how many."""
+    moved = await store.generations.update_many(
+        {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
+        {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
+    )
+    return moved.modified_count

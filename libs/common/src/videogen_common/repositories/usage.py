@@ -1,7 +1,8 @@
 """An account's usage (GET /v1/usage): its generations counted and their seconds and cost summed per UTC
-day, provider, status and API key, and what each provider charged for the tries made there, by aggregations
-over the account's range of the ``generations`` collection's ``by_account`` index
-(``repositories.generation_reads``); records out (``UsageGroup``, ``ProviderCharges``)."""
+day, provider, status and API key, and what each provider charged for the tries made there; and what its
+generations charged its budgets, by day (``charged_by_day``: where a budget's counter starts, the api's
+``spend``). All aggregations over the account's range of the ``generations`` collection's ``by_account``
+index (``repositories.generation_reads``); records out (``UsageGroup``, ``ProviderCharges``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 
+from videogen_common.budgets import Meter, from_api
+from videogen_common.domain import Status
 from videogen_common.pricing import DIGITS
 from videogen_common.store import Store
 
@@ -115,3 +118,40 @@ class UsageRepository:
             (ProviderCharges(g["_id"], int(g["attempts"]), round(float(g["cost"]), DIGITS)) for g in groups),
             key=lambda charges: charges.provider,
         )
+
+    async def charged_by_day(
+        self, account_id: str, api_key_id: str | None, start: datetime, end: datetime
+    ) -> dict[str, dict[Meter, int]]:
+        """What the account's generations (of one key, if given) created in [start, end) have spent of their
+        budgets, by UTC day of the month (``DD``) and meter: their seconds and estimated costs (in the
+        meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
+        provider (a budget's give-back rule)."""
+        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        if api_key_id is not None:
+            match["api_key_id"] = api_key_id
+        uncharged: Doc = {
+            "$and": [
+                {"$eq": ["$status", Status.FAILED.value]},
+                {"$eq": [{"$ifNull": ["$submit_started_at", None]}, None]},
+                {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
+            ]
+        }
+        pipeline: list[Doc] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},
+                    "seconds": {"$sum": {"$cond": [uncharged, 0, "$duration"]}},
+                    "cost": {"$sum": {"$cond": [uncharged, 0, {"$ifNull": ["$estimated_cost", 0]}]}},
+                }
+            },
+        ]
+        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
+        return {
+            group["_id"]: {
+                Meter.VIDEO_SECONDS: int(group["seconds"]),
+                Meter.COST: from_api(Meter.COST, float(group["cost"] or 0)),
+            }
+            for group in groups
+            if group["seconds"]
+        }

@@ -9,6 +9,10 @@ lane), and a provider's waiting lanes are an equality match on ``(provider, pend
 answers a range query by reading the whole range first, so an open-ended range over the index would cost as
 much as the line is long.)
 
+A generation joins its lane (``join_lane``: ``queued``, still leased) and moves to another provider of its
+route (``move_provider``) by compare-and-set writes on its document, like every change of its state
+(``repositories.generations.transition``).
+
 Joining a lane is three steps, in this order: take a place (``tail``), write the key on the generation (while
 it is still leased), then lower the lane's ``head`` to that place if it is above it and mark the lane pending
 (``joined``). A reader that moved ``head`` past a place whose key was not yet written is corrected by the
@@ -25,8 +29,10 @@ from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
-from videogen_common.domain import TERMINAL
+from videogen_common.domain import TERMINAL, Status
 from videogen_common.records.admission import SEP, WaitingLane, lane_id, place_bound
+from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import transition
 from videogen_common.store import Engine, Store
 
 Doc = dict[str, Any]
@@ -90,6 +96,105 @@ class WaitingRepository:
     async def left(self, lane: str) -> None:
         """A generation of the lane was taken out of it (started, or found finished)."""
         await self._lanes.update_one({"_id": lane, "waiting": {"$gt": 0}}, {"$inc": {"waiting": -1}})
+
+    # -- joining a provider's line, moving to another provider -----------------------------------------------
+
+    async def join_lane(
+        self,
+        record: GenerationRecord,
+        key: str,
+        place: int,
+        reason: str,
+        *,
+        now: datetime,
+        refused: bool = False,
+    ) -> GenerationRecord | None:
+        """Make a generation leased under ``record``'s token wait, ``queued`` for ``reason``, at ``key`` in
+        its lane (``repositories.waiting``), still leased: a transition from ``processing``; from ``queued``,
+        the same fields without a new version (no state changes). ``refused``: the provider refused its submit
+        for capacity, so no task was made: the submit's mark and plan go. The lease is let go by
+        ``leave_lease`` once the lane knows the place. None if it moved since ``record``."""
+        fields: Doc = {"slot_wait": key, "queue_place": place, "queue_reason": reason}
+        if record.deadline_at is not None:
+            fields["wait_deadline"] = record.deadline_at
+        if refused:
+            fields["submit_started_at"] = None
+            fields["provider_request"] = None
+        changes: Doc = {name: value for name, value in fields.items() if name != "wait_deadline"}
+        if record.status is Status.QUEUED:
+            parked = await self._generations.update_one(
+                {"_id": record.id, "version": record.version, "lease_token": record.lease_token},
+                {"$set": fields},
+            )
+            return replace(record, **changes) if parked.modified_count == 1 else None
+        moved = await transition(
+            self._generations,
+            record.to_doc(),
+            Status.QUEUED,
+            now=now,
+            fields=fields,
+            lease_token=record.lease_token,
+        )
+        return None if moved is None else GenerationRecord.from_doc(moved)
+
+    async def move_provider(
+        self,
+        record: GenerationRecord,
+        provider: str,
+        *,
+        reason: str,
+        now: datetime,
+        attempt: Doc | None = None,
+    ) -> GenerationRecord | None:
+        """Move a generation leased under ``record``'s token, and at no provider now (its try there ended, or
+        none began), to its next candidate ``provider``: a compare-and-set that drops everything of the old
+        provider (its key, its place in a line there, the submit's mark, plan and task id) and keeps the try
+        that ended (``attempt``). ``reason`` says why, on its route. None if it moved since ``record``."""
+        cleared = (
+            "queue_place",
+            "provider_pool",
+            "submit_started_at",
+            "provider_request",
+            "provider_task_id",
+            "task_started_at",
+            "slot_wait",
+            "wait_deadline",
+        )
+        route = {**record.route, "reason": reason} if record.route is not None else None
+        changes: Doc = {"provider": provider, "updated_at": now, "progress": None}
+        if route is not None:
+            changes["route.reason"] = reason
+        write: Doc = {
+            "$set": changes,
+            "$unset": dict.fromkeys(cleared, ""),
+            "$inc": {"version": 1},
+        }
+        attempts = list(record.provider_attempts or ())
+        if attempt is not None:
+            write["$push"] = {"provider_attempts": attempt}
+            attempts.append(attempt)
+        moved = await self._generations.update_one(
+            {"_id": record.id, "version": record.version, "lease_token": record.lease_token}, write
+        )
+        if moved.modified_count != 1:
+            return None
+        return replace(
+            record,
+            provider=provider,
+            updated_at=now,
+            version=record.version + 1,
+            progress=None,
+            route=route,
+            provider_attempts=attempts,
+            queue_place=None,
+            provider_pool=None,
+            submit_started_at=None,
+            provider_request=None,
+            provider_task_id=None,
+            task_started_at=None,
+            slot_wait=None,
+            wait_deadline=None,
+        )
 
     # -- reading --------------------------------------------------------------------------------------------
 

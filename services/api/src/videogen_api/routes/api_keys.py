@@ -261,7 +261,6 @@ async def update_api_key(request: web.Request) -> web.Response:
             now = app[state.CLOCK].now()
             await start_counting(
                 app[state.STORE],
-                app[state.GENERATIONS],
                 account_id=current.account_id,
                 owner=current.id,
                 api_key_id=current.id,

@@ -108,7 +108,6 @@ async def set_budgets(request: web.Request) -> web.Response:
     if limits.meters() - before.meters():  # a meter nothing limited until now: count the month's use of it
         await start_counting(
             app[state.STORE],
-            app[state.GENERATIONS],
             account_id=account,
             owner=ACCOUNT,
             api_key_id=None,

@@ -49,8 +49,8 @@ from videogen_api.schemas.common import ValidationProblem, parse_body
 from videogen_api.schemas.generations import MAX_DEADLINE_SECONDS, GenerateRequest, Generation, GenerationList
 from videogen_api.serialize import json_response
 from videogen_api.spend import give_back, spend_of
-from videogen_common import attempts
 from videogen_common.destinations.addresses import AddressPolicy, refused_host
+from videogen_common.endings import end_generation
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.generations import new_record, status_envelope, terminal_event
@@ -379,16 +379,23 @@ async def cancel_generation(request: web.Request) -> web.Response:
 
 
 async def cancel_record(request: web.Request, record: GenerationRecord) -> GenerationRecord | None:
-    """Cancel the unfinished generation ``record`` (a compare-and-set from its version) and announce it like
-    the orchestrator does; None if it moved first. The transition stored its video.failed event, owed to the
+    """Cancel the unfinished generation ``record`` (a compare-and-set from its version) and announce it: the
+    one way a generation ends (``videogen_common.endings.end_generation``, which also gives its budgets back);
+    None if it moved first. The transition stored its video.failed event, owed to the
     notifier until it has recorded the event's deliveries; until then the orchestrator's reconciler
     republishes the same event (same id) after its grace."""
     app = request.app
-    now = app[state.CLOCK].now()
-    ending = attempts.ending(record, CANCELED_BY_CLIENT, app[state.PRICES], now)
-    canceled = await app[state.GENERATIONS].fail(record, CANCELED_BY_CLIENT, now=now, ending=ending)
-    if canceled is not None:
-        publisher = app[state.PUBLISHER]
+    publisher = app[state.PUBLISHER]
+
+    async def announce(canceled: GenerationRecord) -> None:
         await publisher.publish(status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY]))
         await publish(publisher, terminal_event(canceled))
-    return canceled
+
+    return await end_generation(
+        app[state.STORE],
+        record,
+        CANCELED_BY_CLIENT,
+        prices=app[state.PRICES],
+        now=app[state.CLOCK].now(),
+        announce=announce,
+    )

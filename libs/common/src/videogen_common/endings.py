@@ -1,0 +1,84 @@
+"""How a generation ends: the one function every ending goes through (``end_generation``), whoever ends it —
+its actor (``completed``, or ``failed`` with the provider's or the orchestrator's reason), the reconciler
+(``failed``, past the client's deadline while it waited) or the api (``failed``, canceled by its client).
+
+One ending, in this order:
+
+1. **The terminal write**: a compare-and-set out of the state the caller read (``GenerationRepository``'s
+   ``complete`` or ``fail``), carrying the generation's cost and its last try at a provider
+   (``videogen_common.attempts.ending``) and the event it owes the webhooks in its outbox
+   (``videogen_common.outbox``). It succeeds once per generation: whoever loses the race gets None and does
+   nothing more.
+2. **The budget give-back** (``BudgetCounterRepository.give_back``), by the winner only: a generation that
+   failed before anything was submitted to a provider (no ``submit_started_at``, no task), or whose task the
+   provider failed without charging for it (the ending's ``cost`` 0: Luma refunds a failed generation, Runway
+   most), cost nothing, and what it reserved of its budgets is given back. A submit whose outcome is unknown
+   (no task id) keeps it. A process that dies between 1 and 2 keeps the reservation (the budget errs on the
+   side of spending less).
+3. **The announcement** (``announce``, best effort): the caller's status message and the owed event put on
+   Kafka now; the reconciler republishes the event if it is lost (the outbox holds it until the notifier has
+   it)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+
+from videogen_common import attempts
+from videogen_common.budgets import Hold
+from videogen_common.failures import GenerationError
+from videogen_common.pricing import PriceTable
+from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.budgets import BudgetCounterRepository
+from videogen_common.repositories.generations import GenerationRepository
+from videogen_common.store import Store
+
+log = logging.getLogger(__name__)
+
+# Told of the generation as it ended (its status message and owed event put on Kafka).
+Announce = Callable[[GenerationRecord], Awaitable[object]]
+
+
+async def end_generation(
+    store: Store,
+    record: GenerationRecord,
+    result: StoredVideo | GenerationError,
+    *,
+    prices: PriceTable,
+    now: datetime,
+    owner: str | None = None,
+    announce: Announce | None = None,
+) -> GenerationRecord | None:
+    """End the unfinished generation ``record`` (as read just before): ``completed`` with its stored media
+    (``StoredVideo``), or ``failed`` with the error. ``owner``: the lease it must still be under (its
+    actor's); None for a cancel or the reconciler. Returns the generation as it ended, or None if someone
+    else moved it first (then nothing was written, given back or announced). ``prices``: what each try at a
+    provider cost."""
+    generations = GenerationRepository(store)
+    error = result if isinstance(result, GenerationError) else None
+    ending = attempts.ending(record, error, prices, now)
+    ended: GenerationRecord | None
+    if error is None:
+        assert isinstance(result, StoredVideo)
+        ended = await generations.complete(record, result, now=now, owner=owner, ending=ending)
+    else:
+        ended = await generations.fail(record, error, now=now, owner=owner, ending=ending)
+        if ended is not None:
+            await _give_back(store, record, refunded=ending[0].get("cost") == 0)
+    if ended is not None and announce is not None:
+        await announce(ended)
+    return ended
+
+
+async def _give_back(store: Store, record: GenerationRecord, *, refunded: bool) -> None:
+    """Give back what the failed generation reserved of its budgets, if it cost nothing (``record``: as it
+    was just before it failed; ``refunded``: its provider charged nothing for the tries it made)."""
+    if record.budget_hold is None:
+        return
+    if record.charged and not (refunded and record.provider_task_id is not None):
+        return
+    try:
+        await BudgetCounterRepository(store).give_back(Hold.from_doc(record.budget_hold))
+    except Exception:
+        log.exception("a failed generation's budget reservation could not be given back")
