@@ -77,9 +77,9 @@ def _validate(body: dict[str, Any] | None) -> str | None:
         return f"Invalid model: {body.get('model')!r}"
     if not isinstance(body.get("prompt"), str) or not body["prompt"]:
         return "prompt is required"
-    if body.get("duration") not in DURATIONS:
+    if body.get("duration", "5s") not in DURATIONS:
         return f"Invalid duration: {body.get('duration')!r}"
-    if body.get("resolution") not in RESOLUTIONS:
+    if body.get("resolution", "720p") not in RESOLUTIONS:
         return f"Invalid resolution: {body.get('resolution')!r}"
     if body.get("aspect_ratio", "16:9") not in ASPECT_RATIOS:
         return f"Invalid aspect_ratio: {body.get('aspect_ratio')!r}"

@@ -1,5 +1,5 @@
 """A fake of Runway's API (task API, version 2024-11-06): ``POST /v1/text_to_video`` and
-``POST /v1/image_to_video`` answer ``{"id"}``; ``GET /v1/tasks/{id}`` answers the task with status PENDING /
+``POST /v1/image_to_video`` answer ``{"id", "estimatedCost"}``; ``GET /v1/tasks/{id}`` answers the task with status PENDING /
 THROTTLED / RUNNING / SUCCEEDED / FAILED (with ``createdAt``, ``estimatedCost`` while it waits or runs,
 ``cost`` once it ended), ``output`` (URLs) on success and ``failure`` + ``failureCode`` on failure;
 ``DELETE /v1/tasks/{id}`` cancels a running task or deletes a finished one (either way it is gone: later reads
@@ -145,12 +145,16 @@ class FakeRunway(FakeProviderAPI):
         return web.json_response({"error": problem, "issues": [{"message": problem}]}, status=400)
 
     def created(self, task: FakeTask) -> web.Response:
-        return web.json_response({"id": task.id})
+        return web.json_response({"id": task.id, "estimatedCost": {"credits": self.credits(task)}})
+
+    def credits(self, task: FakeTask) -> int:
+        """What the task costs (``estimatedCost``, then ``cost``)."""
+        return CREDITS_PER_SECOND.get(str(task.body.get("model")), 10) * int(task.body.get("duration", 5))
 
     def view(self, task: FakeTask) -> dict[str, Any]:
         now = self.now()
         phase = task.phase(now)
-        credits = CREDITS_PER_SECOND.get(str(task.body.get("model")), 10) * int(task.body.get("duration", 5))
+        credits = self.credits(task)
         view: dict[str, Any] = {
             "id": task.id,
             "createdAt": task.created_wall.isoformat().replace("+00:00", "Z"),
