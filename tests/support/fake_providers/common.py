@@ -150,7 +150,7 @@ class FakeProviderAPI:
         self._faults: deque[Fault] = deque()
         self._port: int | None = None
         self._site: web.TCPSite | None = None
-        # Large enough for a first frame sent inline past a provider's own limit (which the fake then refuses).
+        # Large enough for a first frame sent inline past a provider's limit (which the fake then refuses).
         app = web.Application(middlewares=[self._record], client_max_size=64 * 1024 * 1024)
         app.router.add_get("/files/{task_id}/video.mp4", self._video)
         app.router.add_get("/files/{task_id}/thumbnail.jpg", self._thumbnail)

@@ -79,7 +79,7 @@ class FakeFal(FakeProviderAPI):
         self.log_requests: list[str | None] = []  # each status read's ``logs`` query value
         # A failed request's COMPLETED status carries its ``error`` and ``error_type`` (as fal's may).
         self.error_in_status = False
-        self._proxy_faults: deque[int] = deque()
+        self._proxy_faults: deque[tuple[int, dict[str, str]]] = deque()
         self.make_then_fail_next_submits = 0
 
     def add_routes(self, app: web.Application) -> None:
@@ -90,16 +90,21 @@ class FakeFal(FakeProviderAPI):
         app.router.add_get(f"/{self.app_id}/requests/{{task_id}}", self._result)
         app.router.add_put(f"/{self.app_id}/requests/{{task_id}}/cancel", self._cancel)
 
-    def proxy_fail_next(self, times: int = 1, *, status: int = 502) -> None:
+    def proxy_fail_next(
+        self, times: int = 1, *, status: int = 502, headers: dict[str, str] | None = None
+    ) -> None:
         """The next ``times`` submits are answered by fal's front proxy (``status``, nginx's page, no
-        ``x-fal-request-id``): fal never saw them."""
-        self._proxy_faults.extend([status] * times)
+        ``x-fal-request-id``; ``headers`` beside)."""
+        self._proxy_faults.extend([(status, headers or {})] * times)
 
     def screen(self, request: web.Request, kind: Any) -> web.Response | None:
         if kind == "submit" and self._proxy_faults:
-            status = self._proxy_faults.popleft()
+            status, headers = self._proxy_faults.popleft()
             return web.Response(
-                status=status, text=PROXY_PAGE.format(status=status), content_type="text/html"
+                status=status,
+                text=PROXY_PAGE.format(status=status),
+                content_type="text/html",
+                headers=headers,
             )
         answer = super().screen(request, kind)
         if answer is not None:

@@ -1,13 +1,13 @@
 """A fake of Runway's API (task API, version 2024-11-06): ``POST /v1/text_to_video`` and
-``POST /v1/image_to_video`` answer ``{"id", "estimatedCost"}``; ``GET /v1/tasks/{id}`` answers the task with status PENDING /
-THROTTLED / RUNNING / SUCCEEDED / FAILED (with ``createdAt``, ``estimatedCost`` while it waits or runs,
-``cost`` once it ended), ``output`` (URLs) on success and ``failure`` + ``failureCode`` on failure;
-``DELETE /v1/tasks/{id}`` cancels a running task or deletes a finished one (either way it is gone: later reads
-answer 404). ``POST /v1/uploads`` (``{"filename", "type": "ephemeral"}``) answers ``runwayUri``, ``uploadUrl``
-and ``fields``; the file goes to ``uploadUrl`` (a stand-in for the storage host: no API headers) as a form,
-and ``promptImage`` may then be the ``runwayUri``. A ``data:`` URI input is refused over 5 MB. Requests to the
-API need ``Authorization: Bearer <key>`` and ``X-Runway-Version: 2024-11-06``. Every answer is one the
-runwayml SDK's response models accept (``tests/contract``)."""
+``POST /v1/image_to_video`` answer ``{"id", "estimatedCost"}``; ``GET /v1/tasks/{id}`` answers the task
+with status PENDING / THROTTLED / RUNNING / SUCCEEDED / FAILED (with ``createdAt``, ``estimatedCost`` while
+it waits or runs, ``cost`` once it ended), ``output`` (URLs) on success and ``failure`` + ``failureCode`` on
+failure; ``DELETE /v1/tasks/{id}`` cancels a running task or deletes a finished one (either way it is gone:
+later reads answer 404). ``POST /v1/uploads`` (``{"filename", "type": "ephemeral"}``) answers
+``runwayUri``, ``uploadUrl`` and ``fields``; the file goes to ``uploadUrl`` (a stand-in for the storage
+host: no API headers) as a form, and ``promptImage`` may then be the ``runwayUri``. A ``data:`` URI input is
+refused over 5 MB. Requests to the API need ``Authorization: Bearer <key>`` and ``X-Runway-Version:
+2024-11-06``. Every answer is one the runwayml SDK's response models accept (``tests/contract``)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ class FakeRunway(FakeProviderAPI):
         # Ephemeral uploads: the form fields each upload URL expects, and the files received, by upload id.
         self.upload_fields: dict[str, dict[str, str]] = {}
         self.uploaded: dict[str, bytes] = {}
+        self.refuse_uploads = False  # the storage host refuses every upload (403)
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/text_to_video", self.create)
@@ -96,7 +97,7 @@ class FakeRunway(FakeProviderAPI):
         """The storage host: the form must carry the fields it was given and the file, and no API key."""
         upload_id = request.match_info["upload_id"]
         expected = self.upload_fields.get(upload_id)
-        if expected is None or "Authorization" in request.headers:
+        if expected is None or "Authorization" in request.headers or self.refuse_uploads:
             return web.Response(status=403, text="<Error><Code>AccessDenied</Code></Error>")
         form = await request.post()
         fields = {name: value for name, value in form.items() if isinstance(value, str)}

@@ -115,6 +115,8 @@ def failure(body: Any, status: int | None = None) -> GenerationError:
     if isinstance(error_type, str):
         if error_type in _TIMEOUTS:
             return GenerationError(ErrorCode.PROVIDER_TIMEOUT, message, error_type, retriable=True)
+        if error_type == "content_policy_violation":
+            return GenerationError(ErrorCode.CONTENT_POLICY, message, error_type)
         if error_type == "client_cancelled":
             return GenerationError(ErrorCode.CANCELED, message, error_type)
         if error_type == "bad_request":
