@@ -12,12 +12,12 @@ Runway asks that a task be read no more than once every five seconds (``poll_int
 
 from __future__ import annotations
 
-import mimetypes
 from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO
 from videogen_common.domain import Provider
 from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.images import EXTENSIONS
 from videogen_common.routing import TaskMade
 from videogen_orchestrator.providers.base import Job, Output, ProviderError, TaskState, TaskStatus, data_uri
 from videogen_orchestrator.providers.http import ProviderHTTP, TransientFailure
@@ -122,7 +122,7 @@ class RunwayAdapter(RemoteAdapter):
         """The first frame uploaded as an ephemeral Runway upload: its ``runway://`` URI. No task is made
         yet, so any failure here is one with no task (and may be tried again)."""
         assert job.image is not None and job.image_type is not None
-        filename = "first-frame" + (mimetypes.guess_extension(job.image_type) or "")
+        filename = "first-frame" + EXTENSIONS.get(job.image_type, "")
         try:
             reply = await self.http.request(
                 "POST", "/v1/uploads", json={"filename": filename, "type": "ephemeral"}
