@@ -8,6 +8,7 @@ deletes."""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -80,6 +81,12 @@ def since(fake: FakeLuma, start: int) -> list[Exchange]:
 
 def test_the_contract_is_held_to_the_sdk_version_it_names() -> None:
     assert lumaai.__version__ == SDK_VERSION
+
+
+def test_the_states_the_adapter_reads_are_the_sdks() -> None:
+    states = typing.get_args(typing.get_args(Generation.model_fields["state"].annotation)[0])
+    assert {*LumaAdapter.queued_statuses, *LumaAdapter.running_statuses, "completed", "failed"} == set(states)
+    assert LumaAdapter.status_field == "state"
 
 
 def test_the_models_ratios_and_resolutions_we_offer_are_the_sdks() -> None:
@@ -177,7 +184,7 @@ async def test_the_sdks_client_creates_reads_and_deletes_against_the_fake(fake: 
             model="ray-2", prompt="a fox", aspect_ratio="9:16", duration="9s"
         )
     )
-    assert (created.id is not None and created.state == "queued") or created.state == "dreaming"
+    assert created.state in ("queued", "dreaming")
     generation_id = created.id
     assert generation_id is not None
     read = await off_loop(lambda: sdk.generations.get(generation_id))
