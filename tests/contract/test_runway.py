@@ -7,6 +7,7 @@ the fake, creates (from text, from an image, through an ephemeral upload), reads
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 from collections.abc import AsyncIterator, Callable
@@ -166,6 +167,7 @@ async def test_every_text_to_video_body_the_adapter_can_build_is_one_the_sdk_typ
         for duration in range(1, 13):
             for seed in (None, 0, 4_294_967_295):
                 await adapter.submit(Job("gen_1", "a fox", duration, aspect_ratio=ratio, seed=seed))
+    assert len(http.sent) == len(RATIOS) * 12 * 3
     for method, path, body in http.sent:
         assert (method, path) == ("POST", "/v1/text_to_video")
         check_body(union_member(TEXT_PARAMS, model), body)
@@ -177,18 +179,16 @@ async def test_every_image_to_video_body_the_adapter_can_build_is_one_the_sdk_ty
     adapter = RunwayAdapter(http, image_model=model)
     for ratio in RATIOS:
         for duration in range(1, 13):
-            job = first_frame()
-            await adapter.submit(
-                Job(job.generation_id, job.prompt, duration, ratio, None, 3, None, job.image, "image/png")
-            )
+            await adapter.submit(dataclasses.replace(first_frame(), duration=duration, aspect_ratio=ratio))
+    assert len(http.sent) == len(RATIOS) * 12
     for method, path, body in http.sent:
         assert (method, path) == ("POST", "/v1/image_to_video")
         check_body(union_member(IMAGE_PARAMS, model), body)
 
 
 def test_a_field_name_or_value_that_strays_from_the_sdk_is_caught() -> None:
-    """The check the tests above rely on fails on a wrong wire name, a value outside the SDK's set, a
-    missing required field, and a model the SDK does not have."""
+    """The check the tests above rely on fails on a wrong wire name, a value outside the SDK's set and a
+    missing required field."""
     veo = union_member(TEXT_PARAMS, "veo3.1")
     good = {"model": "veo3.1", "promptText": "x", "ratio": "1280:720", "duration": 4}
     check_body(veo, good)
