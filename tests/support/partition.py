@@ -33,6 +33,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tests.support.engines import EngineProcess
 from videogen.engines import EngineSpec, free_port, tansu_spec
@@ -363,3 +364,14 @@ async def partitioned_broker(workdir: Path) -> AsyncIterator[Link]:
         finally:
             await link.stop()  # first: a client still connected must not hold the broker's stop up
             await asyncio.to_thread(broker.stop)
+
+
+def port_of(url: str) -> int:
+    """The port a ``mongodb://`` URL or a ``host:port`` bootstrap names."""
+    netloc = urlsplit(url).netloc if "//" in url else url
+    return int(netloc.rsplit(":", 1)[1])
+
+
+def through(link: Link, url: str) -> str:
+    """``url`` (a ``mongodb://`` URL or a ``host:port``) with the link's address in place of the peer's."""
+    return url.replace(f"127.0.0.1:{link.target_port}", link.address, 1)
