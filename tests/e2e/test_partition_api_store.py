@@ -59,7 +59,7 @@ async def _ready(session: aiohttp.ClientSession, stack: Stack) -> int:
 
 
 @pytest.mark.parametrize("mode", [Mode.BLACK_HOLE, Mode.REFUSE])
-async def test_the_api_cut_off_from_the_store_answers_503_in_time_goes_unready_and_recovers_with_one_generation(
+async def test_the_api_cut_off_from_the_store_answers_503_in_time_and_recovers_with_one_generation(
     api: Stack, store_link: Link, store: Store, mode: Mode
 ) -> None:
     loop = asyncio.get_running_loop()
