@@ -357,7 +357,9 @@ async def partitioned_broker(workdir: Path) -> AsyncIterator[Link]:
     port in the metadata and reconnect there, past the proxy."""
     workdir.mkdir(parents=True, exist_ok=True)
     async with link_to(free_port(), name="broker") as link:
-        broker = EngineProcess(advertised_broker_spec(link.target_port, link.port), workdir / "broker.log")
+        # In a thread: finding the broker's binary looks at files.
+        spec = await asyncio.to_thread(advertised_broker_spec, link.target_port, link.port)
+        broker = EngineProcess(spec, workdir / "broker.log")
         await asyncio.to_thread(broker.start)
         try:
             yield link
