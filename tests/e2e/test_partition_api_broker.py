@@ -1,10 +1,10 @@
 """The api cut off from the broker (issue 36, scenario 3) while the orchestrator keeps it: the api and the
-orchestrator run as processes against a broker of the test's own reached only through a link, and the link is
-cut — silently (black-hole: bytes held, delivered on the heal) or with resets (refuse) — for the api's
-connections alone. Creations keep being acknowledged (the store first; readiness stays true), the orchestrator's
-reconciler dispatches what never reached the broker, and every one completes within the bound while the cut
-lasts. After the heal the request messages the cut held arrive late, and change nothing: each generation ran
-and completed once."""
+orchestrator run as processes against a broker of the test's own reached only through a link, and the link
+is cut — silently (black-hole: bytes held, delivered on the heal) or with resets (refuse) — for the api's
+connections alone. Creations keep being acknowledged (the store first; readiness stays true), the
+orchestrator's reconciler dispatches what never reached the broker, and every one completes within the bound
+while the cut lasts. After the heal the request messages the cut held arrive late, and change nothing: each
+generation ran and completed once."""
 
 from __future__ import annotations
 
