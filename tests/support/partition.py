@@ -102,7 +102,7 @@ class Link:
     healed, for every connection or for one party's."""
 
     def __init__(self, target_port: int, *, name: str = "link", port: int | None = None) -> None:
-        self.name_ = name
+        self.label = name
         self.target_port = target_port
         self.port = port if port is not None else free_port()
         self._modes: dict[str | None, Mode] = {None: Mode.PASS}
@@ -219,7 +219,7 @@ class Link:
                     self._changed.clear()
                     await self._changed.wait()
         except TimeoutError:
-            raise AssertionError(f"{self.name_}: not true after {timeout:g} s: {what}") from None
+            raise AssertionError(f"{self.label}: not true after {timeout:g} s: {what}") from None
 
     def _notify(self) -> None:
         self._changed.set()
