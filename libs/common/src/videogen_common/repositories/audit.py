@@ -75,5 +75,7 @@ class AuditRepository:
 
         query = {"account_id": account_id, **created_between(kept.created_after, kept.created_before)}
         filtered = bool(types) or kept.target_id is not None
-        docs = await newest_first(self._events, query, position, limit, keep=keep if filtered else None)
+        docs = await newest_first(
+            self._events, query, position, limit, keep=keep if filtered else None, reads=("type", "target")
+        )
         return [AuditEvent.from_doc(doc) for doc in docs]

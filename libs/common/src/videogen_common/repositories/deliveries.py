@@ -184,7 +184,14 @@ class DeliveryRepository:
         if kept.status is not None:
             query["status"] = kept.status
         query.update(created_between(kept.created_after, kept.created_before))
-        docs = await newest_first(self._deliveries, query, position, limit, keep=kept.keeper(account_id))
+        docs = await newest_first(
+            self._deliveries,
+            query,
+            position,
+            limit,
+            keep=kept.keeper(account_id),
+            reads=("account_id", "status", "event_type"),
+        )
         return [Delivery.from_doc(doc) for doc in docs]
 
     async def requeue_finished(self, delivery_id: str, account_id: str, now: datetime) -> Delivery | None:

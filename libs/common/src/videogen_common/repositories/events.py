@@ -106,6 +106,7 @@ class EventRepository:
                 position,
                 limit,
                 keep=(lambda doc: doc["type"] in types) if types else None,
+                reads=("type",),
             )
         elif kept.types:
             pages = [

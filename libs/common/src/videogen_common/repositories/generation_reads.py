@@ -34,6 +34,10 @@ INDEXES: list[IndexModel] = [
 ]
 
 
+# What ``GenerationFilter.keeps`` reads of a generation.
+KEPT_BY = ("deleted_at", "provider", "metadata")
+
+
 @dataclass(frozen=True)
 class GenerationFilter:
     """What a listing of an account's generations keeps: each given condition must hold (statuses and
@@ -117,12 +121,18 @@ class GenerationReads:
                     position,
                     limit,
                     keep=keep,
+                    reads=KEPT_BY,
                 )
                 for status in dict.fromkeys(kept.statuses)
             ]
             docs = merged(pages, limit)
         else:
             docs = await newest_first(
-                self._generations, {"account_id": account_id, **created}, position, limit, keep=keep
+                self._generations,
+                {"account_id": account_id, **created},
+                position,
+                limit,
+                keep=keep,
+                reads=KEPT_BY,
             )
         return [GenerationRecord.from_doc(doc) for doc in docs]

@@ -76,11 +76,14 @@ async def newest_first(
     limit: int,
     *,
     keep: Callable[[Doc], bool] | None = None,
+    reads: Sequence[str] = (),
     now: datetime | None = None,
 ) -> list[Doc]:
     """Up to ``limit`` documents after ``position``, newest first, that ``query`` matches and ``keep`` (if
     given) keeps. ``query``: the equalities of an index's leading fields, and ``created_at`` bounds
-    (``created_between``'s) if any; nothing else, or the embedded store scans (see the module)."""
+    (``created_between``'s) if any; nothing else, or the embedded store scans (see the module). With
+    ``keep``, the windows return only the fields it ``reads`` (a filter that keeps few reads many documents:
+    their keys cross the wire, not their bodies) and the documents kept are then read whole by id."""
     equalities = {name: value for name, value in query.items() if name != "created_at"}
     bounds: Doc = query.get("created_at") or {}
     floor_bound: datetime | None = bounds.get("$gt")
@@ -102,13 +105,14 @@ async def newest_first(
             lower = None if floor_bound is None else (floor_bound, False)
         window = {**equalities, "created_at": window_range(lower, upper)} if lower or upper else equalities
         need = limit - len(found)
-        cursor = collection.find(window).sort(_ORDER)
+        projection = None if keep is None else dict.fromkeys(("created_at", *reads), 1)
+        cursor = collection.find(window, projection).sort(_ORDER)
         # A limit only where what the window returns is what is kept (a window up to a position, inclusive,
         # returns items on or before it that are left out).
         if keep is None and not (upper is not None and upper[1]):
             cursor = cursor.limit(need)
         docs = [doc for doc in await cursor.to_list(None) if later(doc) and (keep is None or keep(doc))]
-        found.extend(docs[:need])
+        found.extend(docs[:need] if keep is None else await _whole(collection, docs[:need]))
         if last:
             break
         covered += reach
@@ -120,6 +124,15 @@ async def newest_first(
             wanted = timedelta(seconds=1.25 * (limit - len(found)) / per_second)
             reach = min(max(wanted, reach * 2), reach * MAX_GROWTH)
     return found
+
+
+async def _whole(collection: AsyncCollection[Doc], keys: list[Doc]) -> list[Doc]:
+    """The documents of ``keys`` (projections), whole, in their order (one gone meanwhile left out)."""
+    if not keys:
+        return []
+    ids = [key["_id"] for key in keys]
+    whole = {doc["_id"]: doc for doc in await collection.find({"_id": {"$in": ids}}).to_list(None)}
+    return [whole[item_id] for item_id in ids if item_id in whole]
 
 
 def merged(pages: Sequence[list[Doc]], limit: int) -> list[Doc]:
