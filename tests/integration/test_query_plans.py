@@ -261,3 +261,39 @@ async def test_no_query_that_grows_with_history_scans_or_reads_the_history(histo
     assert not problems, "\n".join(problems)
     # Every operation was explained over a growing collection (a renamed collection would pass silently).
     assert set(checked) == set(operations) - {"admission: lanes pending"}
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        GenerationFilter(),
+        GenerationFilter(statuses=[Status.FAILED, Status.COMPLETED]),
+        GenerationFilter(providers=["runway"], created_before=datetime.now(UTC) - timedelta(days=30)),
+    ],
+    ids=["all", "two statuses", "provider and before"],
+)
+async def test_a_walk_over_a_year_of_windows_neither_skips_nor_repeats(
+    history: Any, kept: GenerationFilter
+) -> None:
+    # The windows of a listing are read back in time and sized as they go: walked page by page over a year
+    # of history, the pages are exactly what one read of the whole account, filtered and sorted, gives.
+    store = history[0]
+    docs = await store.generations.find({"account_id": MEASURING_ACCOUNT}).to_list(None)
+    expected = [
+        doc["_id"]
+        for doc in sorted(docs, key=lambda doc: (doc["created_at"], doc["_id"]), reverse=True)
+        if kept.keeps(doc)
+        and (not kept.statuses or doc["status"] in {status.value for status in kept.statuses})
+        and (kept.created_before is None or doc["created_at"] < kept.created_before)
+    ]
+    assert len(expected) > 300
+    reads = GenerationReads(store)
+    walked: list[str] = []
+    position: tuple[datetime, str] | None = None
+    while True:
+        page = await reads.newest_first(MEASURING_ACCOUNT, kept, position, 37)
+        walked.extend(record.id for record in page)
+        if len(page) < 37:
+            break
+        position = (page[-1].created_at, page[-1].id)
+    assert walked == expected
