@@ -17,7 +17,10 @@ document the filter matches, limit or not (it reads them all before it limits), 
 collection: so it is the measure of ``FLAT``. MongoDB's explain has the same fields (its ``totalDocsExamined``
 stops at the limit), so the test reads either. Updates and deletes are explained as the ``find`` of their
 filter; a ``findAndModify`` as the ``find`` of its query, though the embedded store scans for it whatever the
-plan (``Store.engine()`` routes around it: see ``repositories.leases`` and ``deliveries``)."""
+plan (``Store.engine()`` routes around it: see ``repositories.leases`` and ``deliveries``).
+
+The listings' shape reads window by window (``repositories.paging``): a walk of the same history page by page
+is checked against one read of the whole account, so the windows' edges neither skip nor repeat."""
 
 from __future__ import annotations
 
