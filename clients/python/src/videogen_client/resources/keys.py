@@ -4,12 +4,12 @@ sync twins (``ApiKeys``, ``Budgets``) are here too."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from videogen_client._paging import walk, walk_blocking
-from videogen_client._portal import Portal
+from videogen_client._paging import walk
+from videogen_client._portal import Twin, blocking, iterated
 from videogen_client._transport import Transport
 from videogen_client.enums import Scope
 from videogen_client.models import ApiKey, ApiKeyBudgets, ApiKeyCreated, ApiKeyList
@@ -102,62 +102,19 @@ class AsyncBudgets:
         return BudgetState.model_validate_json(response.content)
 
 
-class ApiKeys:
-    __doc__ = AsyncApiKeys.__doc__
+class ApiKeys(Twin[AsyncApiKeys]):
+    """``client.api_keys`` of the sync ``Client``: ``AsyncApiKeys``, called."""
 
-    def __init__(self, portal: Portal, api_keys: AsyncApiKeys) -> None:
-        self._run = portal.run
-        self._a = api_keys
-
-    def create(
-        self,
-        *,
-        name: str,
-        scopes: Sequence[Scope],
-        expires_at: datetime | None = None,
-        budgets: BudgetsIn | None = None,
-    ) -> ApiKeyCreated:
-        return self._run(self._a.create(name=name, scopes=scopes, expires_at=expires_at, budgets=budgets))
-
-    def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> ApiKeyList:
-        return self._run(self._a.list_page(limit=limit, cursor=cursor))
-
-    def list(self, *, page_size: int | None = None) -> Iterator[ApiKey]:
-        return walk_blocking(self._run, lambda cursor: self._a.list_page(limit=page_size, cursor=cursor))
-
-    def get(self, key_id: str) -> ApiKey:
-        return self._run(self._a.get(key_id))
-
-    def update(self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None) -> ApiKey:
-        return self._run(self._a.update(key_id, name=name, budgets=budgets))
-
-    def revoke(self, key_id: str) -> ApiKey:
-        return self._run(self._a.revoke(key_id))
+    create = blocking(AsyncApiKeys.create)
+    list_page = blocking(AsyncApiKeys.list_page)
+    list = iterated(AsyncApiKeys.list)
+    get = blocking(AsyncApiKeys.get)
+    update = blocking(AsyncApiKeys.update)
+    revoke = blocking(AsyncApiKeys.revoke)
 
 
-class Budgets:
-    __doc__ = AsyncBudgets.__doc__
+class Budgets(Twin[AsyncBudgets]):
+    """``client.budgets`` of the sync ``Client``: ``AsyncBudgets``, called."""
 
-    def __init__(self, portal: Portal, budgets: AsyncBudgets) -> None:
-        self._run = portal.run
-        self._a = budgets
-
-    def get(self) -> BudgetState:
-        return self._run(self._a.get())
-
-    def set(
-        self,
-        *,
-        daily_video_seconds: int | None = None,
-        monthly_video_seconds: int | None = None,
-        daily_cost: float | None = None,
-        monthly_cost: float | None = None,
-    ) -> BudgetState:
-        return self._run(
-            self._a.set(
-                daily_video_seconds=daily_video_seconds,
-                monthly_video_seconds=monthly_video_seconds,
-                daily_cost=daily_cost,
-                monthly_cost=monthly_cost,
-            )
-        )
+    get = blocking(AsyncBudgets.get)
+    set = blocking(AsyncBudgets.set)
