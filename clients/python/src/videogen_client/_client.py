@@ -14,9 +14,11 @@ from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
-from videogen_client.resources.keys import ApiKeys, AsyncApiKeys, AsyncBudgets, Budgets
+from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.sync import (
+    ApiKeys,
     AuditEvents,
+    Budgets,
     Deliveries,
     Events,
     Generations,

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from datetime import datetime
+from typing import Protocol, TypedDict, TypeVar
 
 T_co = TypeVar("T_co", covariant=True)
 T = TypeVar("T")
+
+
+class CreatedBetween(TypedDict, total=False):
+    """The filters of every listing: only what was created after, and before, these moments."""
+
+    created_after: datetime | None
+    created_before: datetime | None
 
 
 class Page(Protocol[T_co]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator
 from types import GenericAlias
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, get_args, overload
@@ -46,7 +47,7 @@ class Twin(Generic[A]):
         self._twin = twin
 
 
-class _Derived(Generic[A, P, T]):
+class _Derived(ABC, Generic[A, P, T]):
     """A sync method made from an async one (``function``, of the twin's class)."""
 
     def __init__(self, function: Callable[Concatenate[A, P], Any]) -> None:
@@ -57,8 +58,9 @@ class _Derived(Generic[A, P, T]):
     def __set_name__(self, owner: type[Any], name: str) -> None:
         self._qualname = f"{owner.__qualname__}.{name}"
 
+    @abstractmethod
     def _call(self, twin: Twin[A], *args: Any, **kwargs: Any) -> T:
-        raise NotImplementedError
+        """Call the async method on ``twin``'s async resource, to the end."""
 
     def _returns(self, annotation: Any) -> Any:
         return annotation

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import date, datetime
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 from videogen_client._keywords import spelled_out
-from videogen_client._paging import walk
+from videogen_client._paging import CreatedBetween, walk
 from videogen_client._transport import Transport
 from videogen_client.enums import AuditEventType, EventType
 from videogen_client.models import AuditEvent, AuditEventList, Event, EventList, Usage
@@ -32,22 +32,18 @@ class AsyncUsage:
         return Usage.model_validate_json(response.content)
 
 
-class AuditEventFilters(TypedDict, total=False):
+class AuditEventFilters(CreatedBetween, total=False):
     """Which changes ``audit_events.list`` and ``list_page`` answer (all of these that are given)."""
 
     type: AuditEventType | Sequence[AuditEventType] | None
     target_id: str | None
-    created_after: datetime | None
-    created_before: datetime | None
 
 
-class EventFilters(TypedDict, total=False):
+class EventFilters(CreatedBetween, total=False):
     """Which events ``events.list`` and ``list_page`` answer (all of these that are given)."""
 
     type: EventType | str | Sequence[EventType | str] | None
     subject_id: str | None
-    created_after: datetime | None
-    created_before: datetime | None
 
 
 class AsyncAuditEvents:

@@ -6,12 +6,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal, Required, TypedDict, Unpack
 
 from videogen_client._keywords import spelled_out
-from videogen_client._paging import walk
+from videogen_client._paging import CreatedBetween, walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
 from videogen_client.enums import AspectRatio, Priority, Provider, Resolution, Status
 from videogen_client.errors import (
@@ -63,13 +62,11 @@ class CreateParams(TypedDict, total=False):
     idempotency_key: str | None
 
 
-class GenerationFilters(TypedDict, total=False):
+class GenerationFilters(CreatedBetween, total=False):
     """Which generations ``generations.list`` and ``list_page`` answer (all of these that are given)."""
 
     status: Status | str | list[Status | str] | None
     provider: Provider | str | None
-    created_after: datetime | None
-    created_before: datetime | None
     metadata: dict[str, str] | None
 
 

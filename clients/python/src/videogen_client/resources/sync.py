@@ -7,6 +7,7 @@ from __future__ import annotations
 from videogen_client._portal import Twin, blocking, iterated
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
 
 
@@ -80,3 +81,21 @@ class Events(Twin[AsyncEvents]):
     get = blocking(AsyncEvents.get)
     list_page = blocking(AsyncEvents.list_page)
     list = iterated(AsyncEvents.list)
+
+
+class ApiKeys(Twin[AsyncApiKeys]):
+    """``client.api_keys`` of the sync ``Client``: ``AsyncApiKeys``, called."""
+
+    create = blocking(AsyncApiKeys.create)
+    list_page = blocking(AsyncApiKeys.list_page)
+    list = iterated(AsyncApiKeys.list)
+    get = blocking(AsyncApiKeys.get)
+    update = blocking(AsyncApiKeys.update)
+    revoke = blocking(AsyncApiKeys.revoke)
+
+
+class Budgets(Twin[AsyncBudgets]):
+    """``client.budgets`` of the sync ``Client``: ``AsyncBudgets``, called."""
+
+    get = blocking(AsyncBudgets.get)
+    set = blocking(AsyncBudgets.set)

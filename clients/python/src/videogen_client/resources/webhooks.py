@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any, TypedDict, Unpack
+from typing import Unpack
 
 from videogen_client._keywords import spelled_out
-from videogen_client._paging import walk
-from videogen_client._transport import Transport
+from videogen_client._paging import CreatedBetween, walk
+from videogen_client._transport import Transport, given
 from videogen_client.enums import DeliveryStatus, EventType
 from videogen_client.models import (
     Delivery,
@@ -22,13 +22,11 @@ from videogen_client.models import (
 )
 
 
-class DeliveryFilters(TypedDict, total=False):
+class DeliveryFilters(CreatedBetween, total=False):
     """Which deliveries ``webhooks.deliveries`` and ``deliveries_page`` answer (all of those given)."""
 
     status: DeliveryStatus | str | None
     event_type: str | None
-    created_after: datetime | None
-    created_before: datetime | None
 
 
 class AsyncWebhooks:
@@ -57,13 +55,7 @@ class AsyncWebhooks:
         active: bool | None = None,
     ) -> Webhook:
         """Change what is given; ``active=True`` re-enables an endpoint the service disabled."""
-        body: dict[str, Any] = {}
-        if url is not None:
-            body["url"] = url
-        if events is not None:
-            body["events"] = list(events)
-        if active is not None:
-            body["active"] = active
+        body = given(url=url, events=list(events) if events is not None else None, active=active)
         response = await self._t.request("PATCH", f"webhooks/{webhook_id}", json_body=body)
         return Webhook.model_validate_json(response.content)
 
