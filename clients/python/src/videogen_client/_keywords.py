@@ -1,15 +1,26 @@
-"""Keyword arguments declared once, as a ``TypedDict``: a method takes them as ``**name: Unpack[TheDict]``
-(type checkers and editors see each keyword, its type and whether it is required), and ``spelled_out`` shows
-them to ``inspect.signature`` and ``help()`` as the keywords they stand for, each optional one defaulting to
-None — what leaving it out means."""
+"""Arguments declared once. As a ``TypedDict``: a method takes them as ``**name: Unpack[TheDict]`` (type
+checkers and editors see each keyword, its type and whether it is required), and ``spelled_out`` shows them
+to ``inspect.signature`` and ``help()`` as the keywords they stand for, each optional one defaulting to None —
+what leaving it out means. Or as another method's: ``same_arguments_as``."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, NotRequired, Required, TypeVar, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    Concatenate,
+    NotRequired,
+    ParamSpec,
+    Required,
+    TypeVar,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
 
 
 def spelled_out(function: F) -> F:
@@ -37,3 +48,16 @@ def spelled_out(function: F) -> F:
         parameters=[*named[:first], *spelled, *named[first:]]
     )
     return function
+
+
+def same_arguments_as(
+    model: Callable[Concatenate[Any, P], None],
+) -> Callable[[Callable[..., None]], Callable[Concatenate[Any, P], None]]:
+    """An ``__init__`` that takes what ``model`` (another class's ``__init__``) takes, to type checkers,
+    editors and ``inspect.signature`` alike, and passes it on as ``**arguments``."""
+
+    def declare(init: Callable[..., None]) -> Callable[Concatenate[Any, P], None]:
+        init.__signature__ = inspect.signature(model, eval_str=True)  # type: ignore[attr-defined]
+        return init
+
+    return declare
