@@ -9,7 +9,7 @@ from typing import Any, Self
 
 import httpx
 
-from videogen_client._keywords import same_arguments_as
+from videogen_client._keywords import init_like
 from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
@@ -95,7 +95,7 @@ class Client:
     on an event loop of its own, in a background thread; progress callbacks are called from that thread).
     ``http_client``, if given, is an ``httpx.AsyncClient``."""
 
-    @same_arguments_as(AsyncClient.__init__)
+    @init_like(AsyncClient.__init__)
     def __init__(self, **arguments: Any) -> None:
         self._async = AsyncClient(**arguments)
         self.base_url = self._async.base_url

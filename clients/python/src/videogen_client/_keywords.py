@@ -1,7 +1,7 @@
 """Arguments declared once. As a ``TypedDict``: a method takes them as ``**name: Unpack[TheDict]`` (type
 checkers and editors see each keyword, its type and whether it is required), and ``spelled_out`` shows them
 to ``inspect.signature`` and ``help()`` as the keywords they stand for, each optional one defaulting to None —
-what leaving it out means. Or as another method's: ``same_arguments_as``."""
+what leaving it out means. Or as another function's: ``init_like``, ``called_like``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 P = ParamSpec("P")
 
 
@@ -50,7 +51,7 @@ def spelled_out(function: F) -> F:
     return function
 
 
-def same_arguments_as(
+def init_like(
     model: Callable[Concatenate[Any, P], None],
 ) -> Callable[[Callable[..., None]], Callable[Concatenate[Any, P], None]]:
     """An ``__init__`` that takes what ``model`` (another class's ``__init__``) takes, to type checkers,
@@ -59,5 +60,17 @@ def same_arguments_as(
     def declare(init: Callable[..., None]) -> Callable[Concatenate[Any, P], None]:
         init.__signature__ = inspect.signature(model, eval_str=True)  # type: ignore[attr-defined]
         return init
+
+    return declare
+
+
+def called_like(model: Callable[P, object]) -> Callable[[Callable[..., T]], Callable[P, T]]:
+    """A function that takes what the function ``model`` takes (as ``init_like``), answering its own."""
+
+    def declare(function: Callable[..., T]) -> Callable[P, T]:
+        answers = inspect.signature(function, eval_str=True).return_annotation
+        signature = inspect.signature(model, eval_str=True).replace(return_annotation=answers)
+        function.__signature__ = signature  # type: ignore[attr-defined]
+        return function
 
     return declare
