@@ -36,8 +36,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> ByUnit | None:
-    """``--dist loadscope`` by module (all container tests as one unit), heaviest first."""
-    return ByUnit(config, log) if config.getvalue("dist") == "loadscope" else None
+    """``-n N`` (``--dist load``, the default) and ``--dist loadscope`` send whole modules, all container
+    tests as one unit, heaviest first: never one module's fixtures, or two Docker sessions, on two workers."""
+    return ByUnit(config, log) if config.getvalue("dist") in ("load", "loadscope") else None
 
 
 @pytest.fixture(autouse=True)
