@@ -44,12 +44,16 @@ async def orch(store: Store, base_env: dict[str, str], tmp_path: Path) -> AsyncI
 
 async def claim(orch: Orchestration, generation_id: str, owner: str) -> GenerationRecord:
     now = orch.clock.now()
-    record = await LeaseRepository(orch.store).claim_lease(generation_id, owner, now, now + LEASE, f"t-{owner}")
+    record = await LeaseRepository(orch.store).claim_lease(
+        generation_id, owner, now, now + LEASE, f"t-{owner}"
+    )
     assert record is not None, f"{owner} could not claim {generation_id}"
     return record
 
 
-async def taken_over(orch: Orchestration, generation_id: str, stale: GenerationRecord, by: str) -> GenerationRecord:
+async def taken_over(
+    orch: Orchestration, generation_id: str, stale: GenerationRecord, by: str
+) -> GenerationRecord:
     """The lease ``stale`` holds runs out and ``by`` claims the generation: its fence is one more."""
     orch.clock.advance(LEASE + timedelta(seconds=1))
     record = await claim(orch, generation_id, by)
@@ -75,16 +79,28 @@ async def test_a_stale_holders_writes_of_every_kind_change_nothing_and_the_new_h
     assert not await generations.write_progress(a, "orch-a", 50)
     assert not await generations.still_owned(a, "orch-a")
     assert await generations.follow_provider(a, Status.QUEUED, now=now, owner="orch-a") is None
-    assert await end_generation(orch.store, a, VIDEO, prices=orch.settings().price_table, now=now, owner="orch-a") is None
+    assert (
+        await end_generation(
+            orch.store, a, VIDEO, prices=orch.settings().price_table, now=now, owner="orch-a"
+        )
+        is None
+    )
     error = GenerationError(ErrorCode.PROVIDER_ERROR, "stale")
-    assert await end_generation(orch.store, a, error, prices=orch.settings().price_table, now=now, owner="orch-a") is None
+    assert (
+        await end_generation(
+            orch.store, a, error, prices=orch.settings().price_table, now=now, owner="orch-a"
+        )
+        is None
+    )
     assert await orch.get(doc["_id"]) == before
 
     # B's go through.
     assert await generations.still_owned(b, "orch-b")
     b = await generations.save_task_id(b, "orch-b", "task-b", now, None) or pytest.fail("B's task id")
     assert await generations.write_progress(b, "orch-b", 40)
-    ended = await end_generation(orch.store, b, VIDEO, prices=orch.settings().price_table, now=now, owner="orch-b")
+    ended = await end_generation(
+        orch.store, b, VIDEO, prices=orch.settings().price_table, now=now, owner="orch-b"
+    )
     assert ended is not None and ended.status is Status.COMPLETED
     final = await orch.get(doc["_id"])
     assert final["provider_task_id"] == "task-b"
@@ -112,7 +128,7 @@ async def test_the_fence_stops_a_stale_holder_even_when_its_owner_claims_the_gen
     assert (await orch.get(doc["_id"]))["provider_task_id"] == "task-again"
 
 
-async def test_an_actor_whose_lease_was_taken_over_mid_poll_stops_without_calling_the_provider_or_storing_media(
+async def test_an_actor_whose_lease_was_taken_over_mid_poll_stops_calling_the_provider_and_stores_no_media(
     orch: Orchestration, tmp_path: Path
 ) -> None:
     held = HeldProvider()

@@ -70,8 +70,8 @@ def _admission_fields(record: GenerationRecord) -> Doc:
 
 class TransitionOptions(TypedDict, total=False):
     """How a ``transition`` is made: when (``now``, required), with which ``fields`` besides the state, under
-    whose lease (``owner`` and its fencing token ``fence``, or ``lease_token``), ending which try at a provider
-    (``attempt``)."""
+    whose lease (``owner`` and its fencing token ``fence``, or ``lease_token``), ending which try at a
+    provider (``attempt``)."""
 
     now: Required[datetime]
     fields: Doc | None

@@ -71,8 +71,8 @@ class LeaseRepository:
         }
         update: Doc = {
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            # The fencing token: every write the new holder makes is conditioned on it (and on ``owner``), so a
-            # holder that lost the lease (cut off, then healed) writes nothing over this one's work.
+            # The fencing token: every write the new holder makes is conditioned on it (and on ``owner``), so
+            # a holder that lost the lease (cut off, then healed) writes nothing over this one's work.
             "$inc": {"attempts": 1, "lease_fence": 1},
         }
         if waiting or admitted:
