@@ -266,8 +266,10 @@ async def create_generation(request: web.Request) -> web.Response:
     # (its own insert acknowledged, grouped with concurrent requests' inserts: see batched_inserts). Under an
     # Idempotency-Key this one insert is also the commit point of the key (see idempotency).
     try:
-        # Bounded like every store call (the client's timeout), also while waiting for a group ahead of it.
-        await asyncio.wait_for(app[state.INSERTS].insert(doc), settings.api_store_timeout_seconds)
+        # Bounded like every store call (the client's timeout), also while waiting for a group ahead of it
+        # (a timer, not a task of its own: nothing more per creation).
+        async with asyncio.timeout(settings.api_store_timeout_seconds):
+            await app[state.INSERTS].insert(doc)
     except TimeoutError:
         raise store_unavailable() from None
     except DuplicateKeyError:
