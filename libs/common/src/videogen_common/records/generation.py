@@ -186,6 +186,9 @@ class GenerationRecord:
     # When the provider accepted its task (polls slow down as the task ages).
     task_started_at: datetime | None = None
     lease_token: str | None = None
+    # The fencing token of its lease: a number each claim increments (``repositories.leases``), so a holder
+    # that lost the lease (to a take-over, even by an instance of the same name) writes nothing.
+    lease_fence: int | None = None
     # What was sent to the provider, and when sending began (a submit that may have made a task).
     provider_request: Mapping[str, Any] | None = None
     submit_started_at: datetime | None = None

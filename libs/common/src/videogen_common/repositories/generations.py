@@ -70,11 +70,13 @@ def _admission_fields(record: GenerationRecord) -> Doc:
 
 class TransitionOptions(TypedDict, total=False):
     """How a ``transition`` is made: when (``now``, required), with which ``fields`` besides the state, under
-    whose lease (``owner`` or ``lease_token``), ending which try at a provider (``attempt``)."""
+    whose lease (``owner`` and its fencing token ``fence``, or ``lease_token``), ending which try at a
+    provider (``attempt``)."""
 
     now: Required[datetime]
     fields: Doc | None
     owner: str | None
+    fence: int | None
     lease_token: str | None
     attempt: Doc | None
 
@@ -87,11 +89,14 @@ async def transition(
     now: datetime,
     fields: Doc | None = None,
     owner: str | None = None,
+    fence: int | None = None,
     lease_token: str | None = None,
     attempt: Doc | None = None,
 ) -> Doc | None:
     """Move the generation ``doc`` (in the ``generations`` collection) to ``target``: a compare-and-set on
-    (id, expected status, version), and on the lease ``owner`` or ``lease_token`` when given. Returns the new
+    (id, expected status, version), and on the lease ``owner`` (with its fencing token ``fence``: the lease
+    as its claim left it, ``lease_fence``; None matches a generation never claimed) or ``lease_token`` when
+    given. Returns the new
     document, or None if someone else moved the generation first; a duplicate or late event can therefore
     never move it backwards.
 
@@ -122,6 +127,7 @@ async def transition(
     query: Doc = {"_id": doc["_id"], "status": current.value, "version": doc["version"]}
     if owner is not None:
         query["lease_owner"] = owner
+        query["lease_fence"] = fence
     if lease_token is not None:
         query["lease_token"] = lease_token
     pushes: Doc = {"timeline": step}
@@ -151,6 +157,13 @@ async def transition(
         moved[OUTBOX_AT] = event.created_at
     result = await generations.update_one(query, write)
     return moved if result.modified_count == 1 else None
+
+
+def _held(record: GenerationRecord, owner: str, *, version: int) -> Doc:
+    """The condition of a write by the holder of ``record``'s lease: the owner and the fencing token its claim
+    left (``lease_fence``; ``repositories.leases``), at ``version``. A holder whose lease was taken over
+    matches nothing."""
+    return {"_id": record.id, "lease_owner": owner, "lease_fence": record.lease_fence, "version": version}
 
 
 class GenerationRepository:
@@ -261,8 +274,9 @@ class GenerationRepository:
         owner: str | None,
         attempt: Doc | None = None,
     ) -> GenerationRecord | None:
+        fence = record.lease_fence if owner is not None else None
         moved = await self.transition(
-            record.to_doc(), target, now=now, fields=fields, owner=owner, attempt=attempt
+            record.to_doc(), target, now=now, fields=fields, owner=owner, fence=fence, attempt=attempt
         )
         return None if moved is None else GenerationRecord.from_doc(moved)
 
@@ -316,21 +330,22 @@ class GenerationRepository:
     async def _set_owned(
         self, record: GenerationRecord, owner: str, fields: Doc, **changes: Any
     ) -> GenerationRecord | None:
-        """Compare-and-set ``fields`` on (id, owner, version), bumping the version, like ``transition``: a
-        conditional update, and the new record computed (``changes``, the same fields) rather than read back
-        (the embedded store serves findAndModify with a collection scan). None if the generation moved."""
+        """Compare-and-set ``fields`` on (id, the lease: owner and fence, version), bumping the version, like
+        ``transition``: a conditional update, and the new record computed (``changes``, the same fields)
+        rather than read back (the embedded store serves findAndModify with a collection scan). None if the
+        generation moved, or its lease is no longer the one ``record`` holds."""
         result = await self._generations.update_one(
-            {"_id": record.id, "lease_owner": owner, "version": record.version},
-            {"$set": fields, "$inc": {"version": 1}},
+            _held(record, owner, version=record.version), {"$set": fields, "$inc": {"version": 1}}
         )
         if result.modified_count != 1:
             return None
         return replace(record, version=record.version + 1, **changes)
 
     async def still_owned(self, record: GenerationRecord, owner: str) -> bool:
-        """Whether the generation is still ``owner``'s and unmoved since ``record`` (same version)."""
+        """Whether the generation is still ``owner``'s under the lease ``record`` holds (same fence) and
+        unmoved since ``record`` (same version)."""
         found = await self._generations.find_one(
-            {"_id": record.id, "lease_owner": owner, "version": record.version}, projection={"_id": 1}
+            _held(record, owner, version=record.version), projection={"_id": 1}
         )
         return found is not None
 
@@ -338,12 +353,7 @@ class GenerationRepository:
         """Set the progress of a ``processing`` generation still ``owner``'s at ``record``'s version. Changes
         no state, so the version stays (the owner's own compare-and-set writes stay undisturbed)."""
         result = await self._generations.update_one(
-            {
-                "_id": record.id,
-                "lease_owner": owner,
-                "version": record.version,
-                "status": Status.PROCESSING.value,
-            },
+            {**_held(record, owner, version=record.version), "status": Status.PROCESSING.value},
             {"$set": {"progress": progress}},
         )
         return result.modified_count == 1

@@ -3,6 +3,13 @@ lease before running it, renews the leases of everything it runs, lets go of one
 its leases back when it stops; the reconciler finds the generations whose lease ran out, or that nobody ever
 leased. What a generation is, and its compare-and-set transitions, are ``repositories.generations``.
 
+**Fencing.** A lease is an owner and a number, ``lease_fence``, that each claim increments. Every write the
+holder makes on the generation (its task id, the submit mark, the first frame, progress, the provider's
+states, the terminal write through ``videogen_common.endings``) is conditioned on both
+(``GenerationRepository``'s owned writes take them from the record the claim answered), so a holder whose
+lease ran out while it was cut off from the store, and which another instance (or one of the same name) then
+claimed, matches nothing once healed: its writes change nothing, and its actor stops.
+
 On the embedded store ``findAndModify`` is answered with a collection scan, so a claim there is a conditional
 update stamping a unique token, then a read by id (``claim_lease``, chosen by ``Store.engine()``); and an
 ``$or`` is a scan too, so the scan for lost leases is one range query per unfinished status
@@ -64,7 +71,9 @@ class LeaseRepository:
         }
         update: Doc = {
             "$set": {"lease_owner": owner, "lease_expires_at": until, "lease_token": token},
-            "$inc": {"attempts": 1},
+            # The fencing token: every write the new holder makes is conditioned on it (and on ``owner``), so
+            # a holder that lost the lease (cut off, then healed) writes nothing over this one's work.
+            "$inc": {"attempts": 1, "lease_fence": 1},
         }
         if waiting or admitted:
             update["$unset"] = {"slot_wait": "", "wait_deadline": ""}
