@@ -44,4 +44,8 @@ def isolated_env(engines: Engines, data_dir: Path) -> dict[str, str]:
         "VIDEOGEN_NOTIFIER_PORT": "0",
         # The Runway fake may be read as often as a test likes (the real Runway asks for five seconds).
         "VIDEOGEN_RUNWAY_POLL_INTERVAL_SECONDS": "0",
+        # The api's bound on each store call (5 s by default) is for a store cut off, not a busy test machine:
+        # a suite on two loaded cores saw a webhook's creation answered 503 past it. The partition tests that
+        # hold the api to its bound set their own.
+        "VIDEOGEN_API_STORE_TIMEOUT_SECONDS": "30",
     }
