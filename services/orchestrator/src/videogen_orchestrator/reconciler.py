@@ -119,6 +119,7 @@ class Reconciler:
                 prices=self._prices,
                 now=self._clock.now(),
                 announce=lambda failed: publish_status(self._sink, failed, self._clock.now()),
+                sink=self._sink,
             )
 
     async def _share_rates(self) -> None:

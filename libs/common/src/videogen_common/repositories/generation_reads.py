@@ -31,6 +31,8 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
         name="by_account_status",
     ),
+    # A batch's items in the order given (their ids are made so): its listing, results and cancel.
+    IndexModel([("batch_id", ASCENDING), ("_id", ASCENDING)], name="by_batch"),
 ]
 
 
@@ -97,3 +99,30 @@ class GenerationReads:
             GenerationRecord.from_doc(doc)
             for doc in await newest_first(self._generations, query, position, limit)
         ]
+
+    async def of_batch(
+        self,
+        account_id: str,
+        batch_id: str,
+        *,
+        statuses: Sequence[Status] = (),
+        custom_id: str | None = None,
+        after: str | None = None,
+        limit: int,
+    ) -> list[GenerationRecord]:
+        """Up to ``limit`` of the batch's items in the order they were given (their ids are), after the item
+        ``after``; only those in ``statuses`` and with ``custom_id`` where given."""
+        query: Doc = {"batch_id": batch_id, "account_id": account_id}
+        if statuses:
+            query["status"] = {"$in": [status.value for status in statuses]}
+        if custom_id is not None:
+            query["custom_id"] = custom_id
+        if after is not None:
+            query["_id"] = {"$gt": after}
+        found = self._generations.find(query).sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).limit(limit)
+        return [GenerationRecord.from_doc(doc) for doc in await found.to_list(limit)]
+
+    async def queued_in_batch(self, batch_id: str) -> int:
+        """How many of the batch's items wait explicitly (``queued``): the one count of a batch not kept on
+        its document (its items move in and out of the state often)."""
+        return await self._generations.count_documents({"batch_id": batch_id, "status": Status.QUEUED.value})
