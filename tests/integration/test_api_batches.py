@@ -5,6 +5,7 @@ skip mode, an idempotent re-send, the results file, a cancel midway, and batch.c
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,32 @@ async def test_items_run_to_the_end_the_results_file_and_batch_completed_once(
         BatchRecord.from_doc(stored), batch_event, stored["updated_at"]
     )
     assert again is None
+
+    # A count lost (its process died between the item's end and its count): the reconciler recounts the
+    # batch from its items and ends it, once.
+    await store.batches.update_one(
+        {"_id": batch["id"]},
+        {
+            "$set": {
+                "status": "in_progress",
+                "ended": 2,
+                "outcomes": {"completed": 2, "failed": 0, "canceled": 0},
+                "finished_at": None,
+                "outbox": [],
+                "updated_at": datetime(2000, 1, 1, tzinfo=UTC),
+            },
+            "$unset": {"outbox_at": ""},
+        },
+    )
+    again_orchestration = Orchestration(store, base_env, tmp_path / "media")
+    try:
+        await again_orchestration.reconciler(again_orchestration.runner()).run_once()
+    finally:
+        await again_orchestration.stop()
+    recounted = await store.batches.find_one({"_id": batch["id"]})
+    assert recounted is not None and recounted["status"] == "completed" and recounted["ended"] == 3
+    assert recounted["outcomes"] == {"completed": 2, "failed": 1, "canceled": 0}
+    assert [e.type for e in again_orchestration.sink.events].count("batch.completed") == 1
 
     response = await client.get(f"/v1/batches/{batch['id']}/results", headers=bearer(key))
     assert response.status == 200 and response.content_type == "application/jsonl"

@@ -42,6 +42,7 @@ from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.batches import BatchRepository
 from videogen_common.repositories.budgets import BudgetCounterRepository
+from videogen_common.repositories.generation_reads import GenerationReads
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -110,6 +111,22 @@ async def _count_in_batch(
 def batch_event(batch: BatchRecord) -> Event:
     """The ``batch.completed`` event of a batch as its end left it (one per batch: its change is its end)."""
     return BATCH_COMPLETED.event(batch, change="completed", at=batch.finished_at or batch.updated_at)
+
+
+async def settle_batches(
+    store: Store, *, quiet_since: datetime, now: datetime, sink: EventSink | None, limit: int = 100
+) -> int:
+    """The reconciler's batch pass: each batch unfinished and unchanged since ``quiet_since`` is recounted
+    from its items (an item whose process died between its end and its count was never counted), and ended
+    if every item has (once, as ``finish_batch`` ends any). How many were ended."""
+    batches = BatchRepository(store)
+    reads = GenerationReads(store)
+    finished = 0
+    for batch in await batches.quiet_unfinished(quiet_since, limit):
+        outcomes, cost = await reads.ended_in_batch(batch.id)
+        current = await batches.recounted(batch, outcomes, cost, now) or batch
+        finished += await finish_batch(store, current, now, sink)
+    return finished
 
 
 async def finish_batch(store: Store, batch: BatchRecord, now: datetime, sink: EventSink | None) -> bool:

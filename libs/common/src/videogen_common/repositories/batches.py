@@ -36,6 +36,8 @@ INDEXES: list[IndexModel] = [
     # "{account_id}\n{key}" of the Idempotency-Key it was created under: one batch per key.
     IndexModel([("idem", ASCENDING)], name="one_per_idempotency_key", unique=True, sparse=True),
     OUTBOX_INDEX,
+    # The reconciler's range: unfinished batches by when they last changed.
+    IndexModel([("status", ASCENDING), ("updated_at", ASCENDING)], name="by_status_updated"),
 ]
 
 
@@ -89,6 +91,29 @@ class BatchRepository:
             {"$inc": {"ended": 1, f"outcomes.{outcome}": 1, "cost": cost}, "$set": {"updated_at": now}},
         )
         return await self.get(batch_id)
+
+    async def quiet_unfinished(self, before: datetime, limit: int) -> list[BatchRecord]:
+        """Batches in progress (or canceling) that have not changed since ``before``: the reconciler recounts
+        them, in case an item's count was lost (its process died between the item's end and its count)."""
+        found: list[BatchRecord] = []
+        for status in (IN_PROGRESS, CANCELING):  # a range per status (the embedded store's shape)
+            docs = self._batches.find({"status": status, "updated_at": {"$lt": before}}).limit(limit)
+            found.extend(BatchRecord.from_doc(doc) for doc in await docs.to_list(limit))
+        return found
+
+    async def recounted(
+        self, batch: BatchRecord, outcomes: dict[str, int], cost: float, now: datetime
+    ) -> BatchRecord | None:
+        """Its counts set to ``outcomes`` (as counted from its items) where they fell short: a compare-and-set
+        on the ``ended`` it was read with, so a count made meanwhile wins. The batch after, or None."""
+        ended = sum(outcomes.values())
+        if ended <= batch.ended:
+            return None
+        result = await self._batches.update_one(
+            {"_id": batch.id, "ended": batch.ended},
+            {"$set": {"ended": ended, "outcomes": outcomes, "cost": cost, "updated_at": now}},
+        )
+        return await self.get(batch.id) if result.modified_count == 1 else None
 
     async def finish(
         self, batch: BatchRecord, event_of: Callable[[BatchRecord], Event], now: datetime

@@ -14,6 +14,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import Status
+from videogen_common.failures import ErrorCode
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.paging import Position, created_between, newest_first
 from videogen_common.store import Store
@@ -121,6 +122,22 @@ class GenerationReads:
             query["_id"] = {"$gt": after}
         found = self._generations.find(query).sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).limit(limit)
         return [GenerationRecord.from_doc(doc) for doc in await found.to_list(limit)]
+
+    async def ended_in_batch(self, batch_id: str) -> tuple[dict[str, int], float]:
+        """The batch's ended items counted by outcome (completed, failed, canceled) and their cost summed,
+        from the items themselves (the reconciler's recount)."""
+        outcomes = {"completed": 0, "failed": 0, "canceled": 0}
+        cost = 0.0
+        found = self._generations.find(
+            {"batch_id": batch_id, "status": {"$in": [Status.COMPLETED.value, Status.FAILED.value]}},
+            projection={"status": 1, "error": 1, "cost": 1},
+        )
+        async for doc in found:
+            failed = doc["status"] == Status.FAILED.value
+            canceled = failed and (doc.get("error") or {}).get("code") == ErrorCode.CANCELED
+            outcomes["canceled" if canceled else doc["status"]] += 1
+            cost += float(doc.get("cost") or 0.0)
+        return outcomes, cost
 
     async def queued_in_batch(self, batch_id: str) -> int:
         """How many of the batch's items wait explicitly (``queued``): the one count of a batch not kept on
