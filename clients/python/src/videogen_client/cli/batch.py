@@ -50,6 +50,8 @@ def add_commands(
     results.add_argument("id")
     listing = bsub.add_parser("list", help="the account's batches, newest first")
     listing.add_argument("--limit", type=int, default=20)
+    for each in bsub.choices.values():  # --json after the subcommand too
+        each.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def _items(path: Path, provider: str, duration: int) -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from videogen_api import state
-from videogen_api.declare import BODY_ERRORS, IDEMPOTENCY_KEY, Endpoint, Parameter, problem
+from videogen_api.declare import BODY_ERRORS, IDEMPOTENCY_KEY, REQUEST_ID, Endpoint, Parameter, problem
 from videogen_api.filters import BatchMetadataParams, choices, choices_description, choices_param
 from videogen_api.idempotency import REPLAYED_HEADER, idempotency_key, scoped
 from videogen_api.middleware import REQUEST_ID_KEY, account_of, api_key_id_of, caller_of
@@ -63,7 +63,7 @@ from videogen_api.schemas.batches import (
     item_view,
 )
 from videogen_api.schemas.common import Problem as ProblemModel
-from videogen_api.schemas.common import field_errors
+from videogen_api.schemas.common import ValidationProblem, field_errors
 from videogen_api.serialize import json_response
 from videogen_api.spend import give_back, spend_of
 from videogen_common.budgets import Hold
@@ -429,6 +429,7 @@ async def _answer(request: web.Request, batch: BatchRecord, *, replayed: bool = 
             f"items lists the first {MAX_LISTED_ERRORS} by index and custom_id, invalid_count counts them; "
             "idempotency-key-reused: the key was used before with a different body.",
             BatchProblem,
+            ValidationProblem,
             ProblemModel,
         ),
     },
@@ -676,7 +677,10 @@ def result_line(record: GenerationRecord) -> dict[str, Any]:
 async def batch_results(request: web.Request) -> web.StreamResponse:
     batch = await _batch_of(request)
     reads = request.app[state.GENERATION_READS]
-    response = web.StreamResponse(headers={"Content-Type": "application/jsonl"})
+    # Sent before the handler returns: the request id is set here.
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/jsonl", REQUEST_ID: request[REQUEST_ID_KEY]}
+    )
     await response.prepare(request)
     after: str | None = None
     while True:
