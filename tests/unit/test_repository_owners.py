@@ -38,7 +38,7 @@ COLLECTIONS = {name for name, value in vars(Store).items() if isinstance(value, 
 OWNERS: dict[str, set[str]] = {
     "generations": {
         "generations",  # creation, the state's compare-and-set transitions, the actor's writes
-        "batched_inserts",  # creation, in batches, and a batch's items (through GenerationRepository.insert_batch)
+        "batched_inserts",  # creation, grouped, and a batch's items (GenerationRepository.insert_batch)
         "leases",  # the lease
         "waiting",  # the place in a provider's line, and the move to another provider
         "deletions",  # deletion
