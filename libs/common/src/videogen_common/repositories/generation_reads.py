@@ -123,6 +123,14 @@ class GenerationReads:
         found = self._generations.find(query).sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).limit(limit)
         return [GenerationRecord.from_doc(doc) for doc in await found.to_list(limit)]
 
+    async def all_of_batch(
+        self, account_id: str, batch_id: str, batch_size: int = 1000
+    ) -> AsyncIterator[GenerationRecord]:
+        """Every item of the batch in the order given, read with one cursor (its results file)."""
+        found = self._generations.find({"batch_id": batch_id, "account_id": account_id})
+        async for doc in found.sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).batch_size(batch_size):
+            yield GenerationRecord.from_doc(doc)
+
     async def ended_in_batch(self, batch_id: str) -> tuple[dict[str, int], float]:
         """The batch's ended items counted by outcome (completed, failed, canceled) and their cost summed,
         from the items themselves (the reconciler's recount)."""

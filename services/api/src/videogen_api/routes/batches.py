@@ -682,15 +682,14 @@ async def batch_results(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "application/jsonl", REQUEST_ID: request[REQUEST_ID_KEY]}
     )
     await response.prepare(request)
-    after: str | None = None
-    while True:
-        page = await reads.of_batch(batch.account_id, batch.id, after=after, limit=_PAGE)
-        if not page:
-            break
-        await response.write(b"".join(orjson.dumps(result_line(r)) + b"\n" for r in page))
-        after = page[-1].id
-        if len(page) < _PAGE:
-            break
+    lines: list[bytes] = []
+    async for record in reads.all_of_batch(batch.account_id, batch.id, batch_size=_PAGE):
+        lines.append(orjson.dumps(result_line(record)))
+        if len(lines) == _PAGE:
+            await response.write(b"\n".join(lines) + b"\n")
+            lines = []
+    if lines:
+        await response.write(b"\n".join(lines) + b"\n")
     await response.write_eof()
     return response
 
