@@ -8,8 +8,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.support.fake_providers.common import FakeProviderAPI
+from tests.support.fake_providers.fal import FakeFal
+from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.receivers import HANG, Reply, always, receiving, replies
+from videogen_common.failures import ErrorCode
+from videogen_common.routing import TaskMade, is_provider_failure
+from videogen_orchestrator.providers.base import Job, ProviderError
 from videogen_orchestrator.providers.http import (
     AmbiguousRequest,
     DownloadRefused,
@@ -19,6 +25,8 @@ from videogen_orchestrator.providers.http import (
     TransientFailure,
     download,
 )
+from videogen_orchestrator.providers.luma import LumaAdapter
+from videogen_orchestrator.providers.pika import PikaAdapter
 from videogen_orchestrator.providers.runway import RunwayAdapter
 
 POLICY = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.004, retry_after_max=30.0, jitter=0.2)
@@ -191,3 +199,49 @@ async def test_a_download_retries_transient_failures(sleeps: Sleeps) -> None:
     assert data == b""
     assert receiver.count() == 3
     assert sleeps == pytest.approx([2.0, 0.002])
+
+
+@pytest.mark.parametrize("provider", ["runway", "luma", "pika"])
+@pytest.mark.parametrize("outage", ["down", "5xx", "timeout"])
+async def test_a_submit_failing_through_the_providers_fault_is_one_its_breaker_counts(
+    provider: str, outage: str
+) -> None:
+    """The adapters' part of "health from every failure": a provider unreachable, timing out, or answering
+    5xx at submit raises a ``ProviderError`` whose error the breaker counts (``is_provider_failure``), which
+    the actor reports to the key's health like a failed task."""
+    fakes: dict[str, type[FakeProviderAPI]] = {"runway": FakeRunway, "luma": FakeLuma, "pika": FakeFal}
+    adapters: dict[str, type[RunwayAdapter | LumaAdapter | PikaAdapter]] = {
+        "runway": RunwayAdapter,
+        "luma": LumaAdapter,
+        "pika": PikaAdapter,
+    }
+    async with fakes[provider](task_seconds=0) as fake:
+        http = ProviderHTTP(
+            name=provider,
+            base_url=fake.base_url,
+            headers=adapters[provider].headers(fake.api_key),
+            policy=POLICY,
+            timeout_seconds=0.3,
+            sleep=Sleeps(),
+        )
+        adapter = adapters[provider](http)
+        if outage == "down":
+            await fake.go_down()
+        elif outage == "5xx" and isinstance(fake, FakeFal):
+            fake.proxy_fail_next(POLICY.attempts, status=503)
+        elif outage == "5xx":
+            fake.fail_next(POLICY.attempts, status=503, kind="submit")
+        else:
+            fake.submit_seconds = 1.0
+        try:
+            with pytest.raises(ProviderError) as raised:
+                await adapter.submit(Job("gen_1", "a fox", 5))
+        finally:
+            await adapter.close()
+            if outage == "down":
+                await fake.come_back()
+
+    assert raised.value.error.code == ErrorCode.PROVIDER_UNAVAILABLE
+    assert is_provider_failure(raised.value.error)
+    # Unreachable or refused by load shedding: no task was made (routing may move on); a timeout: unknown.
+    assert raised.value.task is (TaskMade.UNKNOWN if outage == "timeout" else TaskMade.NONE)

@@ -177,3 +177,99 @@ async def test_a_first_frame_goes_to_pikas_image_to_video_model_inline(
     assert doc["provider_request"]["model"] == IMAGE_MODEL_ID
     # Status and result are read under the same app id as for text to video.
     assert f"/{APP_ID}/requests/{doc['provider_task_id']}" in {path for _, path in fake.requests}
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "provider_code"),
+    [
+        (RUNNER_ERROR, "provider_error", "runner_server_error"),
+        (REQUEST_TIMEOUT, "provider_timeout", "request_timeout"),
+    ],
+)
+async def test_a_completed_status_that_carries_an_error_fails_without_fetching_a_result(
+    run: ProviderRun, fake: FakeFal, failure: str, code: str, provider_code: str
+) -> None:
+    fake.failure = failure
+    fake.error_in_status = True
+    doc = await run.run()
+
+    assert doc["status"] == "failed"
+    assert (doc["error"]["code"], doc["error"]["provider_code"]) == (code, provider_code)
+    assert doc["error"]["message"] == (
+        "Request timed out" if failure == REQUEST_TIMEOUT else "Internal server error"
+    )
+    # The status said how it failed: the result was never asked for.
+    task_id = doc["provider_task_id"]
+    assert ("GET", f"/{APP_ID}/requests/{task_id}") not in fake.requests
+    assert fake.downloads == 0
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+async def test_a_submit_answered_by_fals_front_proxy_is_sent_again_and_makes_one_request(
+    run: ProviderRun, fake: FakeFal, status: int
+) -> None:
+    fake.proxy_fail_next(2, status=status)
+    doc = await run.run()
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.count("POST", f"/{MODEL_ID}") == 3
+    assert len(fake.submissions) == 1
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+async def test_a_submit_fal_answered_with_an_error_is_never_sent_again(
+    run: ProviderRun, fake: FakeFal, status: int
+) -> None:
+    # fal's own servers answered (x-fal-request-id): it is not resent; the request it names is looked up,
+    # and fal knows no such request, so the generation fails (at no second submit).
+    fake.fail_next(1, status=status, kind="submit")
+    doc = await run.run()
+
+    assert doc["status"] == "failed"
+    assert fake.count("POST", f"/{MODEL_ID}") == 1
+    assert fake.submissions == []
+    assert doc["provider_task_id"] is not None
+    assert fake.count("GET", f"/{APP_ID}/requests/{doc['provider_task_id']}/status") == 1
+
+
+async def test_a_submit_fal_made_but_answered_with_an_error_is_followed_to_its_video(
+    run: ProviderRun, fake: FakeFal
+) -> None:
+    fake.make_then_fail_next_submits = 1
+    doc = await run.run()
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.count("POST", f"/{MODEL_ID}") == 1
+    [task_id] = fake.tasks
+    assert doc["provider_task_id"] == task_id
+    assert fake.downloads == 1
+
+
+async def test_a_504_that_fal_timed_out_is_not_sent_again_even_from_the_proxy(
+    run: ProviderRun, fake: FakeFal
+) -> None:
+    # A 504 carrying X-Fal-Request-Timeout-Type: the request ran out of its time at fal. No request id to
+    # look up, so whether a request was made is unknown: the generation fails rather than pay twice.
+    fake.proxy_fail_next(1, status=504, headers={"X-Fal-Request-Timeout-Type": "user"})
+    doc = await run.run()
+
+    assert doc["status"] == "failed"
+    assert (doc["error"]["code"], doc["error"]["provider_code"]) == ("provider_unavailable", "http_504")
+    assert fake.count("POST", f"/{MODEL_ID}") == 1
+
+
+async def test_a_model_under_a_workflows_namespace_is_submitted_and_read_at_its_app(
+    store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    model = "workflows/acme/pika-flow/text-to-video"
+    async with (
+        FakeFal(model_id=model, task_seconds=0.05) as fake,
+        provider_run(store, base_env, tmp_path / "media", fake, pika_model=model) as run,
+    ):
+        doc = await run.run()
+
+    assert doc["status"] == "completed", doc["error"]
+    task_id = doc["provider_task_id"]
+    assert ("POST", f"/{model}") in fake.requests
+    assert ("GET", f"/workflows/acme/pika-flow/requests/{task_id}/status") in fake.requests
+    assert ("GET", f"/workflows/acme/pika-flow/requests/{task_id}") in fake.requests

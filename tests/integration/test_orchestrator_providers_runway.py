@@ -17,6 +17,7 @@ from tests.support.images import solid_image
 from tests.support.orchestration import ProviderRun, provider_run
 from tests.support.waiting import eventually
 from videogen_common.store import Store
+from videogen_orchestrator.providers.runway import MAX_DATA_URI_CHARS
 
 
 @pytest.fixture
@@ -299,3 +300,83 @@ async def test_a_first_frame_starts_an_image_to_video_task_with_the_image_inline
     assert body["promptImage"] == "data:image/png;base64," + base64.b64encode(image).decode()
     assert (body["promptText"], body["ratio"], body["duration"]) == (PROMPT, "1280:720", 5)
     assert doc["provider_request"]["from_image"] is True
+
+
+async def test_a_first_frame_over_runways_data_uri_limit_is_uploaded_first_and_the_task_starts_from_it(
+    run: ProviderRun, fake: FakeRunway
+) -> None:
+    image = b"\x89PNG\r\n\x1a\n" + bytes(MAX_DATA_URI_CHARS)  # well over 5 MB once base64-encoded
+    await run.media.put("upl_1/image.png", image)
+    doc = await run.run(
+        duration=5, image={"upload_id": "upl_1"}, image_key="upl_1/image.png", image_type="image/png"
+    )
+
+    assert doc["status"] == "completed", doc["error"]
+    [(upload_id, uploaded)] = fake.uploaded.items()
+    assert uploaded == image  # the bytes went to the upload URL, not into the task's body
+    [body] = fake.submissions
+    assert body["promptImage"] == fake.runway_uri(upload_id)
+    assert [p for m, p in fake.requests if m == "POST"] == [
+        "/v1/uploads",
+        f"/upload-bucket/{upload_id}",
+        "/v1/image_to_video",
+    ]
+
+
+async def test_a_first_frame_within_the_limit_is_never_uploaded(run: ProviderRun, fake: FakeRunway) -> None:
+    image = solid_image((10, 10, 200))
+    await run.media.put("upl_1/image.png", image)
+    doc = await run.run(image={"upload_id": "upl_1"}, image_key="upl_1/image.png", image_type="image/png")
+
+    assert doc["status"] == "completed", doc["error"]
+    assert fake.uploaded == {} and ("POST", "/v1/uploads") not in fake.requests
+
+
+async def test_a_failed_upload_fails_the_generation_with_no_task_made(
+    run: ProviderRun, fake: FakeRunway
+) -> None:
+    image = b"\x89PNG\r\n\x1a\n" + bytes(MAX_DATA_URI_CHARS)
+    await run.media.put("upl_1/image.png", image)
+    fake.refuse_uploads = True  # the storage host answers 403
+    doc = await run.run(image={"upload_id": "upl_1"}, image_key="upl_1/image.png", image_type="image/png")
+
+    assert doc["status"] == "failed"
+    assert (doc["error"]["code"], doc["error"]["provider_code"]) == ("provider_error", "http_403")
+    assert "upload" in doc["error"]["message"]
+    assert fake.submissions == [] and fake.tasks == {}  # no task was made
+
+
+async def test_first_frames_go_to_the_image_model_the_deployment_chose(
+    store: Store, base_env: dict[str, str], tmp_path: Path, fake: FakeRunway
+) -> None:
+    image = solid_image((10, 200, 10))
+    async with provider_run(
+        store, base_env, tmp_path / "media", fake, runway_image_model="gen4_turbo"
+    ) as run:
+        await run.media.put("upl_1/image.png", image)
+        from_image = await run.run(
+            duration=7, image={"upload_id": "upl_1"}, image_key="upl_1/image.png", image_type="image/png"
+        )
+        from_text = await run.run(duration=7)
+
+    assert (from_image["status"], from_text["status"]) == ("completed", "completed")
+    assert [(b["model"], b["duration"]) for b in fake.submissions] == [("gen4_turbo", 10), ("gen4.5", 7)]
+    assert from_image["provider_request"]["model"] == "gen4_turbo"
+    assert from_image["cost"] == 0.5  # gen4_turbo: 5 credits of $0.01 a second, 10 s
+
+
+async def test_runway_is_polled_no_more_often_than_its_cadence(
+    store: Store, base_env: dict[str, str], tmp_path: Path, fake: FakeRunway
+) -> None:
+    fake.task_seconds = 0.6
+    cadence = 0.25  # Runway's own is 5 s; the deployment's poll interval here is 0.01 s
+    async with provider_run(
+        store, base_env, tmp_path / "media", fake, runway_poll_interval_seconds=cadence
+    ) as run:
+        assert run.adapter.poll_interval_seconds == cadence
+        doc = await run.run()
+
+    assert doc["status"] == "completed", doc["error"]
+    assert run.settings.poll_interval_seconds < cadence
+    assert run.clock.slept and min(run.clock.slept) >= cadence
+    assert 2 <= fake.count("GET", "/v1/tasks/") <= 4  # 0.6 s at one read every 0.25 s (not every 0.01 s)

@@ -42,4 +42,6 @@ def isolated_env(engines: Engines, data_dir: Path) -> dict[str, str]:
         # The workers' probe and metrics servers: any free port, so several can run on one machine at once.
         "VIDEOGEN_ORCHESTRATOR_PORT": "0",
         "VIDEOGEN_NOTIFIER_PORT": "0",
+        # The Runway fake may be read as often as a test likes (the real Runway asks for five seconds).
+        "VIDEOGEN_RUNWAY_POLL_INTERVAL_SECONDS": "0",
     }

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from videogen_api.problems import Problem
 from videogen_api.query import parse_query
-from videogen_common.repositories.paging import after_position
+from videogen_common.repositories.paging import after
 
 MOMENT = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 
@@ -84,11 +84,15 @@ def test_garbage_cursor_is_422(cursor: str) -> None:
 
 
 def test_before_cursor() -> None:
-    assert after_position(None) == {}
-    clause = after_position(decode_cursor(encode_cursor(MOMENT, "gen_01")))
-    assert clause == {
-        "$or": [{"created_at": {"$lt": MOMENT}}, {"created_at": MOMENT, "_id": {"$lt": "gen_01"}}]
-    }
+    # The position a cursor holds keeps what comes strictly after it, newest first (ties by id, descending).
+    assert after(None)({"created_at": MOMENT, "_id": "gen_99"})
+    later = after(decode_cursor(encode_cursor(MOMENT, "gen_01")))
+    earlier = MOMENT - timedelta(milliseconds=1)
+    assert later({"created_at": earlier, "_id": "gen_99"})
+    assert later({"created_at": MOMENT, "_id": "gen_00"})
+    assert not later({"created_at": MOMENT, "_id": "gen_01"})
+    assert not later({"created_at": MOMENT, "_id": "gen_02"})
+    assert not later({"created_at": MOMENT + timedelta(milliseconds=1), "_id": "gen_00"})
 
 
 def test_before_cursor_garbage_is_422() -> None:

@@ -190,3 +190,29 @@ def test_fals_progress_is_estimated_from_the_newest_log_line_with_a_progress_bar
 @pytest.mark.parametrize("logs", [None, "45%|", [None, 3, {"message": 7}]])
 def test_fals_progress_is_unknown_without_usable_logs(logs: object) -> None:
     assert progress_from_logs(logs) is None
+
+
+@pytest.mark.parametrize(
+    ("error_type", "ours"),
+    [
+        ("content_policy_violation", "content_policy"),
+        ("request_timeout", "provider_timeout"),
+        ("runner_server_error", "provider_error"),
+    ],
+)
+def test_a_completed_fal_status_carrying_an_error_maps_its_error_type(error_type: str, ours: str) -> None:
+    error = fal_failure({"status": "COMPLETED", "error": "it failed", "error_type": error_type})
+    assert (error.code, error.message, error.provider_code) == (ours, "it failed", error_type)
+
+
+def test_a_first_frame_is_planned_with_runways_image_model_and_its_durations() -> None:
+    adapter = RunwayAdapter(http(), model="veo3.1", image_model="gen4_turbo")
+    from_text = adapter.plan(job(7))
+    from_image = adapter.plan(Job("gen_1", "a fox", 7, image=b"png", image_type="image/png"))
+
+    assert (from_text["model"], from_text["duration_s"]) == ("veo3.1", 8)
+    assert (from_image["model"], from_image["duration_s"], from_image["from_image"]) == (
+        "gen4_turbo",
+        10,
+        True,
+    )

@@ -115,3 +115,51 @@ def test_the_dev_stack_passes_its_provider_list_to_every_service(monkeypatch: py
     config = DevConfig.from_env()
 
     assert config.service_env()["VIDEOGEN_PROVIDERS"] == "mock,runway"
+
+
+def all_providers(**overrides: object) -> OrchestratorSettings:
+    return settings_for(
+        OrchestratorSettings,
+        {},
+        providers="mock,runway,luma,pika",
+        runway_api_key="rk",
+        luma_api_key="lk",
+        fal_api_key="fk",
+        **overrides,
+    )
+
+
+def test_runway_is_read_at_most_every_five_seconds_by_default_and_the_others_at_the_deployments_pace() -> (
+    None
+):
+    providers = build_providers(all_providers())
+
+    assert {name: adapter.poll_interval_seconds for name, adapter in providers.items()} == {
+        "mock": 0.0,
+        "runway": 5.0,
+        "luma": 0.0,
+        "pika": 0.0,
+    }
+
+
+def test_each_providers_cadence_is_its_own_setting() -> None:
+    settings = all_providers(
+        runway_poll_interval_seconds=8.0, luma_poll_interval_seconds=2.0, pika_poll_interval_seconds=0.5
+    )
+    providers = build_providers(settings)
+
+    assert [providers[p].poll_interval_seconds for p in ("runway", "luma", "pika")] == [8.0, 2.0, 0.5]
+    with pytest.raises(SettingsError, match="RUNWAY_POLL_INTERVAL_SECONDS"):
+        all_providers(runway_poll_interval_seconds=-1)
+
+
+def test_runways_models_are_the_ones_it_serves() -> None:
+    runway = build_providers(all_providers(runway_model="veo3.1_fast", runway_image_model="gen4_turbo"))[
+        "runway"
+    ]
+    assert isinstance(runway, RunwayAdapter)
+    assert (runway.model, runway.image_model) == ("veo3.1_fast", "gen4_turbo")
+    # veo3 is no longer among Runway's models; gen4_turbo makes videos only from an image.
+    for refused in ({"runway_model": "veo3"}, {"runway_model": "gen4_turbo"}, {"runway_image_model": "veo3"}):
+        with pytest.raises(ValueError, match="Runway"):
+            build_providers(all_providers(**refused))

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from pymongo import IndexModel
 
 from videogen_common.deliveries import PENDING
-from videogen_common.repositories import deliveries, webhooks
+from videogen_common.repositories import audit, deliveries, events, generation_reads, paging, usage, webhooks
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -39,3 +40,33 @@ def test_routing_reads_an_accounts_endpoints_by_the_account_alone() -> None:
     assert index_fields(webhooks.INDEXES, "by_account")[0] == "account_id"
     # What the query leaves out is checked after the read, so it must be read.
     assert {"active", "events"} <= set(webhooks.SUBSCRIPTION_FIELDS)
+
+
+def test_usage_reads_the_range_of_by_account_alone() -> None:
+    start = NOW.replace(day=1)
+    query = usage.of_range("acme", start, NOW)
+    assert list(query) == index_fields(generation_reads.INDEXES, "by_account")[:2]
+    assert query["created_at"] == {"$gte": start, "$lt": NOW}
+
+
+@pytest.mark.parametrize(
+    ("models", "index", "equalities"),
+    [
+        (generation_reads.INDEXES, "by_account", ["account_id"]),
+        (generation_reads.INDEXES, "by_account_status", ["account_id", "status"]),
+        (events.INDEXES, "by_account", ["account_id"]),
+        (events.INDEXES, "by_type", ["account_id", "type"]),
+        (events.INDEXES, "by_subject", ["account_id", "subject_id"]),
+        (audit.INDEXES, "by_account", ["account_id"]),
+        (deliveries.INDEXES, "by_webhook", ["webhook_id"]),
+        (deliveries.INDEXES, "by_webhook_status", ["webhook_id", "status"]),
+    ],
+)
+def test_each_listing_window_is_an_index_s_equalities_then_a_range_of_created_at(
+    models: list[IndexModel], index: str, equalities: list[str]
+) -> None:
+    # A window (paging.newest_first) is {<these equalities>, created_at: <a range>}: exactly the leading
+    # fields of the index, the one shape the embedded store serves by a range of it.
+    assert index_fields(models, index)[: len(equalities) + 1] == [*equalities, "created_at"]
+    assert set(paging.window_range((NOW, True), (NOW, False))) == {"$gte", "$lt"}
+    assert paging.window_range(None, (NOW, True)) == {"$lte": NOW}

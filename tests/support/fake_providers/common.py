@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from videogen_orchestrator.render import Scene, render
 
@@ -39,6 +40,18 @@ class Fault:
     kind: Kind | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request as the fake received it (for the contract tests): its method, path, query, headers and
+    raw body."""
+
+    method: str
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    body: bytes
 
 
 @dataclass
@@ -88,7 +101,8 @@ class FakeProviderAPI:
     - ``go_down()`` / ``come_back()``: stop listening (connections refused) and listen again on the same port.
 
     Records: ``submissions`` (JSON bodies of the task-creation requests that created a task), ``requests``
-    (method and path of every request), ``canceled`` (task ids the client canceled or deleted),
+    (method and path of every request; ``exchanges``: each whole, headers and body too), ``canceled``
+    (task ids the client canceled or deleted),
     ``capacity_refusals`` (429s for ``max_running``) and ``peak_running`` (the most tasks of one key queued
     or running at once; by key in ``peak_by_key``).
 
@@ -122,6 +136,7 @@ class FakeProviderAPI:
         self.submit_seconds = 0.0
         self.submissions: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []
+        self.exchanges: list[Exchange] = []
         self.canceled: list[str] = []
         self.tasks: dict[str, FakeTask] = {}
         self.max_running: int | None = None
@@ -135,7 +150,8 @@ class FakeProviderAPI:
         self._faults: deque[Fault] = deque()
         self._port: int | None = None
         self._site: web.TCPSite | None = None
-        app = web.Application(middlewares=[self._record])
+        # Large enough for a first frame sent inline past a provider's limit (which the fake then refuses).
+        app = web.Application(middlewares=[self._record], client_max_size=64 * 1024 * 1024)
         app.router.add_get("/files/{task_id}/video.mp4", self._video)
         app.router.add_get("/files/{task_id}/thumbnail.jpg", self._thumbnail)
         self.add_routes(app)
@@ -228,6 +244,10 @@ class FakeProviderAPI:
     def validate(self, body: dict[str, Any] | None) -> str | None:
         """What is wrong with a task-creation body, in the provider's words; None if nothing."""
         raise NotImplementedError
+
+    def validate_for(self, request: web.Request, body: dict[str, Any] | None) -> str | None:
+        """``validate``, for a fake whose endpoints take different bodies (by ``request.path``)."""
+        return self.validate(body)
 
     def invalid(self, problem: str) -> web.Response:
         """The answer to a task-creation body ``validate`` found wrong."""
@@ -348,7 +368,7 @@ class FakeProviderAPI:
         if screened is not None:
             return screened
         body = await self.json_body(request)
-        problem = self.validate(body)
+        problem = self.validate_for(request, body)
         if problem is not None:
             return self.invalid(problem)
         assert body is not None
@@ -382,6 +402,12 @@ class FakeProviderAPI:
     @web.middleware
     async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.requests.append((request.method, request.path))
+        # A form's body is left to its handler to stream (read here, it could not be parsed there).
+        readable = request.can_read_body and not request.content_type.startswith("multipart/")
+        raw = await request.read() if readable else b""
+        self.exchanges.append(
+            Exchange(request.method, request.path, dict(request.query), CIMultiDict(request.headers), raw)
+        )
         response: web.StreamResponse = await handler(request)
         return response
 

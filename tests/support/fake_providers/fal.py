@@ -4,20 +4,32 @@ answers IN_QUEUE / IN_PROGRESS / COMPLETED (with ``?logs=1``, a running request'
 progress bar among them, as fal's diffusion models print it); ``GET /{app_id}/requests/{id}`` the result
 (``{"video": {"url", ...}}``, or the model's error with its status: 422 ``{"detail": [{"type": ...}]}``, or
 ``{"detail", "error_type"}`` for infrastructure errors); ``PUT /{app_id}/requests/{id}/cancel`` answers 202
-CANCELLATION_REQUESTED, or 400 ALREADY_COMPLETED. ``app_id`` is the model id without its sub-path. Requests
-need ``Authorization: Key <key>``."""
+CANCELLATION_REQUESTED, or 400 ALREADY_COMPLETED. ``app_id`` is the model id without its sub-path, its
+namespace (``workflows/``, ``comfy/``) kept, as fal-client's ``AppId`` reads it; another model id may be
+served (``model_id``). Requests need ``Authorization: Key <key>``. Every answer of fal's own servers carries
+``x-fal-request-id``; ``proxy_fail_next`` scripts answers of fal's front proxy instead (nginx's page, no
+request id), and ``make_then_fail_next_submits`` a submit that made its request but answered an error naming
+it. Every answer is one fal-client reads (``tests/contract``)."""
 
 from __future__ import annotations
 
+import secrets
+from collections import deque
 from typing import Any
 
 from aiohttp import web
+from fal_client.client import AppId
 
 from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
 
 MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
 IMAGE_MODEL_ID = "fal-ai/pika/v2.2/image-to-video"
 APP_ID = "fal-ai/pika"
+# What nginx, fal's front proxy, answers when it cannot reach fal's servers.
+PROXY_PAGE = (
+    "<html><head><title>{status}</title></head><body><center><h1>{status}</h1></center>"
+    "<hr><center>nginx</center></body></html>"
+)
 DURATIONS = {5, 10}
 RESOLUTIONS = {"720p", "1080p"}
 ASPECT_RATIOS = {"16:9", "9:16", "1:1", "4:5", "5:4", "3:2", "2:3"}
@@ -57,22 +69,53 @@ class FakeFal(FakeProviderAPI):
     not_found = "Request not found"
     canceled_gone = False
 
-    def __init__(self, **knobs: Any) -> None:
+    def __init__(self, *, model_id: str = MODEL_ID, **knobs: Any) -> None:
+        self.model_id = model_id
+        app = AppId.from_endpoint_id(model_id)
+        self.app_id = "/".join(part for part in (app.namespace, app.owner, app.alias) if part)
+        head, _, tail = model_id.rpartition("/")
+        self.image_model_id = f"{head}/image-to-video" if tail == "text-to-video" else model_id
         super().__init__(**knobs)
         self.log_requests: list[str | None] = []  # each status read's ``logs`` query value
+        # A failed request's COMPLETED status carries its ``error`` and ``error_type`` (as fal's may).
+        self.error_in_status = False
+        self._proxy_faults: deque[tuple[int, dict[str, str]]] = deque()
+        self.make_then_fail_next_submits = 0
 
     def add_routes(self, app: web.Application) -> None:
-        app.router.add_post(f"/{MODEL_ID}", self.create)
-        app.router.add_post(f"/{IMAGE_MODEL_ID}", self.create)
-        app.router.add_get(f"/{APP_ID}/requests/{{task_id}}/status", self.read)
-        app.router.add_get(f"/{APP_ID}/requests/{{task_id}}", self._result)
-        app.router.add_put(f"/{APP_ID}/requests/{{task_id}}/cancel", self._cancel)
+        app.router.add_post(f"/{self.model_id}", self.create)
+        if self.image_model_id != self.model_id:
+            app.router.add_post(f"/{self.image_model_id}", self.create)
+        app.router.add_get(f"/{self.app_id}/requests/{{task_id}}/status", self.read)
+        app.router.add_get(f"/{self.app_id}/requests/{{task_id}}", self._result)
+        app.router.add_put(f"/{self.app_id}/requests/{{task_id}}/cancel", self._cancel)
+
+    def proxy_fail_next(
+        self, times: int = 1, *, status: int = 502, headers: dict[str, str] | None = None
+    ) -> None:
+        """The next ``times`` submits are answered by fal's front proxy (``status``, nginx's page, no
+        ``x-fal-request-id``; ``headers`` beside)."""
+        self._proxy_faults.extend([(status, headers or {})] * times)
+
+    def screen(self, request: web.Request, kind: Any) -> web.Response | None:
+        if kind == "submit" and self._proxy_faults:
+            status, headers = self._proxy_faults.popleft()
+            return web.Response(
+                status=status,
+                text=PROXY_PAGE.format(status=status),
+                content_type="text/html",
+                headers=headers,
+            )
+        answer = super().screen(request, kind)
+        if answer is not None:
+            answer.headers["x-fal-request-id"] = secrets.token_hex(8)  # fal's servers wrote it
+        return answer
 
     def cancel_request(self, task_id: str) -> tuple[str, str]:
-        return "PUT", f"/{APP_ID}/requests/{task_id}/cancel"
+        return "PUT", f"/{self.app_id}/requests/{task_id}/cancel"
 
     def _urls(self, task: FakeTask) -> dict[str, str]:
-        base = f"{self.origin}/{APP_ID}/requests/{task.id}"
+        base = f"{self.origin}/{self.app_id}/requests/{task.id}"
         return {"response_url": base, "status_url": f"{base}/status", "cancel_url": f"{base}/cancel"}
 
     def validate(self, body: dict[str, Any] | None) -> str | None:
@@ -84,17 +127,24 @@ class FakeFal(FakeProviderAPI):
         )
 
     def created(self, task: FakeTask) -> web.Response:
-        return web.json_response({"request_id": task.id, **self._urls(task), "queue_position": 0})
+        headers = {"x-fal-request-id": task.id}
+        if self.make_then_fail_next_submits > 0:
+            self.make_then_fail_next_submits -= 1
+            failure = {"detail": "Internal server error", "error_type": "internal_server_error"}
+            return web.json_response(failure, status=500, headers=headers)
+        body: dict[str, Any] = {"request_id": task.id, **self._urls(task), "queue_position": 0}
+        return web.json_response(body, headers=headers)
 
     async def read(self, request: web.Request) -> web.Response:
         task = self.task_or_answer(request, "poll")
         if isinstance(task, web.Response):
             return task
         view = self.view(task)
-        self.log_requests.append(request.query.get("logs"))
-        if request.query.get("logs") == "1" and view["status"] == "IN_PROGRESS":
+        logs = request.query.get("logs")
+        self.log_requests.append(logs)
+        if logs in ("1", "true") and view["status"] == "IN_PROGRESS":
             view["logs"] = self._logs(task)
-        return web.json_response(view)
+        return web.json_response(view, headers={"x-fal-request-id": task.id})
 
     def _logs(self, task: FakeTask) -> list[dict[str, str]]:
         done = int(task.progress(self.now()) * STEPS)
@@ -114,7 +164,13 @@ class FakeFal(FakeProviderAPI):
             return {"status": "IN_QUEUE", "queue_position": 0, **self._urls(task)}
         if phase == "running":
             return {"status": "IN_PROGRESS", "logs": None, **self._urls(task)}
-        return {"status": "COMPLETED", "logs": None, "metrics": {}, **self._urls(task)}
+        view: dict[str, Any] = {"status": "COMPLETED", "logs": None, "metrics": {}, **self._urls(task)}
+        if phase == "failed" and self.error_in_status:
+            _, body = _FAILURES.get(task.failure or RUNNER_ERROR, _FAILURES[RUNNER_ERROR])
+            detail = body.get("detail")
+            view["error"] = detail if isinstance(detail, str) else "The request failed."
+            view["error_type"] = body.get("error_type", task.failure)
+        return view
 
     async def _result(self, request: web.Request) -> web.Response:
         task = self.task_or_answer(request, "result")

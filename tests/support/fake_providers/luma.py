@@ -1,8 +1,10 @@
-"""A fake of Luma's Dream Machine API (base URL ``{origin}/dream-machine/v1``): ``POST /generations``
-answers 201 with the Generation (``id``, ``state``); ``GET /generations/{id}`` answers it with ``state``
-queued / dreaming / completed / failed, ``assets.video`` (and ``assets.image`` when ``serve_thumbnail``) on
-success and ``failure_reason`` on failure; ``DELETE /generations/{id}`` deletes it (204). Requests need
-``Authorization: Bearer <key>``; errors are ``{"detail": ...}``."""
+"""A fake of Luma's Dream Machine API (base URL ``{origin}/dream-machine/v1``): ``POST /generations/video``
+(the path of the lumaai SDK's video create calls) answers 201 with the Generation (``id``, ``state``);
+``GET /generations/{id}`` answers it with ``state`` queued / dreaming / completed / failed, ``assets.video``
+(and ``assets.image`` when ``serve_thumbnail``) on success and ``failure_reason`` on failure;
+``DELETE /generations/{id}`` deletes it (204). Requests need ``Authorization: Bearer <key>``; errors are
+``{"detail": ...}``. Every answer is one the lumaai SDK's ``Generation`` model accepts
+(``tests/contract``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from aiohttp import web
 from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
 
 PREFIX = "/dream-machine/v1"
-MODELS = {"ray-1-6", "ray-2", "ray-flash-2"}
+MODELS = {"ray-2", "ray-flash-2"}
 DURATIONS = {"5s", "9s"}
 RESOLUTIONS = {"540p", "720p", "1080p", "4k"}
 ASPECT_RATIOS = {"1:1", "16:9", "9:16", "4:3", "3:4", "21:9", "9:21"}
@@ -35,7 +37,7 @@ class FakeLuma(FakeProviderAPI):
         return self.origin + PREFIX
 
     def add_routes(self, app: web.Application) -> None:
-        app.router.add_post(f"{PREFIX}/generations", self.create)
+        app.router.add_post(f"{PREFIX}/generations/video", self.create)
         app.router.add_get(f"{PREFIX}/generations/{{task_id}}", self.read)
         app.router.add_delete(f"{PREFIX}/generations/{{task_id}}", self.delete)
 
@@ -75,9 +77,9 @@ def _validate(body: dict[str, Any] | None) -> str | None:
         return f"Invalid model: {body.get('model')!r}"
     if not isinstance(body.get("prompt"), str) or not body["prompt"]:
         return "prompt is required"
-    if body.get("duration") not in DURATIONS:
+    if body.get("duration", "5s") not in DURATIONS:
         return f"Invalid duration: {body.get('duration')!r}"
-    if body.get("resolution") not in RESOLUTIONS:
+    if body.get("resolution", "720p") not in RESOLUTIONS:
         return f"Invalid resolution: {body.get('resolution')!r}"
     if body.get("aspect_ratio", "16:9") not in ASPECT_RATIOS:
         return f"Invalid aspect_ratio: {body.get('aspect_ratio')!r}"

@@ -2799,6 +2799,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["BudgetProblem"];
                 };
             };
+            /** @description store-unavailable: the store could not be reached in time (within about twice VIDEOGEN_API_STORE_TIMEOUT_SECONDS); the generation may or may not have been created, so retry with the same Idempotency-Key, which makes it at most once. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getGeneration: {

@@ -39,9 +39,9 @@ DEFAULT_PRICES: dict[Provider, ModelPrices] = {
     Provider.MOCK: {"mock": {ANY_RESOLUTION: 0.0}},
     Provider.RUNWAY: {
         "gen4.5": {ANY_RESOLUTION: 0.12},
+        "gen4_turbo": {ANY_RESOLUTION: 0.05},
         "veo3.1": {ANY_RESOLUTION: 0.40},
         "veo3.1_fast": {ANY_RESOLUTION: 0.15},
-        "veo3": {ANY_RESOLUTION: 0.40},
     },
     Provider.LUMA: {
         "ray-2": {"540p": 0.08, "720p": 0.142, "1080p": 0.318, "4k": 1.274},

@@ -33,6 +33,7 @@ __all__ = [
     "Store",
     "WriteConcernError",
     "connect",
+    "unreachable",
 ]
 
 Doc = dict[str, Any]
@@ -171,6 +172,15 @@ WRITE_CONCERNS: dict[Durability, WriteConcern] = {
 }
 
 
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the store could not be reached or did not answer in time (a connection refused
+    or reset, no server to select, an operation past its ``timeout_ms``), rather than that it refused the
+    operation. Such an operation may or may not have taken effect."""
+    if isinstance(exc, ConnectionFailure):  # NetworkTimeout, AutoReconnect, ServerSelectionTimeoutError
+        return True
+    return isinstance(exc, PyMongoError) and exc.timeout
+
+
 def connect(
     url: str,
     database: str,
@@ -178,17 +188,25 @@ def connect(
     app_name: str,
     durability: Durability = Durability.MAJORITY_JOURNALED,
     server_selection_timeout_ms: int | None = None,
+    timeout_ms: int | None = None,
     event_listeners: Sequence[CommandListener] = (),
 ) -> tuple[AsyncMongoClient[Doc], Store]:
     """A client whose every write carries ``durability``'s write concern and whose reads see only what a
     majority acknowledged (so a decision is never taken on a write that a crash could still take back).
-    Both are given here, explicitly, so they win over the server's defaults and over options in ``url``."""
+    Both are given here, explicitly, so they win over the server's defaults and over options in ``url``.
+
+    ``timeout_ms`` bounds each operation made through the client, all of it (the driver's ``timeoutMS``):
+    finding a server, getting a connection, and waiting for the answer, which without it has no bound at all
+    on a connection whose peer went silent (a partition: no reset, no answer, until the driver's monitor
+    gives the server up some 20-30 s later). Past it the operation raises an error ``unreachable`` knows."""
     concern = WRITE_CONCERNS[durability].document
     options: dict[str, Any] = {"w": concern["w"]}
     if "j" in concern:
         options["journal"] = concern["j"]
     if server_selection_timeout_ms is not None:  # how long a call waits for a store to answer (30 s)
         options["serverSelectionTimeoutMS"] = server_selection_timeout_ms
+    if timeout_ms is not None:
+        options["timeoutMS"] = timeout_ms
     if event_listeners:  # a benchmark counting its round trips
         options["event_listeners"] = list(event_listeners)
     client: AsyncMongoClient[Doc] = AsyncMongoClient(

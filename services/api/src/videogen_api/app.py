@@ -81,6 +81,7 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
         settings.mongo_db,
         app_name="videogen-api",
         durability=settings.mongo_write_concern,
+        timeout_ms=round(settings.api_store_timeout_seconds * 1000),
     )
     app[state.STORE] = store
     app[state.KEYS] = keys = KeyCache(store, settings.api_key_cache_seconds, app[state.CLOCK])

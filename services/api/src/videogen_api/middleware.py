@@ -18,9 +18,17 @@ from videogen_api.auth import Caller, bearer_token
 from videogen_api.authorize import check_scope
 from videogen_api.declare import REQUEST_ID
 from videogen_api.metrics import CLIENT_CLOSED, METRICS, route_of
-from videogen_api.problems import INTERNAL, Problem, from_http_exception, rate_limited, unauthorized
+from videogen_api.problems import (
+    INTERNAL,
+    Problem,
+    from_http_exception,
+    rate_limited,
+    store_unavailable,
+    unauthorized,
+)
 from videogen_api.ratelimit import Decision
 from videogen_common.logs import log_context
+from videogen_common.store import unreachable
 from videogen_common.tracing import annotate
 
 log = logging.getLogger(__name__)
@@ -47,7 +55,8 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     3. given its request id (the client's ``X-Request-Id`` when well formed), on the answer, in the log
        context of every line logged while handling it, and on its span when traces are on;
     4. answered with a problem document when anything inside raises (``Problem``, an ``HTTPException`` of 400
-       or more, or any other error, logged, as a 500);
+       or more, the store unreachable or silent past its timeout as a 503 ``store-unavailable``, or any other
+       error, logged, as a 500);
     5. authenticated, outside ``PUBLIC_PREFIXES`` (401 with no valid key), the account in the log context;
     6. checked for the scope its route declares (``authorize.check_scope``, 403);
     7. counted against its account's rate limit, or refused with 429 (the headers go on whatever answer it
@@ -75,9 +84,18 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
                     if exc.status < 400:
                         raise
                     response = from_http_exception(exc).response(request.path)
-                except Exception:
-                    log.exception("unhandled error", extra={"request_id": request_id, "path": request.path})
-                    response = INTERNAL.response(request.path)
+                except Exception as exc:
+                    if unreachable(exc):  # the store away or silent: 503, within its timeout
+                        log.warning(
+                            "the store is unreachable",
+                            extra={"request_id": request_id, "path": request.path, "error": repr(exc)},
+                        )
+                        response = store_unavailable().response(request.path)
+                    else:
+                        log.exception(
+                            "unhandled error", extra={"request_id": request_id, "path": request.path}
+                        )
+                        response = INTERNAL.response(request.path)
         except web.HTTPException as exc:
             exc.headers[REQUEST_ID] = request_id
             raise

@@ -188,3 +188,20 @@ def from_http_exception(exc: web.HTTPException) -> Problem:
 INTERNAL = Problem(
     500, "internal-error", "Internal Server Error", "an unexpected error occurred; it has been logged"
 )
+
+
+def store_unavailable() -> Problem:
+    """503: the store could not be reached, or did not answer within ``api_store_timeout_seconds``. What the
+    request was doing may or may not have taken effect; the same request again is safe where it is
+    idempotent (a creation under the same Idempotency-Key is made at most once)."""
+    return Problem(
+        503,
+        "store-unavailable",
+        "Service Unavailable",
+        "the store could not be reached in time; the request may or may not have taken effect: retry it "
+        "(a creation retried with the same Idempotency-Key is made at most once)",
+        headers={"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+    )
+
+
+STORE_RETRY_AFTER_SECONDS = 2

@@ -27,6 +27,11 @@ class ApiSettings(CommonSettings):
     # degraded). Creation never waits for it (the document is already durable, and the orchestrator's
     # reconciler picks up any request whose message never arrived); a cancel waits at most this long.
     publish_timeout_seconds: float = Field(default=2.0, gt=0)
+    # Every call the api makes to the store gives up after this long (connecting, selecting the server and
+    # waiting for its answer included): a request that needs the store while it is unreachable or silent (a
+    # partition) answers 503 store-unavailable within about twice this (docs/guarantees.md), not after the
+    # driver's own 30 s, and readiness is false.
+    api_store_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     # On SIGTERM the api reports not-ready on /readyz but keeps serving this long, so load balancers (and
     # Kubernetes endpoints) stop routing to it before it stops accepting connections.
     shutdown_drain_seconds: float = Field(default=5.0, ge=0)

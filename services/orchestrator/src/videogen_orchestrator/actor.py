@@ -234,6 +234,7 @@ class GenerationActor:
                 if step.pause:
                     contended = self._contended is not None and self._contended(record.provider)
                     pause = poll_pause(self._settings, record, self._clock.now(), contended=contended)
+                    pause = max(pause, adapter.poll_interval_seconds)  # the provider's own cadence
                     await self._clock.sleep(
                         min(pause, until_client_deadline(record, self._clock.now()) or pause)
                     )

@@ -280,6 +280,7 @@ class MeasuredProvider:
         self.name = adapter.name
         self.can_cancel = adapter.can_cancel
         self.pays_per_submit = adapter.pays_per_submit
+        self.poll_interval_seconds = adapter.poll_interval_seconds
 
     def plan(self, job: Job) -> dict[str, Any]:
         return self._adapter.plan(job)

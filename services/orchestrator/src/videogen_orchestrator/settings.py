@@ -83,7 +83,11 @@ class OrchestratorSettings(CommonSettings):
     runway_api_keys: list[ProviderKey] = Field(default_factory=list)
     runway_base_url: str = "https://api.dev.runwayml.com"
     runway_api_version: str = "2024-11-06"
+    # Runway's model for text to video, and from a first frame unless runway_image_model names another
+    # (gen4_turbo makes videos only from an image); the adapter refuses at start-up a model Runway does not
+    # serve (providers/runway.py: TEXT_MODELS, IMAGE_MODELS).
     runway_model: str = "gen4.5"
+    runway_image_model: str | None = None
     luma_api_key: SecretStr | None = None
     luma_api_keys: list[ProviderKey] = Field(default_factory=list)
     luma_base_url: str = "https://api.lumalabs.ai/dream-machine/v1"
@@ -104,6 +108,11 @@ class OrchestratorSettings(CommonSettings):
     runway_max_requests_per_second: PositiveRate = None
     luma_max_requests_per_second: PositiveRate = None
     pika_max_requests_per_second: PositiveRate = None
+    # The least time between two reads of one task at each provider, whatever the settings below say: Runway
+    # asks for five seconds, as its adapter does by default (0: none of the provider's own).
+    runway_poll_interval_seconds: float = Field(default=5.0, ge=0)
+    luma_poll_interval_seconds: float = Field(default=0.0, ge=0)
+    pika_poll_interval_seconds: float = Field(default=0.0, ge=0)
     # Polls slow down as a task ages: every max(poll_interval_seconds, age x poll_age_fraction) seconds, at
     # most poll_max_interval_seconds apart.
     poll_age_fraction: float = Field(default=0.05, ge=0)
@@ -171,6 +180,11 @@ class OrchestratorSettings(CommonSettings):
     def max_requests_per_second(self, provider: Provider) -> float | None:
         rate: float | None = getattr(self, f"{provider.value}_max_requests_per_second", None)
         return rate
+
+    def poll_interval_of(self, provider: Provider) -> float:
+        """The least time between two reads of one of the provider's tasks (its adapter's cadence)."""
+        interval: float = getattr(self, f"{provider.value}_poll_interval_seconds", 0.0)
+        return interval
 
     @model_validator(mode="after")
     def _credentials_of_enabled_providers(self) -> Self:

@@ -63,6 +63,19 @@ class AuditRepository:
     async def page_of_account(
         self, account_id: str, kept: AuditFilter, position: Position | None, limit: int
     ) -> list[AuditEvent]:
-        """Up to ``limit`` of the account's events that ``kept`` keeps, newest first, after ``position``."""
-        docs = await newest_first(self._events, {"account_id": account_id, **kept.clause()}, position, limit)
+        """Up to ``limit`` of the account's events that ``kept`` keeps, newest first, after ``position``:
+        read window by window of ``by_account`` (``paging``), the types and the target checked on what each
+        window returns."""
+        types = set(kept.types)
+
+        def keep(doc: Doc) -> bool:
+            if types and doc.get("type") not in types:
+                return False
+            return kept.target_id is None or (doc.get("target") or {}).get("id") == kept.target_id
+
+        query = {"account_id": account_id, **created_between(kept.created_after, kept.created_before)}
+        filtered = bool(types) or kept.target_id is not None
+        docs = await newest_first(
+            self._events, query, position, limit, keep=keep if filtered else None, reads=("type", "target")
+        )
         return [AuditEvent.from_doc(doc) for doc in docs]

@@ -16,7 +16,7 @@ MongoDB 7 no more than a narrower query would, and a claim is a conditional ``up
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,6 +38,12 @@ Doc = dict[str, Any]
 INDEXES: list[IndexModel] = [
     IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
     IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
+    # The delivery log of one status (?status=failed): those are a few of an endpoint's deliveries, so
+    # reading by_webhook for them would read its history (``page_of_endpoint``).
+    IndexModel(
+        [("webhook_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
+        name="by_webhook_status",
+    ),
     # Deliveries waiting for a retry (``retry_at`` is set only then): the retry backlog is counted from
     # this small index. Sparse, so a delivery that never fails costs it nothing.
     IndexModel([(RETRY_AT, ASCENDING)], name="by_retry", sparse=True),
@@ -95,6 +101,18 @@ class DeliveryFilter:
         if self.event_type is not None:
             clause["event_type"] = self.event_type
         return {**clause, **created_between(self.created_after, self.created_before)}
+
+    def keeper(self, account_id: str) -> Callable[[Doc], bool]:
+        """Whether a delivery read from a window of ``by_webhook`` is the account's and one this keeps."""
+
+        def keeps(doc: Doc) -> bool:
+            return (
+                doc.get("account_id") == account_id
+                and (self.status is None or doc.get("status") == self.status)
+                and (self.event_type is None or doc.get("event_type") == self.event_type)
+            )
+
+        return keeps
 
 
 class DeliveryRepository:
@@ -160,11 +178,21 @@ class DeliveryRepository:
         self, webhook_id: str, account_id: str, kept: DeliveryFilter, position: Position | None, limit: int
     ) -> list[Delivery]:
         """Up to ``limit`` of one endpoint's deliveries that ``kept`` keeps, newest first, after
-        ``position``."""
-        query = {"webhook_id": webhook_id, "account_id": account_id, **kept.clause()}
-        return [
-            Delivery.from_doc(doc) for doc in await newest_first(self._deliveries, query, position, limit)
-        ]
+        ``position``: read window by window (``paging``) of ``by_webhook``, or of ``by_webhook_status`` when a
+        status is asked for, the account and event type checked on what each window returns."""
+        query: Doc = {"webhook_id": webhook_id}
+        if kept.status is not None:
+            query["status"] = kept.status
+        query.update(created_between(kept.created_after, kept.created_before))
+        docs = await newest_first(
+            self._deliveries,
+            query,
+            position,
+            limit,
+            keep=kept.keeper(account_id),
+            reads=("account_id", "status", "event_type"),
+        )
+        return [Delivery.from_doc(doc) for doc in docs]
 
     async def requeue_finished(self, delivery_id: str, account_id: str, now: datetime) -> Delivery | None:
         """Make a succeeded or failed delivery due now; the delivery as it then is, or None if it was

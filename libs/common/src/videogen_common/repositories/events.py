@@ -14,7 +14,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from videogen_common.records.event import Event
-from videogen_common.repositories.paging import Position, created_between, newest_first
+from videogen_common.repositories.paging import Position, created_between, merged, newest_first
 from videogen_common.store import DUPLICATE_KEY, Store
 
 Doc = dict[str, Any]
@@ -92,6 +92,28 @@ class EventRepository:
     async def page_of_account(
         self, account_id: str, kept: EventFilter, position: Position | None, limit: int
     ) -> list[Event]:
-        """Up to ``limit`` of the account's events that ``kept`` keeps, newest first, after ``position``."""
-        docs = await newest_first(self._events, {"account_id": account_id, **kept.clause()}, position, limit)
+        """Up to ``limit`` of the account's events that ``kept`` keeps, newest first, after ``position``:
+        read window by window (``paging``) of ``by_subject`` when a subject is asked for (the types then
+        checked on what it returns), else of ``by_type`` for each type asked for (the pages merged), else of
+        ``by_account``."""
+        created = created_between(kept.created_after, kept.created_before)
+        base = {"account_id": account_id}
+        if kept.subject_id is not None:
+            types = set(kept.types)
+            docs = await newest_first(
+                self._events,
+                {**base, "subject_id": kept.subject_id, **created},
+                position,
+                limit,
+                keep=(lambda doc: doc["type"] in types) if types else None,
+                reads=("type",),
+            )
+        elif kept.types:
+            pages = [
+                await newest_first(self._events, {**base, "type": kind, **created}, position, limit)
+                for kind in dict.fromkeys(kept.types)
+            ]
+            docs = merged(pages, limit)
+        else:
+            docs = await newest_first(self._events, {**base, **created}, position, limit)
         return [Event.from_doc(doc) for doc in docs]

@@ -16,7 +16,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from videogen_common.domain import Status
 from videogen_common.failures import ErrorCode
 from videogen_common.records.generation import GenerationRecord
-from videogen_common.repositories.paging import Position, created_between, newest_first
+from videogen_common.repositories.paging import Position, created_between, merged, newest_first
 from videogen_common.store import Store
 
 Doc = dict[str, Any]
@@ -35,6 +35,10 @@ INDEXES: list[IndexModel] = [
     # A batch's items in the order given (their ids are made so): its listing, results and cancel.
     IndexModel([("batch_id", ASCENDING), ("_id", ASCENDING)], name="by_batch"),
 ]
+
+
+# What ``GenerationFilter.keeps`` reads of a generation.
+KEPT_BY = ("deleted_at", "provider", "metadata")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,19 @@ class GenerationFilter:
         if self.providers:
             clause["provider"] = {"$in": list(self.providers)}
         return {**clause, **created_between(self.created_after, self.created_before)}
+
+    def keeps(self, doc: Doc) -> bool:
+        """Whether a generation's document, read from a window of an index range (which says its account,
+        status and time), is one the listing shows: not deleted, of the providers and with the metadata
+        asked for."""
+        if doc.get("deleted_at") is not None:
+            return False
+        if self.providers and doc.get("provider") not in self.providers:
+            return False
+        if self.metadata:
+            metadata = doc.get("metadata") or {}
+            return all(metadata.get(key) == value for key, value in self.metadata.items())
+        return True
 
 
 class GenerationReads:
@@ -94,12 +111,34 @@ class GenerationReads:
         self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
     ) -> list[GenerationRecord]:
         """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
-        (the last item of the previous page) if given; deleted ones are left out."""
-        query = {"account_id": account_id, "deleted_at": None, **kept.clause()}
-        return [
-            GenerationRecord.from_doc(doc)
-            for doc in await newest_first(self._generations, query, position, limit)
-        ]
+        (the last item of the previous page) if given; deleted ones are left out. Read window by window of
+        ``by_account`` (``paging``), or of ``by_account_status`` for each status asked for, the pages merged;
+        what the index does not say (deleted, providers, metadata) is checked on what the windows return."""
+        created = created_between(kept.created_after, kept.created_before)
+        keep = kept.keeps
+        if kept.statuses:
+            pages = [
+                await newest_first(
+                    self._generations,
+                    {"account_id": account_id, "status": status.value, **created},
+                    position,
+                    limit,
+                    keep=keep,
+                    reads=KEPT_BY,
+                )
+                for status in dict.fromkeys(kept.statuses)
+            ]
+            docs = merged(pages, limit)
+        else:
+            docs = await newest_first(
+                self._generations,
+                {"account_id": account_id, **created},
+                position,
+                limit,
+                keep=keep,
+                reads=KEPT_BY,
+            )
+        return [GenerationRecord.from_doc(doc) for doc in docs]
 
     async def of_batch(
         self,

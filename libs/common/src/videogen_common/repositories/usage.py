@@ -58,6 +58,23 @@ class ProviderCharges:
     cost: float
 
 
+def of_range(account_id: str, start: datetime, end: datetime) -> Doc:
+    """The account's generations created in [start, end): the range of ``by_account`` and nothing beside it,
+    the one shape the embedded store serves by that index (any other condition in the same ``$match`` makes
+    it look the account up by ``account_id`` alone: every generation of the account, the whole year)."""
+    return {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+
+
+def _of_range(account_id: str, start: datetime, end: datetime, api_key_id: str | None) -> list[Doc]:
+    """The leading stages of a usage aggregation: the range (``of_range``), then, in a stage of its own,
+    one key's generations if asked (MongoDB merges the two stages; the embedded store lifts only the first
+    into its index lookup)."""
+    stages: list[Doc] = [{"$match": of_range(account_id, start, end)}]
+    if api_key_id is not None:
+        stages.append({"$match": {"api_key_id": api_key_id}})
+    return stages
+
+
 class UsageRepository:
     def __init__(self, store: Store) -> None:
         self._generations: AsyncCollection[Doc] = store.generations
@@ -67,11 +84,8 @@ class UsageRepository:
     ) -> list[UsageGroup]:
         """The account's generations created in [start, end) (of one key, if given), counted and their
         seconds summed per (day, provider, status, key)."""
-        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
-        if api_key_id is not None:
-            match["api_key_id"] = api_key_id
         pipeline: list[Doc] = [
-            {"$match": match},
+            *_of_range(account_id, start, end, api_key_id),
             {
                 "$group": {
                     "_id": {
@@ -95,15 +109,9 @@ class UsageRepository:
         """The tries at each provider of the account's generations created in [start, end) that ended, and
         what they cost: one aggregation over the same range, each generation's ``provider_attempts``
         unwound (a generation tried at two providers counts at each)."""
-        match: Doc = {
-            "account_id": account_id,
-            "created_at": {"$gte": start, "$lt": end},
-            "provider_attempts.0": {"$exists": True},
-        }
-        if api_key_id is not None:
-            match["api_key_id"] = api_key_id
         pipeline: list[Doc] = [
-            {"$match": match},
+            *_of_range(account_id, start, end, api_key_id),
+            # $unwind leaves out a generation without attempts (no provider was tried).
             {"$unwind": "$provider_attempts"},
             {
                 "$group": {
@@ -126,9 +134,12 @@ class UsageRepository:
         budgets, by UTC day of the month (``DD``) and meter: their seconds and estimated costs (in the
         meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
         provider (a budget's give-back rule)."""
-        match: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        # The range of by_account alone in the first stage, the key in a second: the embedded store serves
+        # only that shape by the index (as in ``groups``).
+        in_range: Doc = {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
+        stages: list[Doc] = [{"$match": in_range}]
         if api_key_id is not None:
-            match["api_key_id"] = api_key_id
+            stages.append({"$match": {"api_key_id": api_key_id}})
         uncharged: Doc = {
             "$and": [
                 {"$eq": ["$status", Status.FAILED.value]},
@@ -137,7 +148,7 @@ class UsageRepository:
             ]
         }
         pipeline: list[Doc] = [
-            {"$match": match},
+            *stages,
             {
                 "$group": {
                     "_id": {"$dateToString": {"format": "%d", "date": "$created_at"}},

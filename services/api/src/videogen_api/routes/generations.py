@@ -3,6 +3,7 @@ delete is ``routes.deletions``)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,6 +19,7 @@ from videogen_api.declare import (
     PREFER_WAIT,
     Endpoint,
     problem,
+    with_headers,
 )
 from videogen_api.filters import GenerationFilters
 from videogen_api.idempotency import (
@@ -38,7 +40,14 @@ from videogen_api.prefer import (
     cancel_after,
     preferred_wait,
 )
-from videogen_api.problems import Problem, generation_busy, generation_terminal, invalid, not_found
+from videogen_api.problems import (
+    Problem,
+    generation_busy,
+    generation_terminal,
+    invalid,
+    not_found,
+    store_unavailable,
+)
 from videogen_api.query import parse_query
 from videogen_api.queue_position import view_with_position
 from videogen_api.routes.bodies import json_body
@@ -173,6 +182,14 @@ async def _first_frame(
             ValidationProblem,
             ProblemModel,
         ),
+        503: with_headers(
+            problem(
+                "store-unavailable: the store could not be reached in time (within about twice "
+                "VIDEOGEN_API_STORE_TIMEOUT_SECONDS); the generation may or may not have been created, so "
+                "retry with the same Idempotency-Key, which makes it at most once."
+            ),
+            "Retry-After",
+        ),
     },
 )
 async def create_generation(request: web.Request) -> web.Response:
@@ -249,7 +266,12 @@ async def create_generation(request: web.Request) -> web.Response:
     # (its own insert acknowledged, grouped with concurrent requests' inserts: see batched_inserts). Under an
     # Idempotency-Key this one insert is also the commit point of the key (see idempotency).
     try:
-        await app[state.INSERTS].insert(doc)
+        # Bounded like every store call (the client's timeout), also while waiting for a group ahead of it
+        # (a timer, not a task of its own: nothing more per creation).
+        async with asyncio.timeout(settings.api_store_timeout_seconds):
+            await app[state.INSERTS].insert(doc)
+    except TimeoutError:
+        raise store_unavailable() from None
     except DuplicateKeyError:
         # Not written (a concurrent repeat under the same key was): what it reserved goes back. An insert
         # that fails otherwise may still have been written, and keeps its reservation.

@@ -109,6 +109,9 @@ class ProviderAdapter(Protocol):
     # A submit may be charged for: the generation is marked before it, and a submit interrupted by a crash
     # (no task id saved) is never made again. False for a free provider (the mock).
     pays_per_submit: bool
+    # The least time between two reads of one task that the provider asks for (Runway: 5 s); the actor's
+    # pause between polls is never shorter (0: the deployment's poll interval alone decides).
+    poll_interval_seconds: float
 
     async def submit(self, job: Job) -> str:
         """Start the provider's task and return its id. Called at most once per generation: the id is saved
@@ -135,10 +138,11 @@ class ProviderAdapter(Protocol):
 
 class AdapterDefaults:
     """What an adapter has unless it says otherwise: no cancel, a submit that may be charged for (so never
-    repeated after a crash), no plan to record, nothing to close."""
+    repeated after a crash), no poll cadence of its own, no plan to record, nothing to close."""
 
     can_cancel = False
     pays_per_submit = True
+    poll_interval_seconds = 0.0
 
     def plan(self, job: Job) -> dict[str, Any]:
         return {}

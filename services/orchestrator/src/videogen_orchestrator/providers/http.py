@@ -5,7 +5,8 @@ and bounded, streaming downloads of the media a provider links to.
 A request that may start a paid task (a submit) is not idempotent at any of our providers (none takes an
 idempotency key), so it is retried only when the failure proves no task was made: the connection was never
 established, or the answer is one of the statuses the provider documents as "nothing was done, try again"
-(``safe_statuses``, 429 at least). Any other failure after the request may have arrived (a reset, a timeout,
+(``safe_statuses``, 429 at least), or one that shows it never reached the provider (``never_made``: fal's
+front proxy answering for it). Any other failure after the request may have arrived (a reset, a timeout,
 another 5xx) raises ``AmbiguousRequest`` and is not repeated: paying twice is worse than failing once."""
 
 from __future__ import annotations
@@ -98,11 +99,19 @@ class TransientFailure(Exception):
 
 
 class AmbiguousRequest(Exception):
-    """A non-idempotent request failed after it may have reached the provider: it was not repeated."""
+    """A non-idempotent request failed after it may have reached the provider: it was not repeated.
+    ``headers``: the answer's, if there was one (a provider may name the request it made there)."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.headers: Mapping[str, str] = headers if headers is not None else CIMultiDict()
+
+
+# Whether an error answer (status, headers, raw body) proves the request never reached the provider.
+NeverMade = Callable[[int, Mapping[str, str], bytes | None], bool]
 
 
 class ProviderHTTP:
@@ -153,11 +162,13 @@ class ProviderHTTP:
         json: Any = None,
         idempotent: bool = True,
         safe_statuses: Collection[int] = (429,),
+        never_made: NeverMade | None = None,
         retry_statuses: Collection[int] = TRANSIENT_STATUSES,
     ) -> Reply:
         """Send one request, retrying transient failures. Returns the final answer; raises
         ``TransientFailure`` once the tries are spent, ``AmbiguousRequest`` (non-idempotent requests) on a
-        failure after which the provider may have acted."""
+        failure after which the provider may have acted: a non-idempotent request is repeated only after an
+        answer in ``safe_statuses`` or one ``never_made`` says never reached the provider."""
         url = self.url(path)
         data = orjson.dumps(json) if json is not None else None
         headers = {"Content-Type": "application/json"} if data is not None else None
@@ -174,8 +185,12 @@ class ProviderHTTP:
                     status = response.status
                     if status in retry_statuses:
                         failure = f"{method} {url}: HTTP {status}"
-                        if not idempotent and status not in safe_statuses:
-                            raise AmbiguousRequest(failure, status)
+                        headers_of = CIMultiDict(response.headers)
+                        if not idempotent and not (
+                            status in safe_statuses
+                            or (never_made is not None and never_made(status, headers_of, raw))
+                        ):
+                            raise AmbiguousRequest(failure, status, headers_of)
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
                         last: Exception = TransientFailure(failure, status)
                     else:
@@ -201,6 +216,39 @@ class ProviderHTTP:
                 },
             )
             await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def post_form(
+        self, url: str, fields: Mapping[str, str], *, filename: str, content: bytes, content_type: str
+    ) -> Reply:
+        """POST a file as ``multipart/form-data`` (``fields`` first, the file as ``file``) to a URL the
+        provider handed out (a pre-signed upload URL): without this API's headers, which are not that host's
+        business. Transient failures are retried (the same upload again is harmless). Returns the final
+        answer; raises ``TransientFailure`` once the tries are spent."""
+        timeout = aiohttp.ClientTimeout(total=self._timeout.total)
+        attempts = self._policy.attempts
+        for attempt in range(1, attempts + 1):
+            form = aiohttp.FormData()
+            for name, value in fields.items():
+                form.add_field(name, value)
+            form.add_field("file", content, filename=filename, content_type=content_type)
+            retry_after: float | None = None
+            try:
+                async with (
+                    aiohttp.ClientSession(timeout=timeout) as session,
+                    session.post(url, data=form, allow_redirects=False) as response,
+                ):
+                    raw = await _read_bounded(response, MAX_JSON_BYTES)
+                    if response.status not in TRANSIENT_STATUSES:
+                        return Reply(response.status, _decode(raw), CIMultiDict(response.headers))
+                    failure = f"POST upload: HTTP {response.status}"
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    last: Exception = TransientFailure(failure, response.status)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                last = TransientFailure(f"POST upload: {exc.__class__.__name__}: {exc}".rstrip(": "))
+            if attempt == attempts:
+                raise last
+            await self._sleep(self._policy.delay(attempt, rand=self._rand(), retry_after=retry_after))
         raise AssertionError("unreachable")  # pragma: no cover
 
 

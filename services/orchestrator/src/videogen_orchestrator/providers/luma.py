@@ -1,4 +1,5 @@
-"""Luma's Dream Machine API: ``POST /generations`` starts a video generation, ``GET /generations/{id}``
+"""Luma's Dream Machine API: ``POST /generations/video`` starts a video generation (the path both of the
+lumaai SDK's video create calls use), ``GET /generations/{id}``
 reads it (``state`` queued / dreaming / completed / failed, ``assets.video`` on success, ``failure_reason``
 on failure), ``DELETE /generations/{id}`` drops it. The base URL includes ``/dream-machine/v1``."""
 
@@ -31,8 +32,17 @@ class LumaAdapter(ModelResolutionAdapter):
     capabilities = CAPABILITIES[Provider.LUMA]
     can_cancel = True
 
-    def __init__(self, http: ProviderHTTP, *, model: str = "ray-2", resolution: str = "720p") -> None:
-        super().__init__(http, model=model, resolution=resolution)
+    def __init__(
+        self,
+        http: ProviderHTTP,
+        *,
+        model: str = "ray-2",
+        resolution: str = "720p",
+        poll_interval_seconds: float | None = None,
+    ) -> None:
+        super().__init__(
+            http, model=model, resolution=resolution, poll_interval_seconds=poll_interval_seconds
+        )
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
@@ -48,7 +58,10 @@ class LumaAdapter(ModelResolutionAdapter):
             # The first keyframe: Luma fetches it from our signed link.
             body["keyframes"] = {"frame0": {"type": "image", "url": job.image_url}}
         return await self.submit_task(
-            "/generations", body, id_field="id", missing="Luma accepted the generation without giving its id"
+            "/generations/video",
+            body,
+            id_field="id",
+            missing="Luma accepted the generation without giving its id",
         )
 
     def status_path(self, task_id: str) -> str:

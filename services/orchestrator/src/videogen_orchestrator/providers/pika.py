@@ -1,15 +1,23 @@
 """Pika through fal.ai's queue API: ``POST {model_id}`` submits (answers ``request_id``),
 ``GET {app_id}/requests/{id}/status`` reads the queue status (IN_QUEUE / IN_PROGRESS / COMPLETED),
 ``GET {app_id}/requests/{id}`` the result (``{"video": {"url": ...}}``, or the model's error), and
-``PUT {app_id}/requests/{id}/cancel`` cancels. ``app_id`` is the model id's first two segments: status,
-result and cancel do not take the endpoint's sub-path. Auth is ``Authorization: Key <key>``.
+``PUT {app_id}/requests/{id}/cancel`` cancels. ``app_id`` is the model id's owner and name (after its
+namespace, ``workflows/`` or ``comfy/``, kept in front), as fal-client's ``AppId`` reads it: status, result
+and cancel do not take the endpoint's sub-path. Auth is ``Authorization: Key <key>``.
+
+A submit is sent again only when its answer shows that fal never accepted it, as fal-client decides: a 502,
+503 or 504 from fal's front proxy (no ``x-fal-request-id`` header, nginx's page), never a 504 that carries
+``X-Fal-Request-Timeout-Type``. An error answer that does carry ``x-fal-request-id`` names a request fal
+made: that request is looked up (polled) rather than submitted again; any other failure is never repeated.
 
 fal gives no progress figure: the status is read with ``logs=1`` and the newest log line that shows a
 progress bar (``45%|████▌ | 9/20``, or ``step 9/20``) gives the estimate; none, and progress stays unknown."""
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from videogen_common.capabilities import CAPABILITIES
@@ -19,10 +27,13 @@ from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskSta
 from videogen_orchestrator.providers.http import ProviderHTTP, Reply
 from videogen_orchestrator.providers.remote import (
     ModelResolutionAdapter,
+    UnsureSubmit,
     failed,
     looks_like_moderation,
     message_of,
 )
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "fal-ai/pika/v2.2/text-to-video"
 # fal's infrastructure error types (``error_type``) that mean the request ran out of time.
@@ -60,11 +71,33 @@ def image_model(model_id: str) -> str:
     return f"{head}/image-to-video" if tail == "text-to-video" else model_id
 
 
+# Namespaces a fal app id may start with (fal-client's ``APP_NAMESPACES``): the owner and name follow.
+NAMESPACES = ("workflows", "comfy")
+# The header fal's own servers put on every answer, naming the request; its front proxy's answers lack it.
+REQUEST_ID_HEADER = "x-fal-request-id"
+# On a 504: the request ran out of the time the caller gave it at fal (fal made it; it is not resent).
+TIMEOUT_TYPE_HEADER = "X-Fal-Request-Timeout-Type"
+INGRESS_STATUSES = (502, 503, 504)
+
+
 def app_id(model_id: str) -> str:
+    """The app a model id (endpoint) belongs to: ``[namespace/]owner/name``, without the endpoint's path."""
     parts = model_id.strip("/").split("/")
-    if len(parts) < 2:
-        raise ValueError(f"a fal model id is owner/name[/path], got {model_id!r}")
-    return "/".join(parts[:2])
+    size = 3 if parts[0] in NAMESPACES else 2
+    if len(parts) < size or not all(parts[:size]):
+        raise ValueError(f"a fal model id is [workflows/|comfy/]owner/name[/path], got {model_id!r}")
+    return "/".join(parts[:size])
+
+
+def never_accepted(status: int, headers: Mapping[str, str], raw: bytes | None) -> bool:
+    """Whether an error answer to a submit shows fal never accepted the request, so it may be sent again:
+    fal-client's test (``_should_retry_response`` for 5xx): a 502/503/504 that fal's front proxy (nginx)
+    wrote, with no ``x-fal-request-id``; never a 504 that carries ``X-Fal-Request-Timeout-Type``."""
+    if status == 504 and headers.get(TIMEOUT_TYPE_HEADER):
+        return False
+    if status not in INGRESS_STATUSES or REQUEST_ID_HEADER in headers:
+        return False
+    return raw is not None and b"nginx" in raw
 
 
 def failure(body: Any, status: int | None = None) -> GenerationError:
@@ -82,6 +115,8 @@ def failure(body: Any, status: int | None = None) -> GenerationError:
     if isinstance(error_type, str):
         if error_type in _TIMEOUTS:
             return GenerationError(ErrorCode.PROVIDER_TIMEOUT, message, error_type, retriable=True)
+        if error_type == "content_policy_violation":
+            return GenerationError(ErrorCode.CONTENT_POLICY, message, error_type)
         if error_type == "client_cancelled":
             return GenerationError(ErrorCode.CANCELED, message, error_type)
         if error_type == "bad_request":
@@ -97,7 +132,6 @@ def failure(body: Any, status: int | None = None) -> GenerationError:
 
 class PikaAdapter(ModelResolutionAdapter):
     name = "pika"
-    submit_safe_statuses = (429, 502, 503)
     auth_scheme = "Key"
     queued_statuses = ("IN_QUEUE",)
     running_statuses = ("IN_PROGRESS",)
@@ -105,9 +139,21 @@ class PikaAdapter(ModelResolutionAdapter):
     capabilities = CAPABILITIES[Provider.PIKA]
     can_cancel = True
 
-    def __init__(self, http: ProviderHTTP, *, model: str = DEFAULT_MODEL, resolution: str = "720p") -> None:
-        super().__init__(http, model=model.strip("/"), resolution=resolution)
+    def __init__(
+        self,
+        http: ProviderHTTP,
+        *,
+        model: str = DEFAULT_MODEL,
+        resolution: str = "720p",
+        poll_interval_seconds: float | None = None,
+    ) -> None:
+        super().__init__(
+            http, model=model.strip("/"), resolution=resolution, poll_interval_seconds=poll_interval_seconds
+        )
         self.app = app_id(self.model)
+
+    def submit_never_made(self, status: int, headers: Mapping[str, str], raw: bytes | None) -> bool:
+        return never_accepted(status, headers, raw)
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
@@ -126,12 +172,24 @@ class PikaAdapter(ModelResolutionAdapter):
             body["seed"] = job.seed
         if job.negative_prompt is not None:
             body["negative_prompt"] = job.negative_prompt
-        return await self.submit_task(
-            f"/{model}",
-            body,
-            id_field="request_id",
-            missing="fal queued the request without giving its id",
-        )
+        try:
+            return await self.submit_task(
+                f"/{model}",
+                body,
+                id_field="request_id",
+                missing="fal queued the request without giving its id",
+            )
+        except UnsureSubmit as exc:
+            # fal answered with an error but named the request it made: follow that request (its status
+            # says whether it runs, or how it failed) instead of giving up on it or sending it again.
+            request_id = exc.headers.get(REQUEST_ID_HEADER)
+            if not request_id:
+                raise
+            log.warning(
+                "fal answered the submit with an error but named its request; looking it up",
+                extra={"provider": self.name, "request_id": request_id, "error": str(exc)},
+            )
+            return request_id
 
     def plan(self, job: Job) -> dict[str, Any]:
         plan = super().plan(job)

@@ -88,11 +88,24 @@ def _headers(settings: OrchestratorSettings, provider: Provider, key: str) -> di
 
 
 def _adapter(settings: OrchestratorSettings, provider: Provider, http: ProviderHTTP) -> ProviderAdapter:
+    cadence = settings.poll_interval_of(provider)
     if provider is Provider.RUNWAY:
-        return RunwayAdapter(http, model=settings.runway_model)
+        return RunwayAdapter(
+            http,
+            model=settings.runway_model,
+            image_model=settings.runway_image_model,
+            poll_interval_seconds=cadence,
+        )
     if provider is Provider.LUMA:
-        return LumaAdapter(http, model=settings.luma_model, resolution=settings.luma_resolution)
-    return PikaAdapter(http, model=settings.pika_model, resolution=settings.pika_resolution)
+        return LumaAdapter(
+            http,
+            model=settings.luma_model,
+            resolution=settings.luma_resolution,
+            poll_interval_seconds=cadence,
+        )
+    return PikaAdapter(
+        http, model=settings.pika_model, resolution=settings.pika_resolution, poll_interval_seconds=cadence
+    )
 
 
 async def close_providers(providers: Mapping[str, ProviderAdapter]) -> None:

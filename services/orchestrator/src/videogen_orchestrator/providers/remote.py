@@ -6,7 +6,7 @@ the actor retries at its next tick, final for a submit, which is never blindly r
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities, nearest_duration
@@ -59,6 +59,16 @@ def looks_like_moderation(text: str) -> bool:
     return bool(_MODERATION.search(text))
 
 
+class UnsureSubmit(ProviderError):
+    """A submit that failed after it may have reached the provider (never repeated): whether a task was
+    made is unknown. ``headers``: the failed answer's, if there was one (empty after a reset or a timeout);
+    an adapter whose provider names the request it made there can look it up instead of giving up."""
+
+    def __init__(self, error: GenerationError, headers: Mapping[str, str]) -> None:
+        super().__init__(error, task=TaskMade.UNKNOWN)
+        self.headers = headers
+
+
 def planned(job: Job, durations: Collection[int], **asked: Any) -> dict[str, Any]:
     """A plan: what the adapter asks for (``asked``), the duration the provider makes nearest the requested
     one, and the requested one."""
@@ -87,7 +97,8 @@ class RemoteAdapter(AdapterDefaults):
     # What the provider can make (``videogen_common.capabilities``, which the api checks requests against).
     capabilities: Capabilities
     # Statuses the provider documents as "nothing was done, try again": a submit answered with one of these
-    # is repeated (within the retry policy). Any other failure of a submit is never repeated.
+    # is repeated (within the retry policy), and so is one ``submit_never_made`` says never reached the
+    # provider. Any other failure of a submit is never repeated.
     submit_safe_statuses: Collection[int] = (429,)
     # ``Authorization: <auth_scheme> <API key>``.
     auth_scheme = "Bearer"
@@ -98,8 +109,15 @@ class RemoteAdapter(AdapterDefaults):
     running_statuses: Collection[str] = ()
     detail_fields: tuple[str, ...] = ()
 
-    def __init__(self, http: ProviderHTTP) -> None:
+    def __init__(self, http: ProviderHTTP, *, poll_interval_seconds: float | None = None) -> None:
         self.http = http
+        if poll_interval_seconds is not None:
+            self.poll_interval_seconds = poll_interval_seconds
+
+    def submit_never_made(self, status: int, headers: Mapping[str, str], raw: bytes | None) -> bool:
+        """Whether an error answer to a submit (beyond ``submit_safe_statuses``) proves that it never reached
+        the provider, so it may be sent again. None does by default."""
+        return False
 
     @classmethod
     def headers(cls, api_key: str) -> dict[str, str]:
@@ -162,6 +180,7 @@ class RemoteAdapter(AdapterDefaults):
                 json=body,
                 idempotent=False,
                 safe_statuses=self.submit_safe_statuses,
+                never_made=self.submit_never_made,
                 retry_statuses=_SUBMIT_RETRY_STATUSES,
             )
         except TransientFailure as exc:
@@ -170,11 +189,12 @@ class RemoteAdapter(AdapterDefaults):
                 f"{self.name} did not take the task ({exc})", exc.status, task=TaskMade.NONE
             ) from exc
         except AmbiguousRequest as exc:
-            raise _unavailable(
+            unsure = _unavailable(
                 f"{self.name} may or may not have started the task ({exc}); it is not submitted again, "
                 "so it is never paid for twice",
                 exc.status,
-            ) from exc
+            )
+            raise UnsureSubmit(unsure.error, exc.headers) from exc
         if reply.status == 429:
             raise CapacityRefused(
                 f"{self.name} refused the task for now (429): {message_of(reply.body)}",
@@ -222,8 +242,10 @@ class ModelResolutionAdapter(RemoteAdapter):
     for (else 16:9, and the deployment's resolution), in one of the fixed durations the provider makes, all
     as its ``capabilities`` declare them."""
 
-    def __init__(self, http: ProviderHTTP, *, model: str, resolution: str) -> None:
-        super().__init__(http)
+    def __init__(
+        self, http: ProviderHTTP, *, model: str, resolution: str, poll_interval_seconds: float | None = None
+    ) -> None:
+        super().__init__(http, poll_interval_seconds=poll_interval_seconds)
         self.model = model
         self.resolution = resolution
 

@@ -1,7 +1,14 @@
 """Runway's task API (``X-Runway-Version: 2024-11-06``): ``POST /v1/text_to_video`` (or, from a first frame,
 ``POST /v1/image_to_video`` with ``promptImage``) starts a task,
 ``GET /v1/tasks/{id}`` reads it (PENDING / THROTTLED / RUNNING / SUCCEEDED / FAILED / CANCELLED, ``output``
-URLs on success, ``failure`` + ``failureCode`` on failure), ``DELETE /v1/tasks/{id}`` cancels it."""
+URLs on success, ``failure`` + ``failureCode`` on failure), ``DELETE /v1/tasks/{id}`` cancels it.
+
+A first frame goes inline as a data URI when that URI is within Runway's 5 MB; a larger one is uploaded first,
+as the runwayml SDK's ``uploads.create_ephemeral`` does: ``POST /v1/uploads`` (``{"filename", "type":
+"ephemeral"}``) answers ``runwayUri``, ``uploadUrl`` and ``fields``; the file goes to ``uploadUrl`` as a form
+(those fields, then ``file``), and ``promptImage`` is the ``runwayUri``.
+
+Runway asks that a task be read no more than once every five seconds (``poll_interval_seconds``)."""
 
 from __future__ import annotations
 
@@ -10,18 +17,26 @@ from typing import Any
 from videogen_common.capabilities import CAPABILITIES, DEFAULT_ASPECT_RATIO
 from videogen_common.domain import Provider
 from videogen_common.failures import ErrorCode, GenerationError
-from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskStatus, data_uri
-from videogen_orchestrator.providers.http import ProviderHTTP
-from videogen_orchestrator.providers.remote import RemoteAdapter, failed, planned
+from videogen_common.images import EXTENSIONS
+from videogen_common.routing import TaskMade
+from videogen_orchestrator.providers.base import Job, Output, ProviderError, TaskState, TaskStatus, data_uri
+from videogen_orchestrator.providers.http import ProviderHTTP, TransientFailure
+from videogen_orchestrator.providers.remote import RemoteAdapter, failed, message_of, planned
 
 API_VERSION = "2024-11-06"
-# The durations each text-to-video model makes, as Runway documents them.
-MODEL_DURATIONS: dict[str, tuple[int, ...]] = {
+DEFAULT_MODEL = "gen4.5"
+# The durations each text-to-video model makes (the runwayml SDK's text_to_video params, one per model).
+TEXT_MODELS: dict[str, tuple[int, ...]] = {
     "gen4.5": tuple(range(2, 11)),
     "veo3.1": (4, 6, 8),
     "veo3.1_fast": (4, 6, 8),
-    "veo3": (8,),
 }
+# ... and each image-to-video model: those, and Gen-4 Turbo, which starts only from an image.
+IMAGE_MODELS: dict[str, tuple[int, ...]] = {**TEXT_MODELS, "gen4_turbo": (5, 10)}
+# The longest ``data:`` URI Runway takes as an input (5 MB); a larger first frame is uploaded first.
+MAX_DATA_URI_CHARS = 5_000_000
+# The least time between two reads of one task: Runway asks for five seconds (its SDK waits 6 ± 1.5 s).
+POLL_INTERVAL_SECONDS = 5.0
 
 
 def failure(code: str | None, message: str | None) -> GenerationError:
@@ -50,14 +65,27 @@ class RunwayAdapter(RemoteAdapter):
     detail_fields = ("progress",)
     capabilities = CAPABILITIES[Provider.RUNWAY]
     can_cancel = True
+    poll_interval_seconds = POLL_INTERVAL_SECONDS
 
-    def __init__(self, http: ProviderHTTP, *, model: str = "gen4.5") -> None:
-        if model not in MODEL_DURATIONS:
+    def __init__(
+        self,
+        http: ProviderHTTP,
+        *,
+        model: str = DEFAULT_MODEL,
+        image_model: str | None = None,
+        poll_interval_seconds: float | None = None,
+    ) -> None:
+        """``model`` makes videos from text, and from a first frame unless ``image_model`` says otherwise."""
+        if model not in TEXT_MODELS:
+            raise ValueError(f"unknown Runway text-to-video model {model!r} (known: {sorted(TEXT_MODELS)})")
+        image_model = image_model or model
+        if image_model not in IMAGE_MODELS:
             raise ValueError(
-                f"unknown Runway text-to-video model {model!r} (known: {sorted(MODEL_DURATIONS)})"
+                f"unknown Runway image-to-video model {image_model!r} (known: {sorted(IMAGE_MODELS)})"
             )
-        super().__init__(http)
+        super().__init__(http, poll_interval_seconds=poll_interval_seconds)
         self.model = model
+        self.image_model = image_model
 
     @classmethod
     def headers(cls, api_key: str, version: str = API_VERSION) -> dict[str, str]:
@@ -65,15 +93,15 @@ class RunwayAdapter(RemoteAdapter):
 
     def plan(self, job: Job) -> dict[str, Any]:
         ratio = self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO)
-        asked: dict[str, Any] = {"model": self.model, "ratio": ratio}
         if job.image is not None:
-            asked["from_image"] = True
-        return planned(job, MODEL_DURATIONS[self.model], **asked)
+            asked = {"model": self.image_model, "ratio": ratio, "from_image": True}
+            return planned(job, IMAGE_MODELS[self.image_model], **asked)
+        return planned(job, TEXT_MODELS[self.model], model=self.model, ratio=ratio)
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
         body: dict[str, Any] = {
-            "model": self.model,
+            "model": plan["model"],
             "promptText": job.prompt,
             "ratio": plan["ratio"],
             "duration": plan["duration_s"],
@@ -82,11 +110,56 @@ class RunwayAdapter(RemoteAdapter):
             body["seed"] = job.seed
         path = "/v1/text_to_video"
         if (image := data_uri(job)) is not None:
-            # The same task, started from the client's image (sent inline: Runway takes data URIs).
+            # The same task, started from the client's image: inline while Runway takes it as a data URI.
+            if len(image) > MAX_DATA_URI_CHARS:
+                image = await self.upload(job)
             path, body["promptImage"] = "/v1/image_to_video", image
         return await self.submit_task(
             path, body, id_field="id", missing="Runway accepted the task without giving its id"
         )
+
+    async def upload(self, job: Job) -> str:
+        """The first frame uploaded as an ephemeral Runway upload: its ``runway://`` URI. No task is made
+        yet, so any failure here is one with no task (and may be tried again)."""
+        assert job.image is not None and job.image_type is not None
+        filename = "first-frame" + EXTENSIONS.get(job.image_type, "")
+        try:
+            reply = await self.http.request(
+                "POST", "/v1/uploads", json={"filename": filename, "type": "ephemeral"}
+            )
+            started = reply.body if isinstance(reply.body, dict) else {}
+            uri, url, fields = started.get("runwayUri"), started.get("uploadUrl"), started.get("fields")
+            if not reply.ok:
+                raise ProviderError(self.refusal(reply), task=TaskMade.NONE)
+            if not (isinstance(uri, str) and isinstance(url, str) and isinstance(fields, dict)):
+                raise ProviderError(
+                    GenerationError(ErrorCode.PROVIDER_ERROR, "Runway answered an upload without its URLs"),
+                    task=TaskMade.NONE,
+                )
+            sent = await self.http.post_form(
+                url,
+                {str(k): str(v) for k, v in fields.items()},
+                filename=filename,
+                content=job.image,
+                content_type=job.image_type,
+            )
+        except TransientFailure as exc:
+            error = GenerationError(
+                ErrorCode.PROVIDER_UNAVAILABLE,
+                f"runway did not take the first frame's upload ({exc})",
+                f"http_{exc.status}" if exc.status else None,
+                retriable=True,
+            )
+            raise ProviderError(error, task=TaskMade.NONE) from exc
+        if not sent.ok:
+            error = GenerationError(
+                ErrorCode.PROVIDER_ERROR,
+                f"runway's upload refused the first frame: {message_of(sent.body)}",
+                f"http_{sent.status}",
+                retriable=True,
+            )
+            raise ProviderError(error, task=TaskMade.NONE)
+        return uri
 
     def status_path(self, task_id: str) -> str:
         return f"/v1/tasks/{task_id}"
