@@ -14,8 +14,12 @@ TS_STAMP := $(TS)/node_modules/.installed
 dev: $(STAMP)
 	$(BIN)/videogen dev
 
+# The suite in TEST_WORKERS parallel pytest processes (pytest-xdist), each with engines of its own; a module's tests
+# stay on one worker, the container tests all on one, the heaviest start first (tests/support/scheduling.py).
+# Exits non-zero if any test fails; the last line is pytest's summary of the whole run.
+TEST_WORKERS ?= 4
 test: lint test-tools
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope --durations=20
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from blockbuster import BlockBuster, blockbuster_ctx
@@ -19,10 +20,25 @@ from tests.support.engines import (
 )
 from tests.support.env import isolated_env, settings_for
 from tests.support.s3 import endpoint_url, new_bucket, s3_media_env, s3_server
+from tests.support.scheduling import ByUnit, heaviest_units_first
 from videogen_common.repositories.indexes import ensure_indexes
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics, ensure_topics
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a worker of a parallel run (`make test`), the heaviest units of work first: the order they go out
+    in (``tests.support.scheduling``)."""
+    if hasattr(config, "workerinput"):
+        heaviest_units_first(items)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> ByUnit | None:
+    """``-n N`` (``--dist load``, the default) and ``--dist loadscope`` send whole modules, all container
+    tests as one unit, heaviest first: never one module's fixtures, or two Docker sessions, on two workers."""
+    return ByUnit(config, log) if config.getvalue("dist") in ("load", "loadscope") else None
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,9 @@
-"""The SDK's retries and errors against a small real HTTP server on 127.0.0.1 whose answers the test scripts.
-Waits go through an injected sleep that records them, so nothing here sleeps."""
+"""The SDK's retries and errors, and the bodies it sends, against a small real HTTP server on 127.0.0.1 whose
+answers the test scripts. Waits go through an injected sleep that records them, so nothing here sleeps."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from videogen_client import (
     RateLimitError,
     ValidationError,
 )
+from videogen_client.models import RoutingOptions
 
 GENERATION = {
     "id": "gen_1",
@@ -112,6 +114,51 @@ async def test_each_create_call_has_a_key_of_its_own(api: Api, client: AsyncClie
     await client.generations.create(prompt="a fox", provider="mock", duration=3)
     first, second = (r.headers["Idempotency-Key"] for r in api.requests)
     assert first != second
+
+
+async def test_create_sends_the_keywords_given_in_their_declared_order_and_no_nulls(
+    api: Api, client: AsyncClient
+) -> None:
+    api.answers = [lambda _: web.json_response(GENERATION, status=202)]
+    await client.generations.create(
+        retention_days=7,
+        routing=RoutingOptions(sort="price"),
+        fallback_providers=("luma", "pika"),
+        seed=None,
+        duration=3,
+        provider="auto",
+        prompt="a fox",
+        idempotency_key="mine",
+        metadata={"order": "42"},
+    )
+    [request] = api.requests
+    assert request.headers["Idempotency-Key"] == "mine"
+    # CreateParams' order, whatever the call's; None and the key (a header) left out; each as JSON.
+    assert list(json.loads(await request.read()).items()) == [
+        ("prompt", "a fox"),
+        ("provider", "auto"),
+        ("duration", 3),
+        ("metadata", {"order": "42"}),
+        ("fallback_providers", ["luma", "pika"]),
+        ("routing", {"sort": "price"}),
+        ("retention_days", 7),
+    ]
+
+
+async def test_an_update_sends_only_what_is_given(api: Api, client: AsyncClient) -> None:
+    api.answers = [lambda _: problem(404, "Not Found")]
+    with pytest.raises(NotFoundError):
+        await client.webhooks.update("wh_1", events=("video.completed",))
+    with pytest.raises(NotFoundError):
+        await client.api_keys.update("key_1", budgets={"daily_cost": 5.0})
+    with pytest.raises(NotFoundError):
+        await client.api_keys.create(name="ci", scopes=["generations:read"])
+    bodies = [json.loads(await request.read()) for request in api.requests]
+    assert bodies == [
+        {"events": ["video.completed"]},
+        {"budgets": {"daily_cost": 5.0}},
+        {"name": "ci", "scopes": ["generations:read"]},
+    ]
 
 
 async def test_503s_are_retried_with_exponential_backoff_and_jitter(

@@ -12,6 +12,7 @@ provider made a task; it fails with a retriable ``provider_unavailable`` instead
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import time
 from collections.abc import AsyncIterator
@@ -149,29 +150,16 @@ async def stack(
                     await process.stop(signal.SIGKILL)
 
 
-def peak_tasks_at_once(runway: FakeRunway) -> int:
-    """The most tasks the fake had running at one moment (each from its creation until it finished)."""
-    edges = sorted(
-        edge
-        for task in runway.tasks.values()
-        for edge in ((task.created_at, 1), (task.created_at + task.queue_seconds + task.run_seconds, -1))
-    )
-    peak = current = 0
-    for _, step in sorted(edges, key=lambda e: (e[0], e[1])):
-        current += step
-        peak = max(peak, current)
-    return peak
-
-
 async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generation_and_pays_for_none_twice(
     stack: Stack,
 ) -> None:
     first = stack.orchestrator("orch-1")
     await stack.ready(first)
+    stack.runway.task_seconds = math.inf  # none finishes before the kill, however slow the submits are
     created = await stack.create(40, "crash")
     ids = list(created.values())
 
-    # Mid-batch: half the tasks are at the provider (running 4 s each), the rest are still to be submitted.
+    # Mid-batch: half the tasks are at the provider (running until the kill), the rest still to be submitted.
     async def half_submitted() -> bool:
         return len(stack.runway.submissions) >= 20
 
@@ -179,8 +167,9 @@ async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generati
     assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
     at_kill = await stack.docs(ids)
     in_flight = [d for d in at_kill if d["status"] not in ("completed", "failed")]
-    assert len(in_flight) >= 20, "the kill should land with most of the batch unfinished"
+    assert len(in_flight) == 40, "the kill lands with the whole batch unfinished"
     assert any(d.get("provider_task_id") for d in in_flight), "…and tasks running at the provider"
+    run_for(stack.runway, 4.0)
 
     second = stack.orchestrator("orch-2")
     await second.start()
@@ -202,6 +191,7 @@ async def test_two_orchestrators_share_the_work_and_a_killed_ones_generations_mo
     instances = [stack.orchestrator(name) for name in ("orch-1", "orch-2")]
     for process in instances:
         await stack.ready(process)
+    stack.runway.task_seconds = math.inf  # the killed one finishes nothing: every write it sent is a lease's
     created = await stack.create(40, "shared")
     ids = list(created.values())
 
@@ -212,14 +202,15 @@ async def test_two_orchestrators_share_the_work_and_a_killed_ones_generations_mo
     # Each has one of the two partitions, so each runs the generations whose requests it consumed.
     await eventually(both_running_work, 60, "both orchestrators running generations at the provider")
     assert await instances[0].stop(signal.SIGKILL) == -signal.SIGKILL
-    # Writes the killed process had already sent may still land; give the store a moment to apply them.
-    await asyncio.sleep(1)
+    # Its tasks ran on, so a write it sent before the kill that lands now cannot finish or hand back one of
+    # its generations: those it owns unfinished are the survivor's to claim, whatever lands late.
     orphaned = [
         d["_id"]
         for d in await stack.docs(ids)
         if d["lease_owner"] == "orch-1" and d["status"] == "processing"
     ]
     assert orphaned, "the killed orchestrator owned unfinished generations"
+    run_for(stack.runway, 4.0)
 
     await eventually(lambda: stack.all_terminal(ids), 180, "every generation terminal")
 
@@ -240,16 +231,23 @@ async def test_the_account_cap_holds_across_two_orchestrator_processes(stack: St
     ]
     for process in instances:
         await stack.ready(process)
-    stack.runway.task_seconds = 2.0
+    # The first tasks run until the cap is reached (six at the provider at once, whatever the machine's
+    # speed), then every task ends two seconds after it was made.
+    stack.runway.task_seconds = math.inf
     created = await stack.create(3 * cap, "capped")
     ids = list(created.values())
 
+    async def cap_reached() -> bool:
+        return stack.runway.running_now() == cap
+
+    await eventually(cap_reached, 60, "the cap's worth of tasks at the provider")
+    run_for(stack.runway, 2.0)
     await eventually(lambda: stack.all_terminal(ids), 120, "every generation terminal")
 
     docs = await stack.assert_each_submitted_at_most_once_and_finished(created)
     assert all(d["status"] == "completed" for d in docs)
     # Reached, never exceeded: a slot is given back only after the provider reported the task finished.
-    assert peak_tasks_at_once(stack.runway) == cap
+    assert stack.runway.peak_running == cap
     # Every slot given back: each just after its generation's terminal write and status event, so the last
     # may still be on its way when the test sees every generation finished.
 
@@ -281,7 +279,7 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
     # Room for five: the sixth request waits in the agent for a slot when the SIGTERM comes.
     first = stack.orchestrator("orch-1", VIDEOGEN_MAX_IN_FLIGHT="5", **slow_to_recover)
     await stack.ready(first)
-    stack.runway.task_seconds = 10.0
+    stack.runway.task_seconds = math.inf  # none finishes before the SIGTERM, however slow the machine
     created = await stack.create(10, "graceful")
     ids = list(created.values())
 
@@ -298,7 +296,7 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
     assert took <= SHUTDOWN_TIMEOUT_S, f"took {took:.1f}s to exit"
 
     at_stop = await stack.docs(ids)
-    assert all(d["status"] != "completed" for d in at_stop), "tasks run 10 s; none should have finished"
+    assert all(d["status"] != "completed" for d in at_stop), "tasks still running; none finished"
     running = [d for d in at_stop if d.get("provider_task_id")]
     assert len(running) == 5
     for doc in running:
@@ -311,6 +309,7 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
 
     # Resumed at once: well inside the 120 s the leases (or the grace) would have needed (60 s: a new process
     # joins the group and runs tasks of 10 s, slowly on a loaded machine).
+    run_for(stack.runway, 10.0)
     second = stack.orchestrator("orch-2", **slow_to_recover)
     await second.start()
     await eventually(lambda: stack.all_terminal(ids), 60, "every generation terminal")
@@ -322,6 +321,13 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
         d["_id"]: d["provider_task_id"] for d in running
     }
     assert await second.stop() == 0
+
+
+def run_for(runway: FakeRunway, seconds: float) -> None:
+    """The provider's tasks, those made and those to come, end ``seconds`` after their creation."""
+    runway.task_seconds = seconds
+    for task in runway.tasks.values():
+        task.run_seconds = seconds
 
 
 async def _all_given_back(stack: Stack) -> bool:

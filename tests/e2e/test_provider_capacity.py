@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import signal
 import time
 from collections.abc import AsyncIterator
@@ -137,8 +138,23 @@ async def test_two_orchestrators_share_a_providers_limit_and_serve_accounts_in_f
         big = await stack.create(session, "big", 18)
         small = await stack.create(session, "small-a", 3) + await stack.create(session, "small-b", 3)
     ids = big + small
+    # The first tasks run until every generation is at the provider or in line for it: how fast the
+    # orchestrators read the requests on a loaded machine does not decide who is in line when a slot frees.
+    stack.luma.task_seconds = math.inf
     await asyncio.gather(stack.orchestrator("orch-a"), stack.orchestrator("orch-b"))
+
+    async def all_running_or_in_line() -> bool:
+        docs = await stack.docs(ids)
+        in_line = [d for d in docs if d["status"] == "queued" and d["queue_reason"] == "provider_capacity"]
+        return len(stack.luma.tasks) == LIMIT and len(in_line) == len(ids) - LIMIT
+
+    await eventually(all_running_or_in_line, 60, "every generation at the provider or in line")
     started = time.monotonic()
+    stack.luma.task_seconds = (
+        TASK_S  # from now on each task ends TASK_S after it was made (the first ones now)
+    )
+    for task in stack.luma.tasks.values():
+        task.run_seconds = TASK_S
     await eventually(lambda: stack.all_terminal(ids), 90, "every generation finished")
     elapsed = time.monotonic() - started
 
@@ -166,7 +182,7 @@ async def test_two_orchestrators_share_a_providers_limit_and_serve_accounts_in_f
 async def test_a_killed_orchestrators_slots_stay_with_its_generations_and_nothing_runs_twice(
     stack: Stack,
 ) -> None:
-    stack.luma.task_seconds = 3.0
+    stack.luma.task_seconds = math.inf  # none ends before the kill: the limit fills, however slow the submits
     first = await stack.orchestrator("orch-a")
     async with aiohttp.ClientSession() as session:
         ids = await stack.create(session, "big", 6)
@@ -178,6 +194,9 @@ async def test_a_killed_orchestrators_slots_stay_with_its_generations_and_nothin
     assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
     held = (await stack.pool()).holders
     assert len(held) == LIMIT  # the dead process's slots stay with its generations
+    stack.luma.task_seconds = 3.0  # from now on each task ends three seconds after it was made
+    for task in stack.luma.tasks.values():
+        task.run_seconds = 3.0
 
     peak_held = LIMIT
 

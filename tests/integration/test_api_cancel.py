@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.support.api import bearer
+from tests.support.held_writes import HeldWrites, terminal_write_of
 from tests.support.orchestration import Orchestration
 from tests.support.topic_reads import topic_records
 from tests.support.waiting import eventually
@@ -177,16 +178,22 @@ async def test_cancel_of_another_accounts_generation_answers_like_an_unknown_id(
     assert await stored(store, created["id"]) == before
 
 
+# Which write lands first in a cancel racing the orchestrator's completion, forced at the decisive point:
+# both sides have read the generation unfinished (at the same version) and hold their compare-and-set until
+# the test lets it go. "at once" lets both go together, and either may win: the race itself, a few times.
+ORDERS = {"cancel first": 1, "completion first": 1, "at once": 5}
+
+
+@pytest.mark.parametrize("order", list(ORDERS))
 async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_terminal_state(
-    client: Client, key: str, store: Store
+    client: Client, key: str, store: Store, order: str
 ) -> None:
-    outcomes = {"completed": 0, "canceled": 0}
-    for round_ in range(40):
+    for _ in range(ORDERS[order]):
         created = await create(client, key)
         doc = await lease(store, created["id"])
 
-        async def complete(doc: Doc = doc, delay: float = (round_ % 8) * 0.0005) -> Doc | None:
-            await asyncio.sleep(delay)  # spreads the start so each side wins some rounds
+        async def complete(doc: Doc = doc) -> Doc | None:
+            """The orchestrator's completion, from the generation as it read it (before the cancel)."""
             return await GenerationRepository(store).transition(
                 doc,
                 Status.COMPLETED,
@@ -195,16 +202,41 @@ async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_te
                 owner=OWNER,
             )
 
-        completed, response = await asyncio.gather(complete(), cancel(client, key, created["id"]))
+        held_first = {"cancel first": "completed", "completion first": "failed", "at once": None}[order]
+        picked = (held_first,) if held_first else ("completed", "failed")
+        with HeldWrites(terminal_write_of(created["id"], *picked)).installed() as held:
+            if order == "cancel first":
+                # The completion waits at its write while the cancel reads, writes and answers.
+                completing = asyncio.ensure_future(complete())
+                await held.until_held(1)
+                response = await cancel(client, key, created["id"])
+                held.release()
+                completed = await completing
+            elif order == "completion first":
+                # The cancel has read the generation unfinished and waits at its write while it completes.
+                canceling = asyncio.ensure_future(cancel(client, key, created["id"]))
+                await held.until_held(1)
+                completed = await complete()
+                assert completed is not None
+                held.release()
+                response = await canceling
+            else:
+                # Both have read it unfinished and wait at their writes; both go at the same moment.
+                completing = asyncio.ensure_future(complete())
+                canceling = asyncio.ensure_future(cancel(client, key, created["id"]))
+                await held.until_held(2)
+                held.release()
+                completed, response = await completing, await canceling
         final = await stored(store, created["id"])
 
         assert final["version"] == doc["version"] + 1  # exactly one transition landed
+        if order != "at once":
+            assert (completed is not None) == (order == "completion first")
         if completed is not None:
             assert response.status == 409
             assert (await response.json())["type"] == "urn:videogen:problem:generation-terminal"
             assert final == completed
             assert final["status"] == "completed" and final["error"] is None
-            outcomes["completed"] += 1
         else:
             assert response.status == 200
             body = await response.json()
@@ -212,8 +244,6 @@ async def test_cancel_racing_the_orchestrators_completion_ends_in_exactly_one_te
             assert final["status"] == "failed" and final["error"] == CANCELED
             assert final["video_url"] is None
             assert len(final["outbox"]) == 1
-            outcomes["canceled"] += 1
-    assert outcomes["completed"] and outcomes["canceled"], outcomes
 
 
 async def test_cancel_retries_past_concurrent_unfinished_moves_and_wins(

@@ -10,6 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.support.api import bearer
+from tests.support.public_fields import PUBLIC_FIELDS
 from tests.support.topic_reads import Record, topic_records
 from videogen_api.settings import ApiSettings
 from videogen_common.events import REQUESTED, Envelope
@@ -34,35 +35,7 @@ async def test_create_answers_202_with_the_generation_and_location(
     assert response.status == 202
     body = await response.json()
     assert response.headers["Location"] == f"/v1/generations/{body['id']}"
-    assert set(body) == {
-        "id",
-        "status",
-        "prompt",
-        "provider",
-        "duration",
-        "video_url",
-        "thumbnail_url",
-        "error",
-        "progress",
-        "queue_reason",
-        "queue_position",
-        "priority",
-        "timeline",
-        "aspect_ratio",
-        "resolution",
-        "seed",
-        "negative_prompt",
-        "metadata",
-        "image",
-        "route",
-        "attempts",
-        "estimated_cost",
-        "cost",
-        "created_at",
-        "updated_at",
-        "deleted",
-        "deleted_at",
-    }
+    assert set(body) == PUBLIC_FIELDS
     assert body["status"] == "processing"
     assert (body["progress"], body["queue_reason"], body["queue_position"]) == (None, None, None)
     assert body["priority"] == "normal"

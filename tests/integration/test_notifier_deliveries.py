@@ -21,6 +21,7 @@ import pytest
 from tests.support.env import settings_for
 from tests.support.fakes import ManualClock
 from tests.support.notifier import NotifierHarness
+from tests.support.public_fields import DATA_FIELDS
 from tests.support.receivers import (
     HANG,
     OK,
@@ -235,33 +236,7 @@ async def test_success_sends_the_spec_payload_signed_both_ways_and_records_one_2
         # The event's data as made (every public field of the generation but its timeline), unchanged.
         "data": dict(event.data),
     }
-    assert set(payload["data"]) == {
-        "id",
-        "status",
-        "prompt",
-        "provider",
-        "duration",
-        "video_url",
-        "thumbnail_url",
-        "created_at",
-        "updated_at",
-        "error",
-        "progress",
-        "queue_reason",
-        "priority",
-        "aspect_ratio",
-        "resolution",
-        "seed",
-        "negative_prompt",
-        "metadata",
-        "image",
-        "route",
-        "estimated_cost",
-        "cost",
-        "attempts",
-        "deleted",
-        "deleted_at",
-    }
+    assert set(payload["data"]) == DATA_FIELDS
 
     expected_service = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
     assert request.headers["X-Service-Signature"] == expected_service

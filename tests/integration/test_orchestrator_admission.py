@@ -212,7 +212,9 @@ async def test_several_keys_are_pools_whose_limits_add_up_and_each_task_is_polle
 async def test_a_refusal_for_capacity_sends_the_generation_back_in_line_and_lowers_the_limit(
     store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
-    async with FakeLuma(task_seconds=0.2) as fake:
+    # The first tasks run until a submit has been refused: two run while four are admitted, so the third and
+    # fourth submits are refused whatever the machine's speed (a task ending first would make room for them).
+    async with FakeLuma(task_seconds=math.inf) as fake:
         fake.max_running = 2  # the provider's real limit, lower than the one we were told
         async with provider_run(
             store, base_env, tmp_path / "media", fake, TICKING(), luma_max_concurrency=4, max_in_flight=16
@@ -220,6 +222,14 @@ async def test_a_refusal_for_capacity_sends_the_generation_back_in_line_and_lowe
             ids = [(await run.insert())["_id"] for _ in range(8)]
             for gid in ids:
                 await run.runner.start(gid)
+
+            async def refused() -> bool:
+                return fake.capacity_refusals >= 1
+
+            await eventually(refused, timeout=30, what="a submit refused for capacity")
+            fake.task_seconds = 0.2  # from now on tasks end by themselves, the first two too
+            for task in fake.tasks.values():
+                task.run_seconds = min(task.run_seconds, 0.2)
             await _until_all_finished(run, ids)
 
             docs = [await run.get(gid) for gid in ids]
@@ -246,7 +256,9 @@ async def test_a_refusal_for_capacity_sends_the_generation_back_in_line_and_lowe
 async def test_a_provider_lowering_its_limit_mid_run_fails_nothing(
     store: Store, base_env: dict[str, str], tmp_path: Path
 ) -> None:
-    async with FakeLuma(task_seconds=0.2) as fake:
+    # The first four tasks run until the test ends one: the provider then still runs three, over its new
+    # limit of two, so the submit that the freed slot lets through is refused, whatever the machine's speed.
+    async with FakeLuma(task_seconds=math.inf) as fake:
         fake.max_running = 4
         async with provider_run(
             store, base_env, tmp_path / "media", fake, TICKING(), luma_max_concurrency=4, max_in_flight=32
@@ -255,17 +267,27 @@ async def test_a_provider_lowering_its_limit_mid_run_fails_nothing(
             for gid in ids:
                 await run.runner.start(gid)
 
-            async def some_submitted() -> bool:
-                return len(fake.submissions) >= 4
+            async def four_running() -> bool:
+                return fake.running_now() == 4
 
-            await eventually(some_submitted)
+            await eventually(four_running)
             fake.max_running = 2  # another user of the key, or a lower tier
+            next(iter(fake.tasks.values())).run_seconds = 0  # one ends; three still run
+
+            async def refused() -> bool:
+                return fake.capacity_refusals >= 1
+
+            await eventually(refused, timeout=30, what="a submit refused for capacity")
+            assert len(fake.submissions) == 4  # the refused one made no task
+            fake.task_seconds = 0.2  # from now on tasks end by themselves, the first three too
+            for task in fake.tasks.values():
+                task.run_seconds = min(task.run_seconds, 0.2)
             await _until_all_finished(run, ids)
 
             docs = [await run.get(gid) for gid in ids]
             assert [doc["status"] for doc in docs] == ["completed"] * 16, [doc["error"] for doc in docs]
             assert len(fake.submissions) == 16
-            # The drop was felt (refused while four ran) and learned; about one refusal a generation at most.
+            # The drop was felt (refused while three ran) and learned; about one refusal a generation at most.
             assert 1 <= fake.capacity_refusals <= len(ids)
             [pool] = await ProviderPoolRepository(store).of_provider("luma")
             assert pool.ceiling is not None and pool.ceiling <= 4

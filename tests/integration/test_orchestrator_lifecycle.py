@@ -514,7 +514,7 @@ async def test_a_client_deadline_cuts_a_slow_task_short_fails_deadline_exceeded_
     orch: Orchestrator,
 ) -> None:
     clock = SystemClock()  # the deadline is kept in real time, mid-poll
-    orch.mock = MockProvider(latency_ms=5_000)
+    orch.mock = MockProvider(latency_ms=SLOW_MS)  # far past the deadline, however slow the machine
     runner = orch.runner(clock=clock, providers={"mock": orch.mock})
     now = clock.now()
     gid = (

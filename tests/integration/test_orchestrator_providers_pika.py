@@ -107,7 +107,7 @@ async def test_an_invalid_request_is_provider_rejected(
 async def test_a_running_requests_progress_is_estimated_from_its_logs_and_rises(
     run: ProviderRun, fake: FakeFal
 ) -> None:
-    fake.task_seconds = 3.0
+    fake.task_seconds = 60.0  # still running at every read below, however slow the machine; ended after
     gid = await run.start()
 
     async def reported() -> bool:
@@ -124,6 +124,8 @@ async def test_a_running_requests_progress_is_estimated_from_its_logs_and_rises(
     later = (await run.adapter.poll((await run.get(gid))["provider_task_id"], job)).progress
     assert later is not None and first <= later <= 99
     assert fake.log_requests and set(fake.log_requests) == {"1"}  # every status read asks for the logs
+    for task in fake.tasks.values():
+        task.run_seconds = 0
     await run.runner.wait_idle()
     assert (await run.get(gid))["progress"] == 100  # the finished video
 

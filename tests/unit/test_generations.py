@@ -11,6 +11,9 @@ from videogen_common.records.generation import PUBLIC_FIELDS
 
 NOW = datetime(2026, 11, 21, 8, 47, 0, 123000, tzinfo=UTC)
 
+# The public fields of a generation restated from the spec (2.1), deliberately: the one place the tests spell
+# them out, as a check of the server's list (``PUBLIC_FIELDS``). Every other test that needs the set takes it
+# from ``tests.support.public_fields``, the server's own list.
 PUBLIC = {
     "id",
     "status",

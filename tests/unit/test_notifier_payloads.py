@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.support.public_fields import DATA_FIELDS
 from videogen_common.deliveries import delivery_body as _delivery_body
 from videogen_common.deliveries import generation_data
 from videogen_notifier.payloads import signature_headers
@@ -62,33 +63,6 @@ GENERATION: dict[str, Any] = {
     "cost": 0.0,
     "deleted": False,
     "deleted_at": None,
-}
-DATA_FIELDS = {
-    "id",
-    "status",
-    "prompt",
-    "provider",
-    "duration",
-    "video_url",
-    "thumbnail_url",
-    "created_at",
-    "updated_at",
-    "error",
-    "progress",
-    "queue_reason",
-    "priority",
-    "aspect_ratio",
-    "resolution",
-    "seed",
-    "negative_prompt",
-    "metadata",
-    "image",
-    "route",
-    "attempts",
-    "estimated_cost",
-    "cost",
-    "deleted",
-    "deleted_at",
 }
 
 SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -35,6 +35,7 @@ from videogen_client.models import (
     WebhookCreated,
     WebhookEvent,
 )
+from videogen_client.resources.generations import CreateParams
 
 __version__ = "0.1.0"
 
@@ -50,6 +51,7 @@ __all__ = [
     "BudgetExceededError",
     "Client",
     "ConflictError",
+    "CreateParams",
     "Delivery",
     "Generation",
     "GenerationFailedError",

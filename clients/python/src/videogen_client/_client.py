@@ -5,19 +5,22 @@ from __future__ import annotations
 import asyncio
 import os
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import httpx
 
+from videogen_client._keywords import init_like
 from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.batches import AsyncBatches, Batches
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
-from videogen_client.resources.keys import ApiKeys, AsyncApiKeys, AsyncBudgets, Budgets
+from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.sync import (
+    ApiKeys,
     AuditEvents,
+    Budgets,
     Deliveries,
     Events,
     Generations,
@@ -94,24 +97,9 @@ class Client:
     on an event loop of its own, in a background thread; progress callbacks are called from that thread).
     ``http_client``, if given, is an ``httpx.AsyncClient``."""
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        max_retries: int = 3,
-        http_client: httpx.AsyncClient | None = None,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self._async = AsyncClient(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            http_client=http_client,
-            sleep=sleep,
-        )
+    @init_like(AsyncClient.__init__)
+    def __init__(self, **arguments: Any) -> None:
+        self._async = AsyncClient(**arguments)
         self.base_url = self._async.base_url
         self._portal = Portal()
         self.generations = Generations(self._portal, self._async.generations)

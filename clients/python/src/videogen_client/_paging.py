@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Protocol, TypedDict, TypeVar
 
 T_co = TypeVar("T_co", covariant=True)
 T = TypeVar("T")
+
+
+class CreatedBetween(TypedDict, total=False):
+    """The filters of every listing: only what was created after, and before, these moments."""
+
+    created_after: datetime | None
+    created_before: datetime | None
 
 
 class Page(Protocol[T_co]):
@@ -24,20 +32,6 @@ async def walk(fetch: Callable[[str | None], Awaitable[Page[T]]]) -> AsyncIterat
         page = await fetch(cursor)
         for item in page.data:
             yield item
-        if page.next_cursor is None:
-            return
-        cursor = page.next_cursor
-
-
-def walk_blocking(
-    run: Callable[[Coroutine[Any, Any, Page[T]]], Page[T]],
-    fetch: Callable[[str | None], Coroutine[Any, Any, Page[T]]],
-) -> Iterator[T]:
-    """``walk`` for the sync client: ``run`` runs one page's coroutine to its end."""
-    cursor: str | None = None
-    while True:
-        page = run(fetch(cursor))
-        yield from page.data
         if page.next_cursor is None:
             return
         cursor = page.next_cursor

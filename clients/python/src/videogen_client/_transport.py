@@ -59,6 +59,11 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     return moment.timestamp() - (time.time() if now is None else now)
 
 
+def given(**fields: Any) -> dict[str, Any]:
+    """A request body of the ``fields`` given: those that are not None (left out, the API's default)."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _problem(response: httpx.Response) -> Problem:
     try:
         body = response.json()

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from videogen_client._keywords import called_like
 from videogen_client.models import WebhookEvent
 
 __all__ = ["DEFAULT_TOLERANCE_SECONDS", "WebhookEvent", "WebhookVerificationError", "unwrap", "verify"]
@@ -98,16 +99,11 @@ def verify(
     return payload
 
 
-def unwrap(
-    secret: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    *,
-    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS,
-    now: float | datetime | None = None,
-) -> WebhookEvent:
-    """``verify``, then the payload as a typed event (``event.generation`` for a ``video.*`` event)."""
-    payload = verify(secret, headers, body, tolerance_seconds=tolerance_seconds, now=now)
+@called_like(verify)
+def unwrap(*arguments: Any, **options: Any) -> WebhookEvent:
+    """``verify`` (the same arguments), then the payload as a typed event (``event.generation`` for a
+    ``video.*`` event)."""
+    payload = verify(*arguments, **options)
     try:
         return WebhookEvent.model_validate(payload)
     except ValueError as exc:

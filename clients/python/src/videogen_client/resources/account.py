@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import date, datetime
+from typing import Unpack
 
-from videogen_client._paging import walk
+from videogen_client._keywords import spelled_out
+from videogen_client._paging import CreatedBetween, walk
 from videogen_client._transport import Transport
 from videogen_client.enums import AuditEventType, EventType
 from videogen_client.models import AuditEvent, AuditEventList, Event, EventList, Usage
@@ -30,51 +32,38 @@ class AsyncUsage:
         return Usage.model_validate_json(response.content)
 
 
+class AuditEventFilters(CreatedBetween, total=False):
+    """Which changes ``audit_events.list`` and ``list_page`` answer (all of these that are given)."""
+
+    type: AuditEventType | Sequence[AuditEventType] | None
+    target_id: str | None
+
+
+class EventFilters(CreatedBetween, total=False):
+    """Which events ``events.list`` and ``list_page`` answer (all of these that are given)."""
+
+    type: EventType | str | Sequence[EventType | str] | None
+    subject_id: str | None
+
+
 class AsyncAuditEvents:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
+    @spelled_out
     async def list_page(
-        self,
-        *,
-        type: AuditEventType | Sequence[AuditEventType] | None = None,
-        target_id: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
+        self, *, limit: int | None = None, cursor: str | None = None, **filters: Unpack[AuditEventFilters]
     ) -> AuditEventList:
-        params = {
-            "type": type if isinstance(type, str) or type is None else ",".join(type),
-            "target_id": target_id,
-            "created_after": created_after,
-            "created_before": created_before,
-            "limit": limit,
-            "cursor": cursor,
-        }
+        params = {**filters, "type": _types(filters.get("type")), "limit": limit, "cursor": cursor}
         response = await self._t.request("GET", "audit-events", params=params)
         return AuditEventList.model_validate_json(response.content)
 
+    @spelled_out
     def list(
-        self,
-        *,
-        type: AuditEventType | Sequence[AuditEventType] | None = None,
-        target_id: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        page_size: int | None = None,
+        self, *, page_size: int | None = None, **filters: Unpack[AuditEventFilters]
     ) -> AsyncIterator[AuditEvent]:
         """Every change to the account's keys and webhooks that matches, newest first, page after page."""
-        return walk(
-            lambda cursor: self.list_page(
-                type=type,
-                target_id=target_id,
-                created_after=created_after,
-                created_before=created_before,
-                limit=page_size,
-                cursor=cursor,
-            )
-        )
+        return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
 
 
 class AsyncEvents:
@@ -87,45 +76,21 @@ class AsyncEvents:
         response = await self._t.request("GET", f"events/{event_id}")
         return Event.model_validate_json(response.content)
 
+    @spelled_out
     async def list_page(
-        self,
-        *,
-        type: EventType | str | Sequence[EventType | str] | None = None,
-        subject_id: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
+        self, *, limit: int | None = None, cursor: str | None = None, **filters: Unpack[EventFilters]
     ) -> EventList:
-        params = {
-            "type": type if isinstance(type, str) or type is None else ",".join(type),
-            "subject_id": subject_id,
-            "created_after": created_after,
-            "created_before": created_before,
-            "limit": limit,
-            "cursor": cursor,
-        }
+        params = {**filters, "type": _types(filters.get("type")), "limit": limit, "cursor": cursor}
         response = await self._t.request("GET", "events", params=params)
         return EventList.model_validate_json(response.content)
 
-    def list(
-        self,
-        *,
-        type: EventType | str | Sequence[EventType | str] | None = None,
-        subject_id: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        page_size: int | None = None,
-    ) -> AsyncIterator[Event]:
+    @spelled_out
+    def list(self, *, page_size: int | None = None, **filters: Unpack[EventFilters]) -> AsyncIterator[Event]:
         """The account's events that match (of these types; about this generation, endpoint or account),
         newest first, page after page as it is iterated."""
-        return walk(
-            lambda cursor: self.list_page(
-                type=type,
-                subject_id=subject_id,
-                created_after=created_after,
-                created_before=created_before,
-                limit=page_size,
-                cursor=cursor,
-            )
-        )
+        return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
+
+
+def _types(given: str | Sequence[str] | None) -> str | None:
+    """One type, or several as the API takes them (comma-separated)."""
+    return given if isinstance(given, str) or given is None else ",".join(given)

@@ -8,18 +8,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from videogen_client._paging import walk, walk_blocking
-from videogen_client._portal import Portal
+from videogen_client._paging import walk
+from videogen_client._portal import Twin, blocking, iterated
 from videogen_client._transport import REQUEST_ID, Transport, _problem
 from videogen_client.enums import Status
 from videogen_client.errors import APITimeoutError, status_error
 from videogen_client.models import FieldError, Generation, GenerationError, Model, Problem
+from videogen_client.resources.generations import CreateParams
 
 BatchStatus = Literal["validating", "in_progress", "completed", "canceling", "canceled"]
 OnInvalid = Literal["refuse", "skip"]
@@ -113,13 +114,24 @@ class BatchResult(Model):
 Progress = Callable[[Batch], object]
 
 
+class BatchItem(CreateParams, total=False):
+    """An item: what ``generations.create`` takes (but ``idempotency_key``: the batch has its own), and
+    ``custom_id``, your id for it (unique within the batch)."""
+
+    custom_id: str | None
+
+
 def _body(
-    items: Sequence[Mapping[str, Any]],
+    items: Sequence[BatchItem | Mapping[str, Any]],
     metadata: Mapping[str, str] | None,
     on_invalid: OnInvalid | None,
     item_events: bool | None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"items": [dict(item) for item in items]}
+    body: dict[str, Any] = {
+        "items": [
+            {k: v for k, v in item.items() if v is not None and k != "idempotency_key"} for item in items
+        ]
+    }
     if metadata is not None:
         body["metadata"] = dict(metadata)
     if on_invalid is not None:
@@ -135,7 +147,7 @@ class AsyncBatches:
 
     async def create(
         self,
-        items: Sequence[Mapping[str, Any]],
+        items: Sequence[BatchItem | Mapping[str, Any]],
         *,
         metadata: Mapping[str, str] | None = None,
         on_invalid: OnInvalid | None = None,
@@ -242,94 +254,17 @@ class AsyncBatches:
                     yield line
 
 
-class Batches:
-    __doc__ = AsyncBatches.__doc__
+class Batches(Twin[AsyncBatches]):
+    """``client.batches`` of the sync ``Client``: ``AsyncBatches``, called (``wait``'s ``on_progress`` is
+    called on the client's own thread)."""
 
-    def __init__(self, portal: Portal, batches: AsyncBatches) -> None:
-        self._run = portal.run
-        self._a = batches
-
-    def create(
-        self,
-        items: Sequence[Mapping[str, Any]],
-        *,
-        metadata: Mapping[str, str] | None = None,
-        on_invalid: OnInvalid | None = None,
-        item_events: bool | None = None,
-        idempotency_key: str | None = None,
-    ) -> Batch:
-        return self._run(
-            self._a.create(
-                items,
-                metadata=metadata,
-                on_invalid=on_invalid,
-                item_events=item_events,
-                idempotency_key=idempotency_key,
-            )
-        )
-
-    def retrieve(self, batch_id: str) -> Batch:
-        return self._run(self._a.retrieve(batch_id))
-
-    def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> BatchList:
-        return self._run(self._a.list_page(limit=limit, cursor=cursor))
-
-    def list(self, *, page_size: int | None = None) -> Iterator[Batch]:
-        return walk_blocking(self._run, lambda cursor: self._a.list_page(limit=page_size, cursor=cursor))
-
-    def generations(
-        self,
-        batch_id: str,
-        *,
-        status: Sequence[Status] | None = None,
-        custom_id: str | None = None,
-        page_size: int | None = None,
-    ) -> Iterator[BatchGeneration]:
-        return walk_blocking(
-            self._run,
-            lambda cursor: self._a.generations_page(
-                batch_id, status=status, custom_id=custom_id, limit=page_size, cursor=cursor
-            ),
-        )
-
-    def cancel(self, batch_id: str) -> BatchCancel:
-        return self._run(self._a.cancel(batch_id))
-
-    def wait(
-        self,
-        batch_id: str,
-        *,
-        on_progress: Progress | None = None,
-        poll_interval: float = 2.0,
-        timeout: float | None = None,
-    ) -> Batch:
-        """As ``AsyncBatches.wait``; ``on_progress`` is called on the caller's thread."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            batch = self.retrieve(batch_id)
-            if on_progress is not None:
-                on_progress(batch)
-            if batch.finished:
-                return batch
-            if deadline is not None and time.monotonic() >= deadline:
-                raise APITimeoutError(f"batch {batch_id} not finished after {timeout} s")
-            time.sleep(poll_interval)
-
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
-        for line in self.results_lines(batch_id):
-            yield BatchResult.model_validate(json.loads(line))
-
-    def results_lines(self, batch_id: str) -> Iterator[str]:
-        lines = self._a.results_lines(batch_id)
-        try:
-            while True:
-                try:
-                    yield self._run(_next(lines))
-                except StopAsyncIteration:
-                    return
-        finally:
-            self._run(lines.aclose())
-
-
-async def _next(lines: AsyncGenerator[str, None]) -> str:
-    return await anext(lines)
+    create = blocking(AsyncBatches.create)
+    retrieve = blocking(AsyncBatches.retrieve)
+    list_page = blocking(AsyncBatches.list_page)
+    list = iterated(AsyncBatches.list)
+    generations_page = blocking(AsyncBatches.generations_page)
+    generations = iterated(AsyncBatches.generations)
+    cancel = blocking(AsyncBatches.cancel)
+    wait = blocking(AsyncBatches.wait)
+    results = iterated(AsyncBatches.results)
+    results_lines = iterated(AsyncBatches.results_lines)

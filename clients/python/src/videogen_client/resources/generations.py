@@ -6,11 +6,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Required, TypedDict, Unpack
 
-from videogen_client._paging import walk
+from videogen_client._keywords import spelled_out
+from videogen_client._paging import CreatedBetween, walk
 from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
 from videogen_client.enums import AspectRatio, Priority, Provider, Resolution, Status
 from videogen_client.errors import (
@@ -39,6 +39,40 @@ MAX_PREFER_WAIT_S = 60  # the most the API waits for one request
 CHUNK = 64 * 1024
 
 
+class CreateParams(TypedDict, total=False):
+    """The keywords of ``generations.create`` (and ``create_and_wait``), declared here once: a new field of a
+    generation is a line here (and a word in ``create``'s docstring). The body sent is these, in this order,
+    but the ``idempotency_key`` (a header) and those left out or None."""
+
+    prompt: Required[str]
+    provider: Required[Provider | Literal["auto"] | str]
+    duration: Required[int]
+    aspect_ratio: AspectRatio | str | None
+    resolution: Resolution | str | None
+    seed: int | None
+    negative_prompt: str | None
+    metadata: dict[str, str] | None
+    image: ImageSource | None
+    deadline_seconds: int | None
+    priority: Priority | None
+    fallback_providers: Sequence[Provider | str] | None
+    routing: RoutingOptions | Mapping[str, Any] | None
+    fallback_on_failure: bool | None
+    retention_days: int | None
+    idempotency_key: str | None
+
+
+class GenerationFilters(CreatedBetween, total=False):
+    """Which generations ``generations.list`` and ``list_page`` answer (all of these that are given)."""
+
+    status: Status | str | list[Status | str] | None
+    provider: Provider | str | None
+    metadata: dict[str, str] | None
+
+
+_BODY = tuple(name for name in CreateParams.__annotations__ if name != "idempotency_key")
+
+
 class AsyncGenerations:
     def __init__(
         self, transport: Transport, sleep: Sleep, monotonic: Callable[[], float] = time.monotonic
@@ -47,26 +81,8 @@ class AsyncGenerations:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    async def create(
-        self,
-        *,
-        prompt: str,
-        provider: Provider | Literal["auto"] | str,
-        duration: int,
-        aspect_ratio: AspectRatio | str | None = None,
-        resolution: Resolution | str | None = None,
-        seed: int | None = None,
-        negative_prompt: str | None = None,
-        metadata: dict[str, str] | None = None,
-        image: ImageSource | None = None,
-        deadline_seconds: int | None = None,
-        priority: Priority | None = None,
-        fallback_providers: Sequence[Provider | str] | None = None,
-        routing: RoutingOptions | Mapping[str, Any] | None = None,
-        fallback_on_failure: bool | None = None,
-        retention_days: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Generation:
+    @spelled_out
+    async def create(self, **params: Unpack[CreateParams]) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
         ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
         makes a second generation. ``aspect_ratio``, ``resolution``, ``seed``, ``negative_prompt``: what the
@@ -84,23 +100,14 @@ class AsyncGenerations:
 
         ``retention_days``: delete its video, thumbnail and first frame this many days after the video is
         made, sooner than the deployment (or your account) would; never later."""
-        key = idempotency_key or f"sdk_{uuid.uuid4().hex}"
-        given = {
-            "aspect_ratio": aspect_ratio,
-            "resolution": resolution,
-            "seed": seed,
-            "negative_prompt": negative_prompt,
-            "metadata": metadata,
-            "image": await self._image(image) if image is not None else None,
-            "deadline_seconds": deadline_seconds,
-            "priority": priority,
-            "fallback_providers": list(fallback_providers) if fallback_providers is not None else None,
-            "routing": _routing(routing),
-            "fallback_on_failure": fallback_on_failure,
-            "retention_days": retention_days,
-        }
-        body: dict[str, Any] = {"prompt": prompt, "provider": provider, "duration": duration}
-        body.update({name: value for name, value in given.items() if value is not None})
+        key = params.get("idempotency_key") or f"sdk_{uuid.uuid4().hex}"
+        body: dict[str, Any] = {name: value for name in _BODY if (value := params.get(name)) is not None}
+        if "image" in body:
+            body["image"] = await self._image(body["image"])
+        if "fallback_providers" in body:
+            body["fallback_providers"] = list(body["fallback_providers"])
+        if "routing" in body:
+            body["routing"] = _routing(body["routing"])
         response = await self._t.request("POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key})
         return Generation.model_validate_json(response.content)
 
@@ -118,53 +125,28 @@ class AsyncGenerations:
         response = await self._t.request("GET", f"generations/{generation_id}")
         return Generation.model_validate_json(response.content)
 
+    @spelled_out
     async def list_page(
-        self,
-        *,
-        status: Status | str | list[Status | str] | None = None,
-        provider: Provider | str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        metadata: dict[str, str] | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
+        self, *, limit: int | None = None, cursor: str | None = None, **filters: Unpack[GenerationFilters]
     ) -> GenerationList:
         """One page of the account's generations, newest first; ``next_cursor`` leads to the next.
         ``metadata``: only those whose metadata has each of these values."""
+        metadata = filters.pop("metadata", None) or {}
         params = {
-            "status": status,
-            "provider": provider,
-            "created_after": created_after,
-            "created_before": created_before,
-            **{f"metadata[{name}]": value for name, value in (metadata or {}).items()},
+            **filters,
+            **{f"metadata[{name}]": value for name, value in metadata.items()},
             "limit": limit,
             "cursor": cursor,
         }
         response = await self._t.request("GET", "generations", params=params)
         return GenerationList.model_validate_json(response.content)
 
+    @spelled_out
     def list(
-        self,
-        *,
-        status: Status | str | list[Status | str] | None = None,
-        provider: Provider | str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        metadata: dict[str, str] | None = None,
-        page_size: int | None = None,
+        self, *, page_size: int | None = None, **filters: Unpack[GenerationFilters]
     ) -> AsyncIterator[Generation]:
         """Every generation that matches, newest first, fetching page after page as it is iterated."""
-        return walk(
-            lambda cursor: self.list_page(
-                status=status,
-                provider=provider,
-                created_after=created_after,
-                created_before=created_before,
-                metadata=metadata,
-                limit=page_size,
-                cursor=cursor,
-            )
-        )
+        return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
 
     async def cancel(self, generation_id: str) -> Generation:
         response = await self._t.request("POST", f"generations/{generation_id}/cancel")
@@ -235,47 +217,16 @@ class AsyncGenerations:
         )
         return Generation.model_validate_json(response.content)
 
+    @spelled_out
     async def create_and_wait(
         self,
         *,
-        prompt: str,
-        provider: Provider | Literal["auto"] | str,
-        duration: int,
-        aspect_ratio: AspectRatio | str | None = None,
-        resolution: Resolution | str | None = None,
-        seed: int | None = None,
-        negative_prompt: str | None = None,
-        metadata: dict[str, str] | None = None,
-        image: ImageSource | None = None,
-        deadline_seconds: int | None = None,
-        priority: Priority | None = None,
-        fallback_providers: Sequence[Provider | str] | None = None,
-        routing: RoutingOptions | Mapping[str, Any] | None = None,
-        fallback_on_failure: bool | None = None,
-        retention_days: int | None = None,
-        idempotency_key: str | None = None,
         timeout: float = DEFAULT_WAIT_TIMEOUT_S,
         on_progress: ProgressCallback | None = None,
+        **params: Unpack[CreateParams],
     ) -> Generation:
         """``create``, then ``wait``: the generation, completed."""
-        generation = await self.create(
-            prompt=prompt,
-            provider=provider,
-            duration=duration,
-            aspect_ratio=aspect_ratio,
-            resolution=resolution,
-            seed=seed,
-            negative_prompt=negative_prompt,
-            metadata=metadata,
-            image=image,
-            deadline_seconds=deadline_seconds,
-            priority=priority,
-            fallback_providers=fallback_providers,
-            routing=routing,
-            fallback_on_failure=fallback_on_failure,
-            retention_days=retention_days,
-            idempotency_key=idempotency_key,
-        )
+        generation = await self.create(**params)
         if on_progress is not None:
             on_progress(generation)
         return await self.wait(generation.id, timeout=timeout, on_progress=on_progress)

@@ -1,16 +1,14 @@
 """``client.api_keys`` and ``client.budgets``: the account's own API keys (made with scopes, an expiry and
-budgets of their own; the secret answered once), and the account's budgets with what is left of them. The
-sync twins (``ApiKeys``, ``Budgets``) are here too."""
+budgets of their own; the secret answered once), and the account's budgets with what is left of them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from videogen_client._paging import walk, walk_blocking
-from videogen_client._portal import Portal
-from videogen_client._transport import Transport
+from videogen_client._paging import walk
+from videogen_client._transport import Transport, given
 from videogen_client.enums import Scope
 from videogen_client.models import ApiKey, ApiKeyBudgets, ApiKeyCreated, ApiKeyList
 from videogen_client.models import Budgets as BudgetState
@@ -18,8 +16,10 @@ from videogen_client.models import Budgets as BudgetState
 BudgetsIn = ApiKeyBudgets | Mapping[str, float | None]
 
 
-def _budgets(given: BudgetsIn) -> dict[str, Any]:
-    return given.model_dump() if isinstance(given, ApiKeyBudgets) else dict(given)
+def _budgets(budgets: BudgetsIn | None) -> dict[str, Any] | None:
+    if budgets is None:
+        return None
+    return budgets.model_dump() if isinstance(budgets, ApiKeyBudgets) else dict(budgets)
 
 
 class AsyncApiKeys:
@@ -36,11 +36,8 @@ class AsyncApiKeys:
     ) -> ApiKeyCreated:
         """Make a key holding ``scopes`` (at most those of the key making it); ``secret`` on the answer is the
         key itself, shown this once. ``budgets``: its own, e.g. ``{"daily_video_seconds": 600}``."""
-        body: dict[str, Any] = {"name": name, "scopes": list(scopes)}
-        if expires_at is not None:
-            body["expires_at"] = expires_at.isoformat()
-        if budgets is not None:
-            body["budgets"] = _budgets(budgets)
+        expires = expires_at.isoformat() if expires_at is not None else None
+        body = {"name": name, "scopes": list(scopes), **given(expires_at=expires, budgets=_budgets(budgets))}
         response = await self._t.request("POST", "api-keys", json_body=body)
         return ApiKeyCreated.model_validate_json(response.content)
 
@@ -60,11 +57,7 @@ class AsyncApiKeys:
         self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None
     ) -> ApiKey:
         """Rename it, or replace its own budgets (a budget left out has no limit)."""
-        body: dict[str, Any] = {}
-        if name is not None:
-            body["name"] = name
-        if budgets is not None:
-            body["budgets"] = _budgets(budgets)
+        body = given(name=name, budgets=_budgets(budgets))
         response = await self._t.request("PATCH", f"api-keys/{key_id}", json_body=body)
         return ApiKey.model_validate_json(response.content)
 
@@ -100,64 +93,3 @@ class AsyncBudgets:
         }
         response = await self._t.request("PUT", "budgets", json_body=body)
         return BudgetState.model_validate_json(response.content)
-
-
-class ApiKeys:
-    __doc__ = AsyncApiKeys.__doc__
-
-    def __init__(self, portal: Portal, api_keys: AsyncApiKeys) -> None:
-        self._run = portal.run
-        self._a = api_keys
-
-    def create(
-        self,
-        *,
-        name: str,
-        scopes: Sequence[Scope],
-        expires_at: datetime | None = None,
-        budgets: BudgetsIn | None = None,
-    ) -> ApiKeyCreated:
-        return self._run(self._a.create(name=name, scopes=scopes, expires_at=expires_at, budgets=budgets))
-
-    def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> ApiKeyList:
-        return self._run(self._a.list_page(limit=limit, cursor=cursor))
-
-    def list(self, *, page_size: int | None = None) -> Iterator[ApiKey]:
-        return walk_blocking(self._run, lambda cursor: self._a.list_page(limit=page_size, cursor=cursor))
-
-    def get(self, key_id: str) -> ApiKey:
-        return self._run(self._a.get(key_id))
-
-    def update(self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None) -> ApiKey:
-        return self._run(self._a.update(key_id, name=name, budgets=budgets))
-
-    def revoke(self, key_id: str) -> ApiKey:
-        return self._run(self._a.revoke(key_id))
-
-
-class Budgets:
-    __doc__ = AsyncBudgets.__doc__
-
-    def __init__(self, portal: Portal, budgets: AsyncBudgets) -> None:
-        self._run = portal.run
-        self._a = budgets
-
-    def get(self) -> BudgetState:
-        return self._run(self._a.get())
-
-    def set(
-        self,
-        *,
-        daily_video_seconds: int | None = None,
-        monthly_video_seconds: int | None = None,
-        daily_cost: float | None = None,
-        monthly_cost: float | None = None,
-    ) -> BudgetState:
-        return self._run(
-            self._a.set(
-                daily_video_seconds=daily_video_seconds,
-                monthly_video_seconds=monthly_video_seconds,
-                daily_cost=daily_cost,
-                monthly_cost=monthly_cost,
-            )
-        )

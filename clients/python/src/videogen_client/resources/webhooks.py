@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Unpack
 
-from videogen_client._paging import walk
-from videogen_client._transport import Transport
+from videogen_client._keywords import spelled_out
+from videogen_client._paging import CreatedBetween, walk
+from videogen_client._transport import Transport, given
 from videogen_client.enums import DeliveryStatus, EventType
 from videogen_client.models import (
     Delivery,
@@ -19,6 +20,13 @@ from videogen_client.models import (
     WebhookCreated,
     WebhookList,
 )
+
+
+class DeliveryFilters(CreatedBetween, total=False):
+    """Which deliveries ``webhooks.deliveries`` and ``deliveries_page`` answer (all of those given)."""
+
+    status: DeliveryStatus | str | None
+    event_type: str | None
 
 
 class AsyncWebhooks:
@@ -47,13 +55,7 @@ class AsyncWebhooks:
         active: bool | None = None,
     ) -> Webhook:
         """Change what is given; ``active=True`` re-enables an endpoint the service disabled."""
-        body: dict[str, Any] = {}
-        if url is not None:
-            body["url"] = url
-        if events is not None:
-            body["events"] = list(events)
-        if active is not None:
-            body["active"] = active
+        body = given(url=url, events=list(events) if events is not None else None, active=active)
         response = await self._t.request("PATCH", f"webhooks/{webhook_id}", json_body=body)
         return Webhook.model_validate_json(response.content)
 
@@ -78,49 +80,26 @@ class AsyncWebhooks:
         )
         return Recovered.model_validate_json(response.content).requeued
 
+    @spelled_out
     async def deliveries_page(
         self,
         webhook_id: str,
         *,
-        status: DeliveryStatus | str | None = None,
-        event_type: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        **filters: Unpack[DeliveryFilters],
     ) -> DeliveryList:
-        params = {
-            "status": status,
-            "event_type": event_type,
-            "created_after": created_after,
-            "created_before": created_before,
-            "limit": limit,
-            "cursor": cursor,
-        }
+        params = {**filters, "limit": limit, "cursor": cursor}
         response = await self._t.request("GET", f"webhooks/{webhook_id}/deliveries", params=params)
         return DeliveryList.model_validate_json(response.content)
 
+    @spelled_out
     def deliveries(
-        self,
-        webhook_id: str,
-        *,
-        status: DeliveryStatus | str | None = None,
-        event_type: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        page_size: int | None = None,
+        self, webhook_id: str, *, page_size: int | None = None, **filters: Unpack[DeliveryFilters]
     ) -> AsyncIterator[Delivery]:
         """Every delivery to the endpoint that matches, newest first, page after page as it is iterated."""
         return walk(
-            lambda cursor: self.deliveries_page(
-                webhook_id,
-                status=status,
-                event_type=event_type,
-                created_after=created_after,
-                created_before=created_before,
-                limit=page_size,
-                cursor=cursor,
-            )
+            lambda cursor: self.deliveries_page(webhook_id, limit=page_size, cursor=cursor, **filters)
         )
 
 

@@ -4,7 +4,7 @@ public view derived from it (``PUBLIC_FIELDS``, the one list of what clients see
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -75,55 +75,10 @@ _ERASED_INTERNAL = (
     "idem_response",
 )
 
-# Fields a document has only when they hold something: written by ``to_doc`` only when not None (a stored null
-# and an absent field read alike).
-_OPTIONAL = (
-    "aspect_ratio",
-    "resolution",
-    "seed",
-    "negative_prompt",
-    "metadata",
-    "queue_reason",
-    "image_key",
-    "image_type",
-    "deadline_at",
-    "trace_id",
-    "traceparent",
-    "api_key_id",
-    "status_since",
-    "state_seconds",
-    "slot_wait",
-    "queue_place",
-    "wait_deadline",
-    "priority",
-    "provider_pool",
-    "admitted_at",
-    "task_started_at",
-    "lease_token",
-    "provider_request",
-    "submit_started_at",
-    "video_key",
-    "thumbnail_key",
-    "idem",
-    "idem_hash",
-    "idem_response",
-    "budget_hold",
-    "route",
-    "provider_attempts",
-    "estimated_cost",
-    "cost",
-    "retention_days",
-    "media_due_at",
-    "media_deleted_at",
-    "deleted_at",
-    "batch_id",
-    "custom_id",
-    "item_events",
-)
-
-
-# The values of ``_OPTIONAL`` of a record, in one call.
-_optional_values = attrgetter(*_OPTIONAL)
+# The metadata of a field every document has, null when None (the fields of the first documents). Any other
+# field of a record that defaults to None is written only when it holds something (a stored null and an absent
+# field read alike): a new field needs nothing more than its line in ``GenerationRecord``.
+_IN_EVERY_DOC = {"in_every_doc": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,27 +133,28 @@ class GenerationRecord:
     only because one is built on every creation (POST /v1/generate, the api's hot path), where a frozen
     dataclass's ``__init__`` of this many fields costs ~3 µs more."""
 
+    # In the order of the stored document's fields; those up to ``attempts`` are in every document.
     id: str
     account_id: str
     status: Status
     prompt: str
     provider: str
     duration: int
+    video_url: str | None = field(default=None, metadata=_IN_EVERY_DOC)
+    thumbnail_url: str | None = field(default=None, metadata=_IN_EVERY_DOC)
+    error: GenerationError | None = field(default=None, metadata=_IN_EVERY_DOC)
+    progress: int | None = field(default=None, metadata=_IN_EVERY_DOC)
+    # Empty for generations made before the timeline was kept.
+    timeline: tuple[TimelineStep, ...] = ()
     created_at: datetime
     updated_at: datetime
     version: int = 1
-    video_url: str | None = None
-    thumbnail_url: str | None = None
-    error: GenerationError | None = None
-    progress: int | None = None
-    # Empty for generations made before the timeline was kept.
-    timeline: tuple[TimelineStep, ...] = ()
-    lease_owner: str | None = None
-    lease_expires_at: datetime | None = None
-    provider_task_id: str | None = None
+    lease_owner: str | None = field(default=None, metadata=_IN_EVERY_DOC)
+    lease_expires_at: datetime | None = field(default=None, metadata=_IN_EVERY_DOC)
+    provider_task_id: str | None = field(default=None, metadata=_IN_EVERY_DOC)
     attempts: int = 0
+    # The rest are written only when set (``_SPARSE``).
     image: Image | None = None
-    # The rest are written only when set (``_OPTIONAL``).
     aspect_ratio: str | None = None
     resolution: str | None = None
     seed: int | None = None
@@ -275,51 +231,22 @@ class GenerationRecord:
         error, image = doc.get("error"), doc.get("image")
         return cls(
             id=doc["_id"],
-            account_id=doc["account_id"],
             status=Status(doc["status"]),
-            prompt=doc["prompt"],
-            provider=doc["provider"],
-            duration=doc["duration"],
-            created_at=doc["created_at"],
-            updated_at=doc["updated_at"],
-            version=doc.get("version", 1),
-            video_url=doc.get("video_url"),
-            thumbnail_url=doc.get("thumbnail_url"),
             error=GenerationError.from_doc(error) if error else None,
-            progress=doc.get("progress"),
             timeline=tuple(TimelineStep(step["status"], step["at"]) for step in doc.get("timeline") or ()),
-            lease_owner=doc.get("lease_owner"),
-            lease_expires_at=doc.get("lease_expires_at"),
-            provider_task_id=doc.get("provider_task_id"),
-            attempts=doc.get("attempts", 0),
             image=Image(image.get("url"), image.get("upload_id")) if image else None,
-            **{name: doc.get(name) for name in _OPTIONAL},
+            **dict(zip(_REQUIRED, map(doc.__getitem__, _REQUIRED), strict=True)),
+            **dict(zip(_DEFAULTED, map(doc.get, _DEFAULTED, _DEFAULTS), strict=True)),
         )
 
     def to_doc(self) -> Doc:
-        doc: Doc = {
-            "_id": self.id,
-            "account_id": self.account_id,
-            "status": self.status.value,
-            "prompt": self.prompt,
-            "provider": self.provider,
-            "duration": self.duration,
-            "video_url": self.video_url,
-            "thumbnail_url": self.thumbnail_url,
-            "error": self.error.to_doc() if self.error is not None else None,
-            "progress": self.progress,
-            "timeline": [{"status": step.status, "at": step.at} for step in self.timeline],
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "version": self.version,
-            "lease_owner": self.lease_owner,
-            "lease_expires_at": self.lease_expires_at,
-            "provider_task_id": self.provider_task_id,
-            "attempts": self.attempts,
-        }
+        doc: Doc = dict(zip(_WRITTEN_KEYS, _written_values(self), strict=True))
+        doc["status"] = self.status.value
+        doc["error"] = self.error.to_doc() if self.error is not None else None
+        doc["timeline"] = [{"status": step.status, "at": step.at} for step in self.timeline]
         if self.image is not None:
             doc["image"] = self.image.to_doc()
-        for name, value in zip(_OPTIONAL, _optional_values(self), strict=True):
+        for name, value in zip(_SPARSE, _sparse_values(self), strict=True):
             if value is not None:
                 doc[name] = value
         return doc
@@ -329,23 +256,11 @@ class GenerationRecord:
         ``media_due_at`` (for good measure, again, after the delete's own deletion)."""
         return replace(
             self,
+            **_ERASED,
             prompt=ERASED_FIELDS["prompt"],
-            video_url=None,
-            thumbnail_url=None,
             version=self.version + 1,
             deleted_at=now,
             media_due_at=media_due_at,
-            negative_prompt=None,
-            metadata=None,
-            image=None,
-            image_key=None,
-            image_type=None,
-            provider_request=None,
-            video_key=None,
-            thumbnail_key=None,
-            idem=None,
-            idem_hash=None,
-            idem_response=None,
         )
 
     def tombstone_update(self) -> Doc:
@@ -353,9 +268,7 @@ class GenerationRecord:
         assert self.deleted_at is not None and self.media_due_at is not None
         return {
             "$set": {
-                "prompt": self.prompt,
-                "video_url": None,
-                "thumbnail_url": None,
+                **{name: getattr(self, name) for name in _ERASED_IN_PLACE},
                 "deleted_at": self.deleted_at,
                 "media_due_at": self.media_due_at,
             },
@@ -436,6 +349,29 @@ class GenerationRecord:
             "deleted": self.deleted_at is not None,
             "deleted_at": isoformat(self.deleted_at) if self.deleted_at is not None else None,
         }
+
+
+# What ``from_doc`` and ``to_doc`` map themselves; every other field is stored as it is, under its own name.
+_CONVERTED = frozenset({"id", "status", "error", "timeline", "image"})
+_FIELDS = fields(GenerationRecord)
+# Written only when they hold something, in this order (after the fields every document has).
+_SPARSE = tuple(
+    f.name for f in _FIELDS if f.default is None and f.metadata != _IN_EVERY_DOC and f.name not in _CONVERTED
+)
+# In every document, in this order (``id`` stored as ``_id``).
+_WRITTEN = tuple(f.name for f in _FIELDS if f.name not in _SPARSE and f.name != "image")
+_WRITTEN_KEYS = tuple("_id" if name == "id" else name for name in _WRITTEN)
+_written_values = attrgetter(*_WRITTEN)
+_sparse_values = attrgetter(*_SPARSE)
+# What ``from_doc`` reads as it is: the fields without a default, and the others (their default if absent).
+_AS_IS = tuple(f for f in _FIELDS if f.name not in _CONVERTED)
+_REQUIRED = tuple(f.name for f in _AS_IS if f.default is MISSING)
+_DEFAULTED = tuple(f.name for f in _AS_IS if f.default is not MISSING)
+_DEFAULTS = tuple(f.default for f in _AS_IS if f.default is not MISSING)
+# What a delete sets to None on the record (``tombstone``), and of those the fields every document has, which
+# its update sets in place (the others it removes).
+_ERASED: dict[str, Any] = {name: None for name in (*ERASED_FIELDS, *_ERASED_INTERNAL) if name != "prompt"}
+_ERASED_IN_PLACE = tuple(name for name in ERASED_FIELDS if name not in _ERASED_INTERNAL)
 
 
 def _attempt_view(attempt: Mapping[str, Any]) -> Doc:
