@@ -72,7 +72,7 @@ from videogen_common.endings import finish_batch
 from videogen_common.events import REQUESTED, Envelope
 from videogen_common.generations import new_record
 from videogen_common.ids import derived_id, new_id
-from videogen_common.records.batch import CANCELING, IN_PROGRESS, VALIDATING, BatchRecord
+from videogen_common.records.batch import CANCELING, IN_PROGRESS, ON_INVALID, VALIDATING, BatchRecord
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.batched_inserts import insert_all
 from videogen_common.repositories.batches import BatchRepository
@@ -119,8 +119,8 @@ def item_id(batch_id: str, index: int) -> str:
 
 def _on_invalid(values: Any) -> str:
     value = once(values) if isinstance(values, list) else values
-    if value not in ("refuse", "skip"):
-        raise refused("enum", "must be refuse or skip")
+    if value not in ON_INVALID:
+        raise refused("enum", f"must be one of {', '.join(ON_INVALID)}")
     return str(value)
 
 
@@ -141,7 +141,7 @@ class BatchQuery(BaseModel):
     on_invalid: Annotated[
         str,
         BeforeValidator(_on_invalid),
-        Param("BatchOnInvalid", {"type": "string", "enum": ["refuse", "skip"], "default": "refuse"}),
+        Param("BatchOnInvalid", {"type": "string", "enum": list(ON_INVALID), "default": "refuse"}),
     ] = Field("refuse", description="With a JSONL body: as on_invalid in a JSON body.")
     item_events: Annotated[
         bool, BeforeValidator(_flag), Param("BatchItemEvents", {"type": "boolean", "default": True})
