@@ -3063,7 +3063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["BatchProblem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["BatchProblem"] | components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
                 };
             };
             /** @description budget-exceeded: the generation would pass one of the account's or the key's budgets (named in budget and api_key_id, with what is left and when it resets); nothing was written. rate-limited: the account's request quota is spent. */
