@@ -284,3 +284,22 @@ async def test_ten_thousand_items_are_accepted_in_one_request(client: Client, ke
     batch = await response.json()
     assert batch["counts"]["total"] == 10_000 and batch["status"] == "in_progress"
     assert await store.generations.count_documents({"batch_id": batch["id"]}) == 10_000
+
+
+async def test_a_budget_reached_mid_batch_refuses_the_items_past_it(
+    client: Client, key: str, store: Store
+) -> None:
+    response = await client.put("/v1/budgets", json={"daily_video_seconds": 7}, headers=bearer(key))
+    assert response.status == 200, await response.text()
+    items = [item(i) for i in range(3)]  # 3 s each: two fit in 7
+    refused = await client.post("/v1/batches", json={"items": items}, headers=bearer(key))
+    assert refused.status == 422
+    problem = await refused.json()
+    assert [(i["index"], i["errors"][0]["code"]) for i in problem["items"]] == [(2, "budget_exceeded")]
+    remaining = (await (await client.get("/v1/budgets", headers=bearer(key))).json())["remaining"]
+    assert remaining[0]["used"] == 0  # refused whole: nothing stays reserved
+    batch = await submit(client, key, {"items": items, "on_invalid": "skip"})
+    assert batch["counts"]["total"] == 2 and [r["index"] for r in batch["refused"]] == [2]
+    remaining = (await (await client.get("/v1/budgets", headers=bearer(key))).json())["remaining"]
+    assert remaining[0]["used"] == 6
+    assert [d["custom_id"] for d in await items_of(store, batch["id"])] == ["c0", "c1"]
