@@ -113,7 +113,7 @@ def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, st
         assert made.status_code == 201, made.text
         return str(made.json()["id"])
     if path.startswith("/v1/batches/"):
-        item = {"prompt": "a fox in the snow", "provider": "mock", "duration": 3}
+        item: dict[str, Any] = {"prompt": "a fox in the snow", "provider": "mock", "duration": 3}
         batch = session.post(f"{base_url}/v1/batches", json={"items": [item, item]}, headers=headers)
         assert batch.status_code == 202, batch.text
         return str(batch.json()["id"])
