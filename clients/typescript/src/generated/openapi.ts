@@ -3066,19 +3066,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["BatchProblem"] | components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
                 };
             };
-            /** @description budget-exceeded: the generation would pass one of the account's or the key's budgets (named in budget and api_key_id, with what is left and when it resets); nothing was written. rate-limited: the account's request quota is spent. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["BudgetProblem"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
         };
     };
     getBatch: {

@@ -54,6 +54,7 @@ RATE_LIMIT_HEADERS = (POLICY_HEADER, LIMIT_HEADER)
 
 _TAGS = (
     ("Generations", "Submit prompts and follow the videos they become."),
+    ("Batches", "Many generations submitted in one call, followed as one object, with one results file."),
     ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
     ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
     ("Events", "What happened on the account, as its webhooks deliver it."),

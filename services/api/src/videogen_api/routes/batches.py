@@ -399,7 +399,6 @@ async def _answer(request: web.Request, batch: BatchRecord, *, replayed: bool = 
 @Endpoint(
     operation_id="createBatch",
     scope=Scope.GENERATIONS_WRITE,
-    spends_budget=True,
     tag="Batches",
     summary="Submit a batch of generations",
     description=(
