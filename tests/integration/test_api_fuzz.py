@@ -50,7 +50,7 @@ Client = TestClient[web.Request, web.Application]
 Operation = schemathesis.APIOperation[Any, Any, Any, Any]
 RunOnLoop = Callable[[Coroutine[Any, Any, Any]], Any]
 
-# Examples per operation and mode: 33 operations, three or four modes each, about 4,000 requests in all.
+# Examples per operation and mode: 39 operations, three or four modes each, about 4,000 requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
@@ -97,8 +97,9 @@ def _operations(schema: schemathesis.BaseSchema) -> list[Operation]:
 
 
 def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, store: Store, path: str) -> str:
-    """A fresh resource of the kind the operation's path names: a generation, an upload, a webhook endpoint, a
-    failed delivery (so that retrying it can succeed), an event (a test event's), or an API key."""
+    """A fresh resource of the kind the operation's path names: a generation, a batch, an upload, a webhook
+    endpoint, a failed delivery (so that retrying it can succeed), an event (a test event's), or an API
+    key."""
     headers = bearer(key)
     if path.startswith("/v1/uploads/"):
         image = {"Content-Type": "image/png", **headers}
@@ -111,6 +112,11 @@ def _seed(base_url: str, key: str, session: requests.Session, run: RunOnLoop, st
         )
         assert made.status_code == 201, made.text
         return str(made.json()["id"])
+    if path.startswith("/v1/batches/"):
+        item: dict[str, Any] = {"prompt": "a fox in the snow", "provider": "mock", "duration": 3}
+        batch = session.post(f"{base_url}/v1/batches", json={"items": [item, item]}, headers=headers)
+        assert batch.status_code == 202, batch.text
+        return str(batch.json()["id"])
     if path.startswith("/v1/generations/"):
         response = session.post(
             f"{base_url}/v1/generate",
@@ -182,7 +188,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 33
+    assert len(operations) == 39
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).
@@ -224,7 +230,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     return outcome
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(420)  # 39 operations (the batches added 6); 300 s held 33
 async def test_fuzz_the_live_api_from_its_own_openapi_document(
     client: Client, key: str, store: Store
 ) -> None:

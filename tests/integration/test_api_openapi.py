@@ -438,6 +438,38 @@ async def test_keys_and_budgets_answer_as_documented(answers: Answers) -> None:
     assert usage["budgets"][0]["used"] == 4
 
 
+async def test_batches_answer_as_documented(answers: Answers) -> None:
+    item = {"prompt": "a kite", "provider": "mock", "duration": 3, "custom_id": "k1"}
+    made = await answers.call("POST", "/v1/batches", 202, json={"items": [item, {**item, "custom_id": "k2"}]})
+    lines = orjson.dumps(item) + b"\n"
+    jsonl = {"Content-Type": "application/jsonl"}
+    await answers.call("POST", "/v1/batches", 202, "/v1/batches?on_invalid=skip", data=lines, headers=jsonl)
+    refused = await answers.call("POST", "/v1/batches", 422, json={"items": [{**item, "duration": 99}]})
+    assert refused["items"][0]["index"] == 0 and refused["invalid_count"] == 1
+    await answers.call("POST", "/v1/batches", 422, json={"items": []})
+    await answers.call("POST", "/v1/batches", 400, data=b"{", headers={"Content-Type": "application/json"})
+    await answers.call("POST", "/v1/batches", 415, data=b"x", headers={"Content-Type": "text/plain"})
+    one = f"/v1/batches/{made['id']}"
+    await answers.call("GET", "/v1/batches/{id}", 200, one)
+    await answers.call("GET", "/v1/batches/{id}", 404, "/v1/batches/bat_unknown")
+    page = await answers.call("GET", "/v1/batches", 200, "/v1/batches?limit=1")
+    assert page["next_cursor"]
+    await answers.call("GET", "/v1/batches", 422, "/v1/batches?limit=0")
+    items = await answers.call(
+        "GET", "/v1/batches/{id}/generations", 200, f"{one}/generations?limit=1&status=processing"
+    )
+    assert items["data"][0]["custom_id"] == "k1" and items["next_cursor"]
+    await answers.call("GET", "/v1/batches/{id}/generations", 422, f"{one}/generations?status=nope")
+    await answers.call("GET", "/v1/batches/{id}/generations", 404, "/v1/batches/bat_unknown/generations")
+    results = await answers.call("GET", "/v1/batches/{id}/results", 200, f"{one}/results")
+    assert len(results.splitlines()) == 2
+    await answers.call("GET", "/v1/batches/{id}/results", 404, "/v1/batches/bat_unknown/results")
+    canceled = await answers.call("POST", "/v1/batches/{id}/cancel", 200, f"{one}/cancel")
+    assert canceled["canceled"] == 2 and canceled["batch"]["status"] == "canceled"
+    await answers.call("POST", "/v1/batches/{id}/cancel", 409, f"{one}/cancel")
+    await answers.call("POST", "/v1/batches/{id}/cancel", 404, "/v1/batches/bat_unknown/cancel")
+
+
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
     covered = {
@@ -474,6 +506,12 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("delete", "/v1/api-keys/{id}"),
         ("get", "/v1/budgets"),
         ("put", "/v1/budgets"),
+        ("post", "/v1/batches"),
+        ("get", "/v1/batches"),
+        ("get", "/v1/batches/{id}"),
+        ("get", "/v1/batches/{id}/generations"),
+        ("get", "/v1/batches/{id}/results"),
+        ("post", "/v1/batches/{id}/cancel"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

@@ -61,6 +61,12 @@ SCOPE_OF: dict[str, Scope] = {
     "getApiKey": Scope.KEYS_READ,
     "updateApiKey": Scope.KEYS_WRITE,
     "revokeApiKey": Scope.KEYS_WRITE,
+    "createBatch": Scope.GENERATIONS_WRITE,
+    "getBatch": Scope.GENERATIONS_READ,
+    "listBatches": Scope.GENERATIONS_READ,
+    "listBatchGenerations": Scope.GENERATIONS_READ,
+    "getBatchResults": Scope.GENERATIONS_READ,
+    "cancelBatch": Scope.GENERATIONS_WRITE,
 }
 
 # A request that would change something, for every operation that is not a read: a route without one here
@@ -82,6 +88,8 @@ WRITES: dict[str, Doc] = {
     "updateApiKey": {"json": {"name": "renamed"}},
     "revokeApiKey": {},
     "setBudgets": {"json": {"daily_video_seconds": 1000}},
+    "createBatch": {"json": {"items": [{"prompt": "a kite", "provider": "mock", "duration": 3}]}},
+    "cancelBatch": {},
 }
 
 
@@ -115,6 +123,7 @@ async def resources(client: Client, key: str, store: Store) -> dict[str, str]:
     )
     delivery = await ok(client, "POST", f"/v1/webhooks/{hook['id']}/test", key)
     victim = await ok(client, "POST", "/v1/api-keys", key, json={"name": "victim", "scopes": ["keys:read"]})
+    batch = await ok(client, "POST", "/v1/batches", key, json=WRITES["createBatch"]["json"])
     upload = WRITES["createUpload"]
     made = await client.post("/v1/uploads", data=upload["data"], headers={**bearer(key), **upload["headers"]})
     assert made.status == 201, await made.text()
@@ -126,6 +135,7 @@ async def resources(client: Client, key: str, store: Store) -> dict[str, str]:
         "/v1/deliveries/": delivery["id"],
         "/v1/events/": delivery["event_id"],
         "/v1/api-keys/": victim["id"],
+        "/v1/batches/": batch["id"],
     }
 
 

@@ -34,6 +34,7 @@ TABLE = {
     "video.deleted": (True, "generation", True),
     "webhook.disabled": (True, "webhook", True),
     "account.budget_threshold": (True, "account", True),
+    "batch.completed": (True, "batch", True),
     "webhook.test": (True, "webhook", False),
 }
 
@@ -43,7 +44,7 @@ def test_the_catalog_is_the_table() -> None:
     assert found == TABLE
     assert EVENT_TYPES.subscribable() == [name for name, row in TABLE.items() if row[2]]
     # Owed types are carried by their changes' documents, but the test event the api records itself.
-    assert EVENT_TYPES.sources() == ["generations", "webhooks", "budget_counters"]
+    assert EVENT_TYPES.sources() == ["generations", "webhooks", "budget_counters", "batches"]
 
 
 def test_every_terminal_state_owes_its_event() -> None:

@@ -38,7 +38,7 @@ COLLECTIONS = {name for name, value in vars(Store).items() if isinstance(value, 
 OWNERS: dict[str, set[str]] = {
     "generations": {
         "generations",  # creation, the state's compare-and-set transitions, the actor's writes
-        "batched_inserts",  # creation, in batches (through GenerationRepository.insert_batch)
+        "batched_inserts",  # creation, grouped, and a batch's items (GenerationRepository.insert_batch)
         "leases",  # the lease
         "waiting",  # the place in a provider's line, and the move to another provider
         "deletions",  # deletion
@@ -60,6 +60,7 @@ OWNERS: dict[str, set[str]] = {
     "orchestrators": {"instances"},
     "account_settings": {"account_settings"},
     "locks": {"locks"},
+    "batches": {"batches"},
 }
 # Modules whose writes name no collection: the outbox settles the ``outbox`` of any source collection's
 # documents (``EventTypes.sources``), and only that field.

@@ -3,6 +3,7 @@ import { VideogenError } from "./core/errors.js";
 import { type Fetch, type Sleep, Transport, defaultSleep } from "./core/transport.js";
 import { AuditEvents, Events, Usage } from "./resources/account.js";
 import { Generations } from "./resources/generations.js";
+import { Batches } from "./resources/batches.js";
 import { ApiKeys, Budgets } from "./resources/keys.js";
 import { Providers, Uploads } from "./resources/uploads.js";
 import { Deliveries, Webhooks } from "./resources/webhooks.js";
@@ -65,6 +66,7 @@ export class Videogen {
   readonly events: Events;
   readonly apiKeys: ApiKeys;
   readonly budgets: Budgets;
+  readonly batches: Batches;
 
   constructor(options: ClientOptions = {}) {
     const apiKey = options.apiKey ?? readEnv(API_KEY_ENV);
@@ -91,5 +93,6 @@ export class Videogen {
     this.events = new Events(transport);
     this.apiKeys = new ApiKeys(transport);
     this.budgets = new Budgets(transport);
+    this.batches = new Batches(transport);
   }
 }

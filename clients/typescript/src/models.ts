@@ -98,6 +98,22 @@ export type EventListParams = Omit<Filters<Query<"listEvents">>, "type"> & {
   type?: EventType | readonly EventType[];
 };
 export type ApiKeyListParams = Filters<Query<"listApiKeys">>;
+export type Batch = Schemas["Batch"];
+export type BatchRequest = Schemas["BatchRequest"];
+export type BatchGeneration = Schemas["BatchGeneration"];
+export type BatchCancel = Schemas["BatchCancel"];
+export type BatchListParams = Filters<Query<"listBatches">>;
+export type BatchGenerationListParams = Filters<Query<"listBatchGenerations">>;
+/** One line of a batch's results file. */
+export interface BatchResult {
+  id: string;
+  custom_id: string | null;
+  status: Status;
+  video_url: string | null;
+  thumbnail_url: string | null;
+  error: GenerationError | null;
+  cost: number | null;
+}
 /** `expires_at`: a `Date`, or ISO 8601 text with a time zone. */
 export type ApiKeyCreateParams = Omit<ApiKeyCreate, "expires_at"> & { expires_at?: Moment | null };
 

@@ -14,6 +14,7 @@ from videogen_client._portal import Portal
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
+from videogen_client.resources.batches import AsyncBatches, Batches
 from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
 from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.sync import (
@@ -76,6 +77,7 @@ class AsyncClient:
         self.events = AsyncEvents(self._transport)
         self.api_keys = AsyncApiKeys(self._transport)
         self.budgets = AsyncBudgets(self._transport)
+        self.batches = AsyncBatches(self._transport)
 
     async def close(self) -> None:
         if self._owns_http:
@@ -110,6 +112,7 @@ class Client:
         self.events = Events(self._portal, self._async.events)
         self.api_keys = ApiKeys(self._portal, self._async.api_keys)
         self.budgets = Budgets(self._portal, self._async.budgets)
+        self.batches = Batches(self._portal, self._async.batches)
 
     def close(self) -> None:
         self._portal.run(self._async.close())

@@ -21,9 +21,10 @@ EventType = Literal[
     "video.deleted",
     "webhook.disabled",
     "account.budget_threshold",
+    "batch.completed",
 ]
 # What an event is about.
-SubjectType = Literal["generation", "webhook", "account"]
+SubjectType = Literal["generation", "webhook", "account", "batch"]
 ErrorCode = Literal[
     "provider_rejected",
     "content_policy",

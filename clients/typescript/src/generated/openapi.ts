@@ -86,6 +86,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List batches
+         * @description The account's batches, newest first. In a list, unfinished items count as processing.
+         */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Submit a batch of generations
+         * @description Up to 10000 items, each the body of POST /v1/generate plus an optional custom_id (unique within the batch), as a JSON body (items, metadata, on_invalid, item_events) or as JSONL (Content-Type: application/jsonl, one item per line; the options then as query parameters: on_invalid, item_events, metadata[KEY]). Each item is validated, routed and reserved on the budgets as a single create is; with on_invalid refuse (the default) one invalid item refuses the batch (422, the first 100 invalid items listed by index and custom_id, nothing written), with skip the valid ones are accepted and the others listed in the batch's refused. An item past a budget is invalid with code budget_exceeded. Items are low priority unless they say otherwise. With an Idempotency-Key, re-sending the same body answers the same batch (with Idempotent-Replayed: true) and creates nothing more.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a batch
+         * @description Its status, its items counted by state (every count but queued is kept on the batch as items end; queued is counted when it is read), its estimated and actual cost. Another account's batch answers like an unknown one.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/generations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a batch's generations
+         * @description Its items' generations in the order they were given, filtered by status and custom_id.
+         */
+        get: operations["listBatchGenerations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a batch's results
+         * @description JSONL, one line per item in the order given: id, custom_id, status, video_url and thumbnail_url (signed links, once completed), error (once failed), cost. Streamed; an unfinished batch's unfinished items show their status now.
+         */
+        get: operations["getBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch
+         * @description Every item that has not started (nothing submitted to a provider yet) is canceled, as POST /v1/generations/{id}/cancel cancels one (failed, error code canceled; what it reserved is given back); those already at a provider are left to finish and listed in not_canceled. The batch is canceling until its last item ends, then canceled (and batch.completed is sent).
+         */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/generations/{id}/events": {
         parameters: {
             query?: never;
@@ -774,6 +878,394 @@ export interface components {
             id: string;
         };
         /**
+         * Batch
+         * @description A batch as clients see it.
+         */
+        Batch: {
+            /** Id */
+            id: string;
+            /** Object */
+            object: string;
+            /**
+             * Status
+             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended.
+             * @enum {string}
+             */
+            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | (string & {});
+            counts: components["schemas"]["BatchCounts"];
+            /**
+             * Refused
+             * @description Items refused at acceptance (on_invalid skip), by index.
+             */
+            refused: components["schemas"]["RefusedItem"][];
+            /** Item Events */
+            item_events: boolean;
+            /** Metadata */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Estimated Cost
+             * @description USD, the items' estimates summed.
+             */
+            estimated_cost: number | null;
+            /**
+             * Cost
+             * @description USD charged so far for its ended items.
+             */
+            cost: number;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Finished At
+             * @description When its last item ended; null until then.
+             */
+            finished_at: string | null;
+        };
+        /**
+         * BatchCancel
+         * @description What a cancel did.
+         */
+        BatchCancel: {
+            batch: components["schemas"]["Batch"];
+            /**
+             * Canceled
+             * @description Items canceled now (they had not started).
+             */
+            canceled: number;
+            /**
+             * Not Canceled
+             * @description Ids of unfinished items that had started, left to finish.
+             */
+            not_canceled: string[];
+        };
+        /** BatchCounts */
+        BatchCounts: {
+            /**
+             * Total
+             * @description Items accepted.
+             */
+            total: number;
+            /**
+             * Queued
+             * @description Waiting explicitly (status queued).
+             */
+            queued: number;
+            /**
+             * Processing
+             * @description Unfinished, not queued.
+             */
+            processing: number;
+            /** Completed */
+            completed: number;
+            /**
+             * Failed
+             * @description Failed, but for those canceled.
+             */
+            failed: number;
+            /** Canceled */
+            canceled: number;
+        };
+        /**
+         * BatchGeneration
+         * @description An item of a batch: its generation, with the batch's id and your custom_id.
+         */
+        BatchGeneration: {
+            /** Id */
+            id: string;
+            status: components["schemas"]["Status"];
+            /** Prompt */
+            prompt: string;
+            provider: components["schemas"]["Provider"];
+            /** Duration */
+            duration: number;
+            /**
+             * Video Url
+             * @description A signed link, once completed.
+             */
+            video_url: string | null;
+            /**
+             * Thumbnail Url
+             * @description A signed link, once completed.
+             */
+            thumbnail_url: string | null;
+            /** @description Why it failed, once failed. */
+            error: components["schemas"]["GenerationError"] | null;
+            /**
+             * Progress
+             * @description How far the provider is, 0 to 100, while processing (100 once completed); null when the provider does not say.
+             */
+            progress: number | null;
+            /** @description Why a queued generation waits: account_concurrency (your account's cap on generations in flight), provider_capacity (the provider's capacity is in use: it starts as soon as a slot frees, in fair turn with other accounts) or provider (the provider's own queue); null otherwise. */
+            queue_reason: components["schemas"]["QueueReason"] | null;
+            /**
+             * Queue Position
+             * @description While it waits for capacity (account_concurrency or provider_capacity): its place among your account's generations waiting at that provider, 1 being the next of yours to start (other accounts' work is interleaved fairly). Given when one generation is read; null in lists and otherwise.
+             */
+            queue_position: number | null;
+            /** @description As asked (normal by default). */
+            priority: components["schemas"]["Priority"];
+            /**
+             * Timeline
+             * @description Every state it entered, oldest first.
+             */
+            timeline: components["schemas"]["TimelineStep"][];
+            /** @description As asked; null: the provider's default. */
+            aspect_ratio: components["schemas"]["AspectRatio"] | null;
+            /** @description As asked; null: the deployment's default. */
+            resolution: components["schemas"]["Resolution"] | null;
+            /**
+             * Seed
+             * @description As asked; null if none was given.
+             */
+            seed: number | null;
+            /**
+             * Negative Prompt
+             * @description As asked; null if none was given.
+             */
+            negative_prompt: string | null;
+            /**
+             * Metadata
+             * @description Your metadata, as given ({} if none).
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description The first frame asked for; null if none. */
+            image: components["schemas"]["GenerationImage"] | null;
+            /** @description Its candidates and why, when the request asked for routing; null otherwise. */
+            route: components["schemas"]["GenerationRoute"] | null;
+            /**
+             * Attempts
+             * @description Every try at a provider, oldest first ([] before one).
+             */
+            attempts: components["schemas"]["GenerationAttempt"][];
+            /**
+             * Estimated Cost
+             * @description USD its first candidate charges for it, at creation; null if not known.
+             */
+            estimated_cost: number | null;
+            /**
+             * Cost
+             * @description USD its providers charged, once finished: every try whose task was made (or failed where that provider charges failures); null until finished, or if a price is not known.
+             */
+            cost: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:47:00.123Z
+             */
+            updated_at: string;
+            /**
+             * Deleted
+             * @description Deleted (DELETE /v1/generations/{id}): its media is gone and its prompt, negative_prompt, metadata, image and links are erased; the rest stays, so usage stays exact.
+             */
+            deleted: boolean;
+            /**
+             * Deleted At
+             * @description When it was deleted; null if it was not.
+             */
+            deleted_at: string | null;
+            /** Batch Id */
+            batch_id: string;
+            /**
+             * Custom Id
+             * @description As given; null if none was.
+             */
+            custom_id: string | null;
+        };
+        /** BatchGenerationList */
+        BatchGenerationList: {
+            /** Data */
+            data: components["schemas"]["BatchGeneration"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * BatchItem
+         * @description One item: the body of POST /v1/generate, with your ``custom_id``. Its priority is low unless given.
+         */
+        BatchItem: {
+            /**
+             * Prompt
+             * @description Text description of the video.
+             */
+            prompt: string;
+            /**
+             * Provider
+             * @description The provider, or "auto": any enabled provider that can make what is asked, in the routing order (see routing). The chosen one, and why, is the generation's route.
+             */
+            provider: components["schemas"]["Provider"] | "auto";
+            /**
+             * Duration
+             * @description Seconds, 3 to 10, as a JSON integer: 5, not 5.0 or "5".
+             */
+            duration: number;
+            /**
+             * Deadline Seconds
+             * @description Optional: if the video is not finished this many seconds after the request, the generation fails with error code deadline_exceeded (the provider's task is cancelled where the provider allows it, and video.failed is sent). The Cancel-After header says the same.
+             * @default null
+             */
+            deadline_seconds?: number | null;
+            /**
+             * @description Width:height. Optional (the provider's default, 16:9); see GET /v1/providers.
+             * @default null
+             */
+            aspect_ratio?: components["schemas"]["AspectRatio"] | null;
+            /**
+             * @description The frame's shorter side. Optional (the deployment's default for the provider); see GET /v1/providers.
+             * @default null
+             */
+            resolution?: components["schemas"]["Resolution"] | null;
+            /**
+             * Seed
+             * @default null
+             */
+            seed?: number | null;
+            /**
+             * Negative Prompt
+             * @description What the video should not show (where the provider takes one).
+             * @default null
+             */
+            negative_prompt?: string | null;
+            /**
+             * Metadata
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description The first frame (image to video), where the provider takes one.
+             * @default null
+             */
+            image?: components["schemas"]["ImageInput"] | null;
+            /**
+             * @description Optional: high, normal (the default) or low. When your generations wait for the provider's capacity, yours start in this order (oldest first within each); it does not move you ahead of other accounts, which share the provider fairly.
+             * @default null
+             */
+            priority?: components["schemas"]["Priority"] | null;
+            /**
+             * Fallback Providers
+             * @description Optional: where else the generation may go, in order, after provider (with "auto": the only providers it may go to). Those that cannot make what is asked, or are not enabled, are skipped (the route says why). A generation moves on only when its attempt cost nothing (the provider was unreachable, answered 5xx or refused for capacity before making a task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task it had accepted with a retriable error; never when whether a task was made is unknown.
+             * @default null
+             */
+            fallback_providers?: components["schemas"]["Provider"][] | null;
+            /**
+             * @description Optional: how candidates are ordered.
+             * @default null
+             */
+            routing?: components["schemas"]["RoutingOptions"] | null;
+            /**
+             * Fallback On Failure
+             * @description Optional (default false): also move on to the next candidate when a provider accepted the task and then failed it with a retriable error (the provider may have charged for the failed try: see GET /v1/providers).
+             * @default null
+             */
+            fallback_on_failure?: boolean | null;
+            /**
+             * Retention Days
+             * @description Optional: delete the video, thumbnail and first frame this many days after the video is made, sooner than the deployment would (never later); its links stop working then.
+             * @default null
+             */
+            retention_days?: number | null;
+            /**
+             * Custom Id
+             * @default null
+             */
+            custom_id?: string | null;
+        };
+        /** BatchList */
+        BatchList: {
+            /** Data */
+            data: components["schemas"]["Batch"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null on the last page.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * BatchProblem
+         * @description A batch refused for its items: the first of them, each by index and custom_id with its errors.
+         */
+        BatchProblem: {
+            /**
+             * Type
+             * @description What kind of error.
+             */
+            type: string;
+            /** Title */
+            title: string;
+            /**
+             * Status
+             * @description The HTTP status, repeated.
+             */
+            status: number;
+            /**
+             * Detail
+             * @description What happened; absent when the title says it all.
+             */
+            detail?: string;
+            /**
+             * Instance
+             * @description The request path.
+             */
+            instance: string;
+            /** Errors */
+            errors: components["schemas"]["FieldError"][];
+            /** Items */
+            items: components["schemas"]["RefusedItem"][];
+            /**
+             * Invalid Count
+             * @description How many items were invalid in all.
+             */
+            invalid_count: number;
+        };
+        /**
+         * BatchRequest
+         * @description POST /v1/batches as JSON.
+         */
+        BatchRequest: {
+            /**
+             * Metadata
+             * @description Up to 16 keys (letters, digits, _ and -, at most 40 characters) with string values of at most 500 characters: your own ids and labels, never interpreted, returned on the generation and in its webhooks, and filterable in the listing.
+             */
+            metadata?: {
+                [key: string]: string;
+            };
+            /**
+             * On Invalid
+             * @description refuse (the default): a batch with an invalid item is refused whole (422, each bad item by index and custom_id); skip: accepted with the valid items, the others listed in refused.
+             * @default refuse
+             * @enum {string}
+             */
+            on_invalid?: "refuse" | "skip" | (string & {});
+            /**
+             * Item Events
+             * @description false: the items send no video.* webhooks; batch.completed is the one event. true by default.
+             * @default true
+             */
+            item_events?: boolean;
+            /**
+             * Items
+             * @description 1 to 10000 items.
+             */
+            items: components["schemas"]["BatchItem"][];
+        };
+        /**
          * Breaker
          * @description A provider's (or key's) breaker: ``closed`` takes work; ``open`` takes none until its cool-down ends;
          *     ``half_open`` takes one probe at a time, and closes on its success.
@@ -1088,10 +1580,10 @@ export interface components {
         };
         /**
          * EventType
-         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.; batch.completed: Every item of a batch has ended (once per batch): the batch, with its status (completed, or canceled), its counts by outcome and its cost.
          * @enum {string}
          */
-        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "video.deleted" | "webhook.disabled" | "account.budget_threshold" | (string & {});
+        EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "video.deleted" | "webhook.disabled" | "account.budget_threshold" | "batch.completed" | (string & {});
         /** FieldError */
         FieldError: {
             /**
@@ -1410,6 +1902,15 @@ export interface components {
              */
             upload_id?: string;
         };
+        /** ItemError */
+        ItemError: {
+            /** Field */
+            field: string;
+            /** Message */
+            message: string;
+            /** Code */
+            code: string;
+        };
         /**
          * KeyUsage
          * @description What one API key made.
@@ -1674,6 +2175,21 @@ export interface components {
             /** Requeued */
             requeued: number;
         };
+        /** RefusedItem */
+        RefusedItem: {
+            /**
+             * Index
+             * @description Its place in the batch, from 0.
+             */
+            index: number;
+            /**
+             * Custom Id
+             * @description As given; null if none was.
+             */
+            custom_id: string | null;
+            /** Errors */
+            errors: components["schemas"]["ItemError"][];
+        };
         /**
          * Resolution
          * @description Every resolution the API knows, by the frame's shorter side; a provider accepts a subset.
@@ -1759,7 +2275,7 @@ export interface components {
          * @description What an event is about.
          * @enum {string}
          */
-        SubjectType: "generation" | "webhook" | "account" | (string & {});
+        SubjectType: "generation" | "webhook" | "account" | "batch" | (string & {});
         /**
          * TimelineStep
          * @description A state the generation entered, and when.
@@ -2122,6 +2638,18 @@ export interface components {
         ApiKeyId: string;
         /** @description Only these types of change: repeat the parameter or separate values with commas. */
         AuditEventType: (components["schemas"]["AuditEventType"] | string)[];
+        /** @description Only the item with this custom_id. */
+        BatchCustomId: string;
+        /** @description The batch's id. */
+        BatchId: string;
+        /** @description With a JSONL body: as item_events in a JSON body. */
+        BatchItemEvents: boolean;
+        /** @description With a JSONL body: metadata[KEY]=VALUE, the batch's metadata. */
+        BatchMetadata: {
+            [key: string]: string;
+        };
+        /** @description With a JSONL body: as on_invalid in a JSON body. */
+        BatchOnInvalid: "refuse" | "skip" | (string & {});
         /** @description A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins). */
         CancelAfter: string;
         /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
@@ -2136,7 +2664,7 @@ export interface components {
         DeliveryStatus: "pending" | "succeeded" | "failed" | (string & {});
         /** @description The event's id. */
         EventId: string;
-        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, webhook.test. */
+        /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, batch.completed, webhook.test. */
         EventType: string;
         /** @description Only events of these types: repeat the parameter or separate values with commas. */
         EventTypes: string[];
@@ -2437,6 +2965,250 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description generation-terminal: it has already finished; generation-busy: it kept changing; try again. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batches. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: {
+                /** @description With a JSONL body: as on_invalid in a JSON body. */
+                on_invalid?: components["parameters"]["BatchOnInvalid"];
+                /** @description With a JSONL body: as item_events in a JSON body. */
+                item_events?: components["parameters"]["BatchItemEvents"];
+                /** @description With a JSONL body: metadata[KEY]=VALUE, the batch's metadata. */
+                metadata?: components["parameters"]["BatchMetadata"];
+            };
+            header?: {
+                /** @description Makes the request safe to repeat: the same key with the same body replays the first answer; with another body it is a 422. Kept as long as the generation. Printable ASCII; spaces at either end are not part of it (HTTP drops them). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the batch as created. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description validation-error: the batch's options are invalid, or (with on_invalid refuse) items are: items lists the first 100 by index and custom_id, invalid_count counts them; idempotency-key-reused: the key was used before with a different body. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BatchProblem"] | components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The batch's id. */
+                id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listBatchGenerations: {
+        parameters: {
+            query?: {
+                /** @description Only these statuses: repeat the parameter or separate values with commas. */
+                status?: components["parameters"]["GenerationStatus"];
+                /** @description Only the item with this custom_id. */
+                custom_id?: components["parameters"]["BatchCustomId"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The next_cursor of the previous page, as returned. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The batch's id. */
+                id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the batch's generations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchGenerationList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBatchResults: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The batch's id. */
+                id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results, one JSON object per line. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The batch's id. */
+                id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch, how many items were canceled and which could not be. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchCancel"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description batch-finished: every item has ended already; batch-validating. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2893,7 +3665,7 @@ export interface operations {
             query?: {
                 /** @description Only deliveries in this status. */
                 status?: components["parameters"]["DeliveryStatus"];
-                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, webhook.test. */
+                /** @description Only deliveries of this event type, such as video.completed, video.failed, video.processing, video.progress, video.deleted, webhook.disabled, account.budget_threshold, batch.completed, webhook.test. */
                 event_type?: components["parameters"]["EventType"];
                 /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
                 created_after?: components["parameters"]["CreatedAfter"];

@@ -39,6 +39,12 @@ const OPERATIONS = {
   getApiKey: "apiKeys.get",
   updateApiKey: "apiKeys.update",
   revokeApiKey: "apiKeys.revoke",
+  createBatch: "batches.create",
+  getBatch: "batches.get",
+  listBatches: "batches.list",
+  listBatchGenerations: "batches.generations",
+  getBatchResults: "batches.results",
+  cancelBatch: "batches.cancel",
 };
 
 async function documentedOperations() {

@@ -17,7 +17,13 @@ One ending, in this order:
    side of spending less).
 3. **The announcement** (``announce``, best effort): the caller's status message and the owed event put on
    Kafka now; the reconciler republishes the event if it is lost (the outbox holds it until the notifier has
-   it)."""
+   it).
+4. **The batch**, for a batch's item (``batch_id``), by the winner only: its outcome counted on the batch
+   (one ``$inc``: completed, failed or canceled, and its cost), and when that was the last item, the batch
+   ended (``BatchRepository.finish``, a compare-and-set carrying ``batch.completed``: once per batch) and
+   its event put on ``sink`` (without one, the reconciler publishes it a grace later). A process that dies
+   between 1 and 4 leaves the item uncounted: the reconciler's batch pass (``settle_batches``) recounts a
+   batch left unfinished with every item ended."""
 
 from __future__ import annotations
 
@@ -27,10 +33,16 @@ from datetime import datetime
 
 from videogen_common import attempts
 from videogen_common.budgets import Hold
-from videogen_common.failures import GenerationError
+from videogen_common.event_types import BATCH_COMPLETED
+from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.outbox import EventSink, publish
 from videogen_common.pricing import PriceTable
+from videogen_common.records.batch import BatchRecord
+from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord, StoredVideo
+from videogen_common.repositories.batches import BatchRepository
 from videogen_common.repositories.budgets import BudgetCounterRepository
+from videogen_common.repositories.generation_reads import GenerationReads
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.store import Store
 
@@ -49,6 +61,7 @@ async def end_generation(
     now: datetime,
     owner: str | None = None,
     announce: Announce | None = None,
+    sink: EventSink | None = None,
 ) -> GenerationRecord | None:
     """End the unfinished generation ``record`` (as read just before): ``completed`` with its stored media
     (``StoredVideo``), or ``failed`` with the error. ``owner``: the lease it must still be under (its
@@ -68,7 +81,63 @@ async def end_generation(
             await _give_back(store, record, refunded=ending[0].get("cost") == 0)
     if ended is not None and announce is not None:
         await announce(ended)
+    if ended is not None and ended.batch_id is not None:
+        await _count_in_batch(store, ended, now, sink)
     return ended
+
+
+def outcome_of(record: GenerationRecord) -> str:
+    """How an ended item counts on its batch: completed, canceled (by its client) or failed."""
+    if record.error is not None and record.error.code == ErrorCode.CANCELED:
+        return "canceled"
+    return record.status.value
+
+
+async def _count_in_batch(
+    store: Store, ended: GenerationRecord, now: datetime, sink: EventSink | None
+) -> None:
+    """Count the item ``ended`` on its batch, and end the batch if it was the last."""
+    assert ended.batch_id is not None
+    try:
+        batch = await BatchRepository(store).item_ended(
+            ended.batch_id, outcome_of(ended), ended.cost or 0.0, now
+        )
+        if batch is not None:
+            await finish_batch(store, batch, now, sink)
+    except Exception:
+        log.exception("a batch's item could not be counted", extra={"generation_id": ended.id})
+
+
+def batch_event(batch: BatchRecord) -> Event:
+    """The ``batch.completed`` event of a batch as its end left it (one per batch: its change is its end)."""
+    return BATCH_COMPLETED.event(batch, change="completed", at=batch.finished_at or batch.updated_at)
+
+
+async def settle_batches(
+    store: Store, *, quiet_since: datetime, now: datetime, sink: EventSink | None, limit: int = 100
+) -> int:
+    """The reconciler's batch pass: each batch unfinished and unchanged since ``quiet_since`` is recounted
+    from its items (an item whose process died between its end and its count was never counted), and ended
+    if every item has (once, as ``finish_batch`` ends any). How many were ended."""
+    batches = BatchRepository(store)
+    reads = GenerationReads(store)
+    finished = 0
+    for batch in await batches.quiet_unfinished(quiet_since, limit):
+        outcomes, cost = await reads.ended_in_batch(batch.id)
+        current = await batches.recounted(batch, outcomes, cost, now) or batch
+        finished += await finish_batch(store, current, now, sink)
+    return finished
+
+
+async def finish_batch(store: Store, batch: BatchRecord, now: datetime, sink: EventSink | None) -> bool:
+    """End ``batch`` if every item has ended (once, whoever calls), and put its event on ``sink``."""
+    ended = await BatchRepository(store).finish(batch, batch_event, now)
+    if ended is None:
+        return False
+    if sink is not None:
+        await publish(sink, batch_event(ended))
+    log.info("batch finished", extra={"batch_id": ended.id, "status": ended.status})
+    return True
 
 
 async def _give_back(store: Store, record: GenerationRecord, *, refunded: bool) -> None:

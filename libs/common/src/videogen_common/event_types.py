@@ -27,6 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from videogen_common.clock import isoformat
 from videogen_common.deliveries import generation_data
 from videogen_common.ids import derived_id
+from videogen_common.records.batch import BatchRecord
 from videogen_common.records.event import Event
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.records.webhook import WebhookEndpoint
@@ -53,6 +54,7 @@ class SubjectType(StrEnum):
     GENERATION = "generation"
     WEBHOOK = "webhook"
     ACCOUNT = "account"
+    BATCH = "batch"
 
 
 class Subject(Protocol):
@@ -190,6 +192,10 @@ def _account_details(account: Account) -> Data:
     return dict(account.details or {})
 
 
+def _batch(batch: BatchRecord) -> Data:
+    return batch.public_view()
+
+
 def _test(endpoint: WebhookEndpoint) -> Data:
     return {"webhook_id": endpoint.id}
 
@@ -264,6 +270,17 @@ ACCOUNT_BUDGET_THRESHOLD = EVENT_TYPES.define(
         description="The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget "
         "in its period (once per period): which budget, its limit, what is used and left, when it resets.",
         data=_account_details,
+    )
+)
+BATCH_COMPLETED = EVENT_TYPES.define(
+    EventType(
+        "batch.completed",
+        owed=True,
+        subject=SubjectType.BATCH,
+        source="batches",
+        description="Every item of a batch has ended (once per batch): the batch, with its status "
+        "(completed, or canceled), its counts by outcome and its cost.",
+        data=_batch,
     )
 )
 WEBHOOK_TEST = EVENT_TYPES.define(

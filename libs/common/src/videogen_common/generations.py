@@ -68,6 +68,9 @@ def new_record(
     route: Doc | None = None,
     estimated_cost: float | None = None,
     retention_days: int | None = None,
+    batch_id: str | None = None,
+    custom_id: str | None = None,
+    item_events: bool | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
@@ -107,6 +110,10 @@ def new_record(
         route=route,
         estimated_cost=estimated_cost,
         retention_days=retention_days,
+        batch_id=batch_id,
+        custom_id=custom_id,
+        # Stored only when it holds something: events are sent by default.
+        item_events=False if item_events is False else None,
     )
 
 

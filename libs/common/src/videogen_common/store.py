@@ -75,6 +75,11 @@ class Store:
         return self.db["generations"]
 
     @property
+    def batches(self) -> AsyncCollection[Doc]:
+        """Batches of generations accepted in one request (``records.batch``); their items are generations."""
+        return self.db["batches"]
+
+    @property
     def webhooks(self) -> AsyncCollection[Doc]:
         return self.db["webhooks"]
 

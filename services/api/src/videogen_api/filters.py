@@ -148,6 +148,17 @@ _METADATA_PARAM = Param(
 )
 
 
+# ``metadata[KEY]=VALUE`` parameters, each key once, documented as the parameter component "BatchMetadata"
+# (POST /v1/batches's JSONL form).
+BatchMetadataParams = Annotated[
+    dict[
+        Annotated[str, AfterValidator(_metadata_key)],
+        Annotated[str, BeforeValidator(_metadata_value)],
+    ],
+    Param("BatchMetadata", _METADATA_PARAM.schema, deep=True),
+]
+
+
 # --- GET /v1/generations ------------------------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ from videogen_api.idempotency import REPLAYED_HEADER
 from videogen_api.middleware import _CLIENT_ID
 from videogen_api.prefer import PREFERENCE_APPLIED
 from videogen_api.ratelimit import LIMIT_HEADER, POLICY_HEADER
+from videogen_api.schemas.batches import BatchProblem
 from videogen_api.schemas.budgets import BudgetProblem
 from videogen_api.schemas.common import CATALOG, Problem, ValidationProblem
 from videogen_api.schemas.keys import ScopeProblem
@@ -53,6 +54,7 @@ RATE_LIMIT_HEADERS = (POLICY_HEADER, LIMIT_HEADER)
 
 _TAGS = (
     ("Generations", "Submit prompts and follow the videos they become."),
+    ("Batches", "Many generations submitted in one call, followed as one object, with one results file."),
     ("Webhooks", "Endpoints that receive signed POSTs when a video completes or fails."),
     ("Deliveries", "Each event's delivery to each endpoint: the log, and what queues it again."),
     ("Events", "What happened on the account, as its webhooks deliver it."),
@@ -189,7 +191,13 @@ def _schemas(settings: ApiSettings, ops: list[Endpoint]) -> Doc:
     models: dict[type[BaseModel], None] = {}
     for op in ops:
         models.update((m, None) for m in (op.body, op.model) if m is not None)
-    problems: tuple[type[BaseModel], ...] = (Problem, ValidationProblem, ScopeProblem, BudgetProblem)
+    problems: tuple[type[BaseModel], ...] = (
+        Problem,
+        ValidationProblem,
+        ScopeProblem,
+        BudgetProblem,
+        BatchProblem,
+    )
     for model in (*models, *problems):
         schema = model.model_json_schema(ref_template=REF_TEMPLATE)
         for name, nested in schema.pop("$defs", {}).items():

@@ -9,6 +9,8 @@ class ApiSettings(CommonSettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8080, ge=0, le=65535)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
+    # POST /v1/batches's body (up to 10,000 items): its own cap.
+    batch_max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     prompt_max_chars: int = Field(default=2000, ge=1)
     # Production requires https webhook URLs; the dev stack allows plain http (and loopback).
     webhook_allow_http: bool = False

@@ -446,6 +446,7 @@ class GenerationActor:
             now=now,
             owner=self.owner,
             announce=lambda ended: publish_status(self._sink, ended, now),
+            sink=self._sink,
         )
         if final is None:
             log.info(

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from videogen_common.clock import Clock
-from videogen_common.endings import end_generation
+from videogen_common.endings import end_generation, settle_batches
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
@@ -70,7 +70,16 @@ class Reconciler:
         await self._share_rates()
         resumed = await self._resume_orphans()
         started = await self._start_waiting()
+        await self._settle_batches()
         return resumed + started, await self._flush_outbox()
+
+    async def _settle_batches(self) -> None:
+        """Batches whose last item ended without being counted (its process died in between) end now."""
+        now = self._clock.now()
+        try:
+            await settle_batches(self._store, quiet_since=now - self._grace, now=now, sink=self._sink)
+        except Exception:
+            log.exception("could not settle batches")
 
     async def _resume_orphans(self) -> int:
         now = self._clock.now()
@@ -119,6 +128,7 @@ class Reconciler:
                 prices=self._prices,
                 now=self._clock.now(),
                 announce=lambda failed: publish_status(self._sink, failed, self._clock.now()),
+                sink=self._sink,
             )
 
     async def _share_rates(self) -> None:

@@ -51,7 +51,9 @@ async def publish_status(
     except Exception as exc:
         log.warning("status message not published", extra={"generation_id": record.id, "error": repr(exc)})
         sent = False
-    if record.status.terminal:
+    if record.item_events is False:
+        pass  # a batch's item whose batch asked for no item events: its batch.completed is the one
+    elif record.status.terminal:
         await publish(sink, terminal_event(record))
     elif notice:
         await publish(sink, notice_event(record, now, progress=progress))

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel
 
 from videogen_client._client import Client
-from videogen_client.cli import account, output, settings
+from videogen_client.cli import account, batch, output, settings
 from videogen_client.cli.listen import listen
 from videogen_client.enums import (
     AspectRatio,
@@ -429,6 +429,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _event_commands(sub.add_parser("events", help="what happened on the account, as its webhooks deliver it"))
     _key_commands(sub.add_parser("keys", help="the account's API keys: make, list, read, revoke"))
+    batch.add_commands(sub, _command, _client)
     sbudgets = _command(sub, "budgets", "the account's budgets and what is left of them", _budgets)
     _budget_commands(sbudgets)
 

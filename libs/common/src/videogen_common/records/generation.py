@@ -218,6 +218,11 @@ class GenerationRecord:
     media_due_at: datetime | None = None
     media_deleted_at: datetime | None = None
     deleted_at: datetime | None = None
+    # A batch's item (``records.batch``): the batch's id, the client's id for the item, and False when the
+    # batch asked for no item events (its terminal and progress events are neither owed nor published).
+    batch_id: str | None = None
+    custom_id: str | None = None
+    item_events: bool | None = None
 
     @property
     def charged(self) -> bool:

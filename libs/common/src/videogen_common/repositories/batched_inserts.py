@@ -102,3 +102,22 @@ def _settle(batch: list[tuple[Doc, asyncio.Future[None]]], details: Mapping[str,
             done.set_exception(DuplicateKeyError(error.get("errmsg", ""), DUPLICATE_KEY, error))
         else:
             done.set_exception(WriteError(error.get("errmsg", ""), error.get("code"), error))
+
+
+async def insert_all(generations: GenerationRepository, docs: list[Doc], *, group: int = 1000) -> set[str]:
+    """A batch's items (``POST /v1/batches``), in unordered ``insert_many`` commands of ``group`` documents:
+    the ids of those that were there already (a re-sent batch's, written before), which are left as they
+    are. Any other failure raises (a re-send writes what is missing)."""
+    present: set[str] = set()
+    for start in range(0, len(docs), group):
+        chunk = docs[start : start + group]
+        try:
+            await generations.insert_batch(chunk)
+        except BulkWriteError as exc:
+            if exc.details.get("writeConcernErrors"):
+                raise
+            for error in exc.details.get("writeErrors", []):
+                if error.get("code") != DUPLICATE_KEY:
+                    raise
+                present.add(chunk[error["index"]]["_id"])
+    return present

@@ -14,6 +14,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import Status
+from videogen_common.failures import ErrorCode
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.paging import Position, created_between, merged, newest_first
 from videogen_common.store import Store
@@ -31,6 +32,8 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
         name="by_account_status",
     ),
+    # A batch's items in the order given (their ids are made so): its listing, results and cancel.
+    IndexModel([("batch_id", ASCENDING), ("_id", ASCENDING)], name="by_batch"),
 ]
 
 
@@ -136,3 +139,54 @@ class GenerationReads:
                 reads=KEPT_BY,
             )
         return [GenerationRecord.from_doc(doc) for doc in docs]
+
+    async def of_batch(
+        self,
+        account_id: str,
+        batch_id: str,
+        *,
+        statuses: Sequence[Status] = (),
+        custom_id: str | None = None,
+        after: str | None = None,
+        limit: int,
+    ) -> list[GenerationRecord]:
+        """Up to ``limit`` of the batch's items in the order they were given (their ids are), after the item
+        ``after``; only those in ``statuses`` and with ``custom_id`` where given."""
+        query: Doc = {"batch_id": batch_id, "account_id": account_id}
+        if statuses:
+            query["status"] = {"$in": [status.value for status in statuses]}
+        if custom_id is not None:
+            query["custom_id"] = custom_id
+        if after is not None:
+            query["_id"] = {"$gt": after}
+        found = self._generations.find(query).sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).limit(limit)
+        return [GenerationRecord.from_doc(doc) for doc in await found.to_list(limit)]
+
+    async def all_of_batch(
+        self, account_id: str, batch_id: str, batch_size: int = 1000
+    ) -> AsyncIterator[GenerationRecord]:
+        """Every item of the batch in the order given, read with one cursor (its results file)."""
+        found = self._generations.find({"batch_id": batch_id, "account_id": account_id})
+        async for doc in found.sort([("batch_id", ASCENDING), ("_id", ASCENDING)]).batch_size(batch_size):
+            yield GenerationRecord.from_doc(doc)
+
+    async def ended_in_batch(self, batch_id: str) -> tuple[dict[str, int], float]:
+        """The batch's ended items counted by outcome (completed, failed, canceled) and their cost summed,
+        from the items themselves (the reconciler's recount)."""
+        outcomes = {"completed": 0, "failed": 0, "canceled": 0}
+        cost = 0.0
+        found = self._generations.find(
+            {"batch_id": batch_id, "status": {"$in": [Status.COMPLETED.value, Status.FAILED.value]}},
+            projection={"status": 1, "error": 1, "cost": 1},
+        )
+        async for doc in found:
+            failed = doc["status"] == Status.FAILED.value
+            canceled = failed and (doc.get("error") or {}).get("code") == ErrorCode.CANCELED
+            outcomes["canceled" if canceled else doc["status"]] += 1
+            cost += float(doc.get("cost") or 0.0)
+        return outcomes, cost
+
+    async def queued_in_batch(self, batch_id: str) -> int:
+        """How many of the batch's items wait explicitly (``queued``): the one count of a batch not kept on
+        its document (its items move in and out of the state often)."""
+        return await self._generations.count_documents({"batch_id": batch_id, "status": Status.QUEUED.value})

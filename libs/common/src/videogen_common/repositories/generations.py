@@ -148,7 +148,7 @@ async def transition(
         totals = dict(doc.get("state_seconds") or {})
         totals[current.value] = totals.get(current.value, 0) + spent
         moved["state_seconds"] = totals
-    if target.terminal:
+    if target.terminal and doc.get("item_events") is not False:
         # The event it owes the webhooks rides in this same write (videogen_common.outbox): an
         # acknowledged terminal state never lacks it, whatever is lost on the way to the notifier.
         event = terminal_event(GenerationRecord.from_doc(moved))

@@ -10,6 +10,7 @@ from pymongo import IndexModel
 
 from videogen_common.repositories import (
     audit,
+    batches,
     budgets,
     deletions,
     deliveries,
@@ -53,6 +54,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     "waiting_lanes": waiting.INDEXES,
     "orchestrators": instances.INDEXES,
     "budget_counters": budgets.COUNTER_INDEXES,
+    "batches": batches.INDEXES,
 }
 
 

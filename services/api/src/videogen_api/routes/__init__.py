@@ -5,6 +5,7 @@ from aiohttp import web
 from videogen_api.routes import (
     api_keys,
     audit,
+    batches,
     budgets,
     console,
     deletions,
@@ -23,6 +24,7 @@ from videogen_api.routes import (
 
 TABLES: tuple[web.RouteTableDef, ...] = (
     generations.routes,
+    batches.routes,
     deletions.routes,
     events.routes,
     providers.routes,

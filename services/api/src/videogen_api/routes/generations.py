@@ -411,7 +411,8 @@ async def cancel_record(request: web.Request, record: GenerationRecord) -> Gener
 
     async def announce(canceled: GenerationRecord) -> None:
         await publisher.publish(status_envelope(canceled, app[state.CLOCK].now(), request[REQUEST_ID_KEY]))
-        await publish(publisher, terminal_event(canceled))
+        if canceled.item_events is not False:
+            await publish(publisher, terminal_event(canceled))
 
     return await end_generation(
         app[state.STORE],
@@ -420,4 +421,5 @@ async def cancel_record(request: web.Request, record: GenerationRecord) -> Gener
         prices=app[state.PRICES],
         now=app[state.CLOCK].now(),
         announce=announce,
+        sink=publisher,
     )

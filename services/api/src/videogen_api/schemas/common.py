@@ -17,6 +17,8 @@ from videogen_api.problems import invalid, malformed_json
 from videogen_common.budgets import BUDGET_NAMES
 from videogen_common.deliveries import STATUSES
 from videogen_common.images import CONTENT_TYPES
+from videogen_common.records.batch import ON_INVALID
+from videogen_common.records.batch import STATUSES as BATCH_STATUSES
 from videogen_common.records.health import HEALTH_STATES
 from videogen_common.routing import AUTO
 
@@ -29,12 +31,16 @@ if TYPE_CHECKING:
     ImageType: TypeAlias = str
     BudgetName: TypeAlias = str
     Auto: TypeAlias = str
+    BatchStatus: TypeAlias = str
+    OnInvalid: TypeAlias = str
 else:
     DeliveryStatus = Literal[STATUSES]  # a delivery's status (videogen_common.deliveries)
     HealthState = Literal[HEALTH_STATES]  # a provider's health (videogen_common.records.health)
     ImageType = Literal[tuple(CONTENT_TYPES.values())]  # an image we take (videogen_common.images)
     BudgetName = Literal[BUDGET_NAMES]  # a budget's name, from the table (videogen_common.budgets)
     Auto = Literal[AUTO]  # a request's provider when routing picks it (videogen_common.routing)
+    BatchStatus = Literal[BATCH_STATUSES]  # a batch's status (videogen_common.records.batch)
+    OnInvalid = Literal[ON_INVALID]  # what a batch does with invalid items (videogen_common.records.batch)
 
 
 # What the document states of a webhook URL: http(s)://, a host part, no spaces or control characters (the
@@ -103,6 +109,11 @@ def _field_errors(exc: ValidationError) -> list[dict[str, str]]:
             message = "unknown field"
         errors.append({"field": field, "message": message, "code": err["type"]})
     return errors
+
+
+def field_errors(exc: ValidationError) -> list[dict[str, str]]:
+    """One ``{field, message, code}`` entry per failing field of a body's validation."""
+    return _field_errors(exc)
 
 
 M = TypeVar("M", bound=BaseModel)
