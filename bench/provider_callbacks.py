@@ -2,16 +2,18 @@
 long a finished task waits to become a ``completed`` generation, and how much of the provider's capacity the
 orchestrator uses.
 
-    .venv/bin/python -m bench.provider_callbacks [--limit 8] [--task-seconds 2] [--generations 64]
+    .venv/bin/python -m bench.provider_callbacks [--limit 8] [--task-seconds 2] [--jitter 0.25]
+        [--generations 96]
 
-The provider is the tests' fake of Luma's API in this process (at most ``--limit`` tasks at once, 429 beyond,
-each ``--task-seconds`` long; with a ``callback_url`` it posts the Generation there when its state changes, as
-Luma does). The api runs in this process on 127.0.0.1 (the deployment's public base URL: where the callbacks
-land), and the broker and the store are the real engines; the orchestrator is two instances (runner,
-admission, actor, reconciler as ``runtime.py`` wires them, each with its callback feed when callbacks are on)
-over one store client that counts its commands. ``--generations`` are created as the api creates them, one
-account, our limit equal to the provider's, and handed to the instances in turn; three modes, each on a
-database of its own:
+The provider is the tests' fake of Luma's API in this process (at most ``--limit`` tasks at once, 429
+beyond, each ``--task-seconds`` long on average, ± ``--jitter`` of it drawn uniformly, the same draws in every
+mode, so that tasks do not end in step with the polls; with a ``callback_url`` it posts the Generation there
+when its state changes, as Luma does). The api runs in this process on 127.0.0.1 (the deployment's public base
+URL: where the callbacks land), and the broker and the store are the real engines; the orchestrator is two
+instances (runner, admission, actor, reconciler as ``runtime.py`` wires them, each with its callback feed when
+callbacks are on) over one store client that counts its commands. ``--generations`` are created as the api
+creates them, one account, our limit equal to the provider's, and handed to the instances in turn; three
+modes, each on a database of its own:
 
 - **polled**: the deployment's defaults (a poll every second at first, slower as the task ages);
 - **polled fast**: polls every 50 ms (``bench.provider_capacity``'s setting, far more requests);
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import random
 import secrets
 import statistics
 import tempfile
@@ -41,6 +44,7 @@ from typing import Any
 from aiohttp import web
 
 from bench.common import Commands, EngineUrls, engines, migrated_store
+from tests.support.fake_providers.common import FakeTask
 from tests.support.fake_providers.luma import FakeLuma
 from videogen.engines import free_port
 from videogen_api import state
@@ -204,13 +208,27 @@ async def create(store: Store, count: int) -> list[str]:
     return [doc["_id"] for doc in docs]
 
 
+class JitteredLuma(FakeLuma):
+    """The Luma fake, each new task's run time drawn around ``task_seconds`` (seeded: alike in each mode)."""
+
+    def __init__(self, *, jitter: float, seed: int = 7, **knobs: Any) -> None:
+        super().__init__(**knobs)
+        self._jitter = jitter
+        self._draws = random.Random(seed)
+
+    def new_task(self, body: dict[str, Any]) -> FakeTask:
+        task = super().new_task(body)
+        task.run_seconds = self.task_seconds * (1 + self._draws.uniform(-self._jitter, self._jitter))
+        return task
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def one_mode(urls: EngineUrls, workdir: Path, args: argparse.Namespace, mode: str) -> dict[str, Any]:
-    async with FakeLuma(task_seconds=args.task_seconds) as fake:
+    async with JitteredLuma(task_seconds=args.task_seconds, jitter=args.jitter) as fake:
         fake.max_running = args.limit
         fake.serve_thumbnail = True  # the orchestrator copies it rather than decoding a frame
         async with wired(urls, workdir, fake, args.limit, **MODES[mode]) as wiring:
@@ -258,7 +276,8 @@ async def run(args: argparse.Namespace) -> None:
             results = {mode: await one_mode(urls, workdir, args, mode) for mode in MODES}
     capacity = args.limit / args.task_seconds
     print(
-        f"provider: {args.limit} at once, {args.task_seconds:g} s a task (capacity {capacity:.2f}/s); "
+        f"provider: {args.limit} at once, {args.task_seconds:g} s ± {args.jitter:.0%} a task "
+        f"(capacity {capacity:.2f}/s); "
         f"{args.generations} generations per mode, two orchestrator instances"
     )
     print(
@@ -280,7 +299,8 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, default=8)
     parser.add_argument("--task-seconds", type=float, default=2.0)
-    parser.add_argument("--generations", type=int, default=64)
+    parser.add_argument("--jitter", type=float, default=0.25)
+    parser.add_argument("--generations", type=int, default=96)
     asyncio.run(run(parser.parse_args()))
 
 
