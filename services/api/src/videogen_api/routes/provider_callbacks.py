@@ -15,12 +15,12 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
 
 from videogen_api import state
 from videogen_api.declare import Endpoint, Parameter, problem
 from videogen_api.fal_keys import FalKeys
 from videogen_api.problems import Problem
+from videogen_api.schemas.callbacks import CallbackReceived
 from videogen_api.serialize import json_response
 from videogen_common.domain import Provider
 from videogen_common.provider_callbacks import CALLBACK_PATH, verify_token
@@ -31,14 +31,6 @@ routes = web.RouteTableDef()
 FAL_KEYS = web.AppKey("fal_keys", FalKeys)
 # The providers that call back, and whether their calls are signed by fal.
 _CALLING_BACK = {Provider.LUMA.value: False, Provider.PIKA.value: True}
-
-
-class CallbackReceived(BaseModel):
-    """A provider callback's answer: the same whatever became of it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    received: bool = Field(True, description="Always true: the call was taken (it tells the caller nothing).")
 
 
 def invalid_signature() -> Problem:
