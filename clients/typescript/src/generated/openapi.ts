@@ -622,6 +622,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/provider-callbacks/{provider}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A provider calls back about a task
+         * @description Called by the video providers, not by clients: Luma posts the Generation here on each state change (unsigned: the URL's token is the credential), fal posts a request's result, signed with ED25519 against its published keys (`X-Fal-Webhook-*` headers). A callback only wakes the generation's orchestrator, which reads the task from the provider before acting on it. An unknown token or a finished task is answered 200 and ignored.
+         */
+        post: operations["providerCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1434,6 +1454,18 @@ export interface components {
             threshold_percent: number;
             /** Remaining */
             remaining: components["schemas"]["BudgetRemaining"][];
+        };
+        /**
+         * CallbackReceived
+         * @description A provider callback's answer: the same whatever became of it.
+         */
+        CallbackReceived: {
+            /**
+             * Received
+             * @description Always true: the call was taken (it tells the caller nothing).
+             * @default true
+             */
+            received?: boolean;
         };
         /**
          * Delivery
@@ -2650,6 +2682,10 @@ export interface components {
         };
         /** @description With a JSONL body: as on_invalid in a JSON body. */
         BatchOnInvalid: "refuse" | "skip" | (string & {});
+        /** @description The provider the callback URL was given to: luma, or pika (through fal). */
+        CallbackProvider: string;
+        /** @description The task's token, as in the callback URL the provider was given. */
+        CallbackToken: string;
         /** @description A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins). */
         CancelAfter: string;
         /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
@@ -4389,6 +4425,50 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    providerCallback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The provider the callback URL was given to: luma, or pika (through fal). */
+                provider: components["parameters"]["CallbackProvider"];
+                /** @description The task's token, as in the callback URL the provider was given. */
+                token: components["parameters"]["CallbackToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Taken (whether or not it named a task we run). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackReceived"];
+                };
+            };
+            /** @description invalid-signature: a call to a fal callback URL whose signature does not verify. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
         };
     };
 }

@@ -113,6 +113,13 @@ class OrchestratorSettings(CommonSettings):
     runway_poll_interval_seconds: float = Field(default=5.0, ge=0)
     luma_poll_interval_seconds: float = Field(default=0.0, ge=0)
     pika_poll_interval_seconds: float = Field(default=0.0, ge=0)
+    # Provider callbacks (docs/providers.md, "Callbacks"): on, Luma's creates carry a callback_url and fal's
+    # submits a webhook_url, each under VIDEOGEN_PUBLIC_BASE_URL (which the providers must then reach: they
+    # already fetch first frames from it), and a task of theirs is read when its provider calls back, else
+    # only every provider_callback_poll_seconds (the safety net for a callback lost). Off (the default):
+    # every task is polled as below. Runway has no callbacks: it is polled either way.
+    provider_callbacks: bool = False
+    provider_callback_poll_seconds: float = Field(default=60.0, gt=0)
     # Polls slow down as a task ages: every max(poll_interval_seconds, age x poll_age_fraction) seconds, at
     # most poll_max_interval_seconds apart.
     poll_age_fraction: float = Field(default=0.05, ge=0)
