@@ -34,9 +34,12 @@ from bench.history import MEASURING_ACCOUNT, Mix, load
 from pymongo.monitoring import CommandFailedEvent, CommandListener, CommandStartedEvent, CommandSucceededEvent
 
 from videogen_common.domain import Status
+from videogen_common.repositories.audit import KEPT as AUDIT_KEPT
 from videogen_common.repositories.audit import AuditFilter, AuditRepository
 from videogen_common.repositories.deletions import GenerationDeletions
+from videogen_common.repositories.deliveries import KEPT as DELIVERIES_KEPT
 from videogen_common.repositories.deliveries import DeliveryClaims, DeliveryFilter, DeliveryRepository
+from videogen_common.repositories.events import KEPT as EVENTS_KEPT
 from videogen_common.repositories.events import EventFilter, EventRepository
 from videogen_common.repositories.generation_reads import GenerationFilter, GenerationReads
 from videogen_common.repositories.indexes import MIGRATIONS, fill_metadata_pairs
@@ -239,6 +242,10 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
         "deliveries due": lambda: drain(DeliveryClaims(store, "t").due(now)),
         "admission: lanes pending": lambda: waiting.pending_at("runway"),
         "migration: metadata pairs": walk_again,
+        # The retention sweeper's removal of the history past its keeping (last: it removes some of it).
+        "expiry: events": lambda: events.expire_before(now - EVENTS_KEPT),
+        "expiry: deliveries": lambda: deliveries.expire_before(now - DELIVERIES_KEPT),
+        "expiry: audit": lambda: audit.expire_before(now - AUDIT_KEPT),
     }
 
 
