@@ -4,7 +4,10 @@ their events, deliveries and audit trail), every command it sends to the store i
 explained on the real store server. A command fails when its winning plan holds a collection scan
 (``COLLSCAN``) over a collection that grows with history, or when it reads more than ``FLAT`` documents:
 what a read of the whole account (a thousand generations) would exceed, and a read of one index range
-(a window of a listing, a month of usage) does not.
+(a window of a listing, a month of usage) does not. It runs twice: the repositories with MongoDB's query
+shapes and with the embedded store's (``Store.known_engine``), both explained on the embedded server. The
+retention sweeper's expiries run last (they remove part of the history): a delete is explained after it ran,
+so what it holds them to is their index, not how many they read.
 
 What the embedded store's explain says, as measured (SecantusDB 0.7): ``queryPlanner.winningPlan`` is
 mongod's tree (``SORT``/``LIMIT`` over ``FETCH`` over ``IXSCAN``, or ``COLLSCAN``), for ``find``, for an
@@ -220,6 +223,8 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
         "usage, a month": lambda: usage.groups(account, *month, None),
         "usage by provider, a month": lambda: usage.by_provider(account, *month, None),
         "usage of a key, a month": lambda: usage.groups(account, *month, key["_id"]),
+        "budgets' month charged, by day": lambda: usage.charged_by_day(account, None, *month),
+        "budgets' month charged of a key, by day": lambda: usage.charged_by_day(account, key["_id"], *month),
         "events, first page": lambda: events.page_of_account(account, EventFilter(), None, PAGE),
         "events of a type": lambda: events.page_of_account(
             account, EventFilter(types=["video.failed"]), None, PAGE
