@@ -888,10 +888,10 @@ export interface components {
             object: string;
             /**
              * Status
-             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended.
+             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended; failed: its acceptance was cut short before any item was written (see error).
              * @enum {string}
              */
-            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | (string & {});
+            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | "failed" | (string & {});
             counts: components["schemas"]["BatchCounts"];
             /**
              * Refused
@@ -925,6 +925,8 @@ export interface components {
              * @description When its last item ended; null until then.
              */
             finished_at: string | null;
+            /** @description Null, unless its acceptance was cut short (the api stopped while writing its items) and the reconciler settled it: failed with none written, or in progress with those written. */
+            error: components["schemas"]["BatchError"] | null;
         };
         /**
          * BatchCancel
@@ -969,6 +971,19 @@ export interface components {
             failed: number;
             /** Canceled */
             canceled: number;
+        };
+        /**
+         * BatchError
+         * @description What went wrong while a batch was accepted (its api stopped while writing its items).
+         */
+        BatchError: {
+            /**
+             * Code
+             * @description batch_not_written: no item was written, the batch failed; items_not_written: some were, and they are the batch (the others were not accepted).
+             */
+            code: string;
+            /** Message */
+            message: string;
         };
         /**
          * BatchGeneration
