@@ -193,7 +193,8 @@ async def test_a_batch_canceled_midway_shows_what_could_not_be_canceled_and_its_
     assert await progress_of(page) == (4, 4)
     await expect(page.get_by_role("button", name="Download results (JSONL)")).to_be_visible()
 
-    # The list shows both batches, this one canceled.
+    # The list shows it canceled.
     await console.go("#/batches", "Batches")
     await expect(page.locator(f"#batches tr[data-id='{batch['id']}'] .status")).to_have_text("canceled")
+    await check_page(page, "batches")
     assert console.errors == [], console.errors
