@@ -908,10 +908,10 @@ export interface components {
             object: string;
             /**
              * Status
-             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended.
+             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended; failed: its acceptance was cut short before any item was written (see error).
              * @enum {string}
              */
-            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | (string & {});
+            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | "failed" | (string & {});
             counts: components["schemas"]["BatchCounts"];
             /**
              * Refused
@@ -945,6 +945,8 @@ export interface components {
              * @description When its last item ended; null until then.
              */
             finished_at: string | null;
+            /** @description Null, unless its acceptance was cut short (the api stopped while writing its items) and the reconciler settled it: failed with none written, or in progress with those written. */
+            error: components["schemas"]["BatchError"] | null;
         };
         /**
          * BatchCancel
@@ -989,6 +991,19 @@ export interface components {
             failed: number;
             /** Canceled */
             canceled: number;
+        };
+        /**
+         * BatchError
+         * @description What went wrong while a batch was accepted (its api stopped while writing its items).
+         */
+        BatchError: {
+            /**
+             * Code
+             * @description batch_not_written: no item was written, the batch failed; items_not_written: some were, and they are the batch (the others were not accepted).
+             */
+            code: string;
+            /** Message */
+            message: string;
         };
         /**
          * BatchGeneration
@@ -1612,7 +1627,7 @@ export interface components {
         };
         /**
          * EventType
-         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.; batch.completed: Every item of a batch has ended (once per batch): the batch, with its status (completed, or canceled), its counts by outcome and its cost.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.; batch.completed: Every item of a batch has ended (once per batch): the batch, with its status (completed, canceled, or failed: its acceptance was cut short before any item was written), its counts by outcome and its cost.
          * @enum {string}
          */
         EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "video.deleted" | "webhook.disabled" | "account.budget_threshold" | "batch.completed" | (string & {});

@@ -64,6 +64,10 @@ class OrchestratorSettings(CommonSettings):
     # A generation nobody has leased this long after creation is assumed to have lost its request message.
     dispatch_grace_seconds: float = Field(default=10.0, ge=0)
     reconcile_interval_seconds: float = Field(default=5.0, gt=0)
+    # A batch left `validating` this long (its api stopped while writing its items) is settled by the
+    # reconciler: moved on with the items written, or failed if none was (`endings.settle_validating`).
+    # Longer than any acceptance (10,000 items take seconds), so a batch still being written is left alone.
+    batch_validating_seconds: float = Field(default=300.0, gt=0)
     max_in_flight: int = Field(default=64, ge=1)
     # Generations one account may have at its providers at once, across all instances; beyond it they wait as
     # `queued` and start oldest first as slots free.

@@ -216,6 +216,10 @@ class GenerationReads:
             cost += float(doc.get("cost") or 0.0)
         return outcomes, cost
 
+    async def count_in_batch(self, batch_id: str) -> int:
+        """How many of the batch's items are written (the reconciler's look at a batch left validating)."""
+        return await self._generations.count_documents({"batch_id": batch_id})
+
     async def queued_in_batch(self, batch_id: str) -> int:
         """How many of the batch's items wait explicitly (``queued``): the one count of a batch not kept on
         its document (its items move in and out of the state often)."""
