@@ -7,7 +7,7 @@ real store server; time is a hand-moved clock."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ async def test_a_holder_that_loses_its_lease_while_copying_the_media_writes_noth
     as_a = {"mock": FinishedProvider(Output(video=b"video as A copied it", thumbnail=b"thumb A"))}
     as_b = {"mock": FinishedProvider(Output(video=b"video as B copied it", thumbnail=b"thumb B"))}
 
-    def a_completing(collection: str, filter: Doc, update: Doc) -> bool:
+    def a_completing(collection: str, filter: Mapping[str, Any], update: Mapping[str, Any]) -> bool:
         moved_to = (update.get("$set") or {}).get("status")
         return (
             held == "its terminal write"
