@@ -234,3 +234,28 @@ async def test_a_holder_that_loses_its_lease_while_copying_the_media_writes_noth
     assert [step["status"] for step in final["timeline"]].count(Status.COMPLETED.value) == 1
     events = orch.sink.events_of(gid) + stale.sink.events_of(gid)
     assert [e.type for e in events].count("video.completed") == 1
+
+
+async def test_a_holder_whose_lease_ran_out_starts_no_submit_even_before_anyone_claims_it(
+    orch: Orchestration,
+) -> None:
+    """Healed after a cut, a holder may find its lease run out but not yet claimed: every write of its own
+    would still match. A submit it started then could be interrupted by the claim that may come at any moment
+    (its task id never saved, the generation failed), so the submit mark asks for a live lease too."""
+    generations = GenerationRepository(orch.store)
+    doc = await orch.insert(duration=1)
+    a = await claim(orch, doc["_id"], "orch-a")
+    orch.clock.advance(LEASE + timedelta(seconds=1))  # its renewals never reached the store
+    assert await generations.mark_submitting(a, "orch-a", orch.clock.now(), {"duration_s": 1}) is None
+
+    provider = CountingProvider(HeldProvider())
+    async with asyncio.timeout(10):
+        result = await orch.actor("orch-a", providers={"mock": provider}).run(a)
+    assert isinstance(result, Lost)
+    assert provider.submitted == []
+    stored = await orch.get(doc["_id"])
+    assert stored.get("submit_started_at") is None and stored["lease_fence"] == a.lease_fence
+
+    # Within its lease the same mark lands.
+    fresh = await claim(orch, doc["_id"], "orch-a")
+    assert await generations.mark_submitting(fresh, "orch-a", orch.clock.now(), {"duration_s": 1}) is not None
