@@ -409,6 +409,9 @@ class GenerationActor:
         result: StoredVideo | GenerationError
         stored: StoredVideo | None = None
         if isinstance(outcome, Completed):
+            # The copy is fenced (``media_copy``): checked against the lease first (the fetch can take
+            # long), stored under keys of this lease's own, and deleted again if the lease is lost after.
+            await self._ensure_owned(record)
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
                 stored = result = await self._copy.store(record, outcome.video, outcome.thumbnail)
@@ -416,7 +419,7 @@ class GenerationActor:
                 try:
                     record = await self._follow(record, Status.PROCESSING)
                 except LeaseLost:
-                    await self._copy.discard(record.id, stored.keys)
+                    await self._copy.discard_copy(record.id, stored)
                     raise
         else:
             result = outcome.error
@@ -436,7 +439,7 @@ class GenerationActor:
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}
             )
             if stored is not None:
-                await self._copy.discard(record.id, stored.keys)
+                await self._copy.discard_copy(record.id, stored)
             return Lost()
         log.info(
             "generation finished",
