@@ -41,9 +41,11 @@ class Intake:
         self._stopping = stopping
         # Each account's requests in the order they came, and the accounts in turn (each once while it has
         # requests here).
-        self._queues: dict[str, deque[tuple[str, Acknowledge]]] = {}
+        self._queues: dict[str, deque[str]] = {}
         self._turns: deque[str] = deque()
-        self._held: set[str] = set()
+        # The generations held here, each with its request messages' acknowledgements (a duplicate request
+        # adds one).
+        self._held: dict[str, list[Acknowledge]] = {}
         self._ready = asyncio.Event()
         # Starts that go first (``first``): how many run now, and set while none does.
         self._first = 0
@@ -60,14 +62,16 @@ class Intake:
 
     def put(self, account_id: str, generation_id: str, acknowledge: Acknowledge) -> None:
         """Start the generation in the account's turn, then ``acknowledge`` its request."""
-        if generation_id in self._held:  # a duplicate of one waiting here: acknowledged with it
+        held = self._held.get(generation_id)
+        if held is not None:  # a duplicate of one waiting here: acknowledged with it
+            held.append(acknowledge)
             return
         queue = self._queues.get(account_id)
         if queue is None:
             queue = self._queues[account_id] = deque()
             self._turns.append(account_id)
-        queue.append((generation_id, acknowledge))
-        self._held.add(generation_id)
+        queue.append(generation_id)
+        self._held[generation_id] = [acknowledge]
         self._ready.set()
         if self._worker is None:
             self._worker = asyncio.create_task(self._work(), name="intake")
@@ -86,28 +90,27 @@ class Intake:
             if self._first == 0:
                 self._clear.set()
 
-    def _next(self) -> tuple[str, Acknowledge] | None:
-        """The first request of the account whose turn it is (the account goes to the back of the turns)."""
-        while self._turns:
-            account_id = self._turns.popleft()
-            queue = self._queues[account_id]
-            taken = queue.popleft()
-            if queue:
-                self._turns.append(account_id)
-            else:
-                del self._queues[account_id]
-            return taken
-        return None
+    def _next(self) -> str | None:
+        """The first generation of the account whose turn it is (which goes to the back of the turns)."""
+        if not self._turns:
+            return None
+        account_id = self._turns.popleft()
+        queue = self._queues[account_id]
+        taken = queue.popleft()
+        if queue:
+            self._turns.append(account_id)
+        else:
+            del self._queues[account_id]
+        return taken
 
     async def _work(self) -> None:
         while not self._stopping():
             await self._clear.wait()
-            taken = self._next()
-            if taken is None:
+            generation_id = self._next()
+            if generation_id is None:
                 self._ready.clear()
                 await self._ready.wait()
                 continue
-            generation_id, acknowledge = taken
             try:
                 await self._start(generation_id)
             except Exception:
@@ -115,11 +118,16 @@ class Intake:
                 log.exception(
                     "a low-priority request could not be started", extra={"generation_id": generation_id}
                 )
-            finally:
-                self._held.discard(generation_id)
+            acknowledgements = self._held.pop(generation_id, [])
             if self._stopping():
                 return  # unacknowledged: the partition's next owner gets it
-            await acknowledge()
+            for acknowledge in acknowledgements:
+                try:
+                    await acknowledge()
+                except Exception:
+                    log.exception(
+                        "a request could not be acknowledged", extra={"generation_id": generation_id}
+                    )
 
     async def stop(self) -> None:
         """Start nothing more; what waits here stays unacknowledged."""
