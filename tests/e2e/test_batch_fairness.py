@@ -8,7 +8,8 @@ the provider: half the limit, with two accounts waiting). They are timed first a
 the waiting account with the fewest running there) a single waits for the next slot to free, not behind the
 batch: its time from creation to completion with the batch present is within 1.5 times its time alone, median
 and 90th percentile. The tasks are slow enough (``TASK_S``) that the time is the provider's, not the
-machine's."""
+machine's, and vary in length as a provider's do (``_task_seconds``); the singles meet the batch once it runs
+(its requests sent, its first round of tasks turned over), not in the seconds before its first slot frees."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ PER_CLIENT = 4  # each client's singles, one after the other: 12 timed per phase
 BATCH = 2000
 BOUND = 1.5
 BULK = "bulk item "
+_SPREAD = 0.618034  # the golden ratio's fraction: its multiples spread evenly over [0, 1)
 
 
 @pytest.fixture
@@ -69,13 +71,15 @@ async def stack(
 
 
 def _task_seconds(body: dict[str, Any]) -> float:
-    """A single runs ``TASK_S``; the batch's items between half and one and a half times that, spread
-    evenly (a provider's times vary: the batch's slots free at spread times, not in rounds)."""
+    """How long a task runs: a provider's times vary. The batch's items between half and one and a half
+    times ``TASK_S``, spread evenly (its slots free at spread times, not in rounds); the singles between 0.8
+    and 1.2 times, the same for the same single in both phases (the clients drift apart, as independent ones
+    would, instead of finishing and coming back all at once)."""
     prompt = str(body.get("promptText"))
-    if not prompt.startswith(BULK):
-        return TASK_S
-    index = int(prompt.removeprefix(BULK))
-    return TASK_S * (0.5 + (index * 0.618034) % 1.0)
+    if prompt.startswith(BULK):
+        return TASK_S * (0.5 + (int(prompt.removeprefix(BULK)) * _SPREAD) % 1.0)
+    client, single = (int(part) for part in prompt.rsplit(" ", 1)[-1].split("."))
+    return TASK_S * (0.8 + 0.4 * ((client * PER_CLIENT + single) * _SPREAD % 1.0))
 
 
 def _at(doc: Doc, moment: str) -> Any:
@@ -140,6 +144,14 @@ async def test_a_batch_of_two_thousand_does_not_slow_another_accounts_single_req
         return stack.runway.running_now() == LIMIT
 
     await eventually(provider_full, 60, "the batch filling the provider")
+
+    # ... and turning over: its first tasks, started together, have ended and others taken their slots, so
+    # the singles meet it as it runs, not only in the seconds before its first slot frees.
+    async def turning_over() -> bool:
+        done = await store.generations.count_documents({"batch_id": batch["id"], "status": "completed"})
+        return done >= LIMIT
+
+    await eventually(turning_over, 60, "the batch's first round of tasks ended")
     waiting = await store.generations.count_documents({"batch_id": batch["id"], "status": "queued"})
     with_batch = await _singles(stack, "with batch")
     waiting_after = await store.generations.count_documents({"batch_id": batch["id"], "status": "queued"})
