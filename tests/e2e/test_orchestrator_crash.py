@@ -11,24 +11,17 @@ provider made a task; it fails with a retriable ``provider_unavailable`` instead
 
 from __future__ import annotations
 
-import asyncio
 import math
 import signal
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from tests.support.fake_providers.runway import FakeRunway
-from tests.support.services import ServiceProcess, wait_http_ok
-from tests.support.stack import generate, running_stack
+from tests.support.orchestrator_stack import Stack, orchestrator_stack, run_for
 from tests.support.waiting import eventually
-from videogen.engines import free_port
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_common.topics import Topics
@@ -36,81 +29,8 @@ from videogen_orchestrator.runner import HANDED_BACK
 
 pytestmark = pytest.mark.e2e
 
-Doc = dict[str, Any]
-
 LEASE_S = 4.0
 SHUTDOWN_TIMEOUT_S = 5.0
-
-
-@dataclass
-class Stack:
-    base: str
-    key: str
-    env: dict[str, str]
-    store: Store
-    runway: FakeRunway
-    logs: Path
-    processes: list[ServiceProcess]
-
-    def orchestrator(self, instance: str, **env: str) -> ServiceProcess:
-        """An orchestrator process named ``instance`` (its lease owner), with its own side port."""
-        process = ServiceProcess(
-            "orchestrator",
-            {
-                **self.env,
-                "VIDEOGEN_ORCHESTRATOR_INSTANCE": instance,
-                "VIDEOGEN_ORCHESTRATOR_PORT": str(free_port()),
-                **env,
-            },
-            self.logs / instance,
-        )
-        self.processes.append(process)
-        return process
-
-    async def ready(self, process: ServiceProcess) -> None:
-        """Started, and a member of the consumer group (its /readyz waits for the join)."""
-        await process.start()
-        await wait_http_ok(
-            f"http://127.0.0.1:{process.env['VIDEOGEN_ORCHESTRATOR_PORT']}/readyz", process, 60
-        )
-
-    async def create(self, count: int, tag: str) -> dict[str, str]:
-        """``count`` generations on runway through the api; returns prompt → generation id."""
-        async with aiohttp.ClientSession() as session:
-
-            async def one(i: int) -> tuple[str, str]:
-                prompt = f"{tag} shot {i}"
-                status, created = await generate(
-                    session, self.base, self.key, prompt, provider="runway", duration=5
-                )
-                assert status == 202, created
-                return prompt, created["id"]
-
-            return dict(await asyncio.gather(*(one(i) for i in range(count))))
-
-    async def docs(self, ids: list[str]) -> list[Doc]:
-        return await self.store.generations.find({"_id": {"$in": ids}}).to_list(None)
-
-    async def all_terminal(self, ids: list[str]) -> bool:
-        return all(d["status"] in ("completed", "failed") for d in await self.docs(ids))
-
-    async def assert_each_submitted_at_most_once_and_finished(self, created: dict[str, str]) -> list[Doc]:
-        """Every generation terminal; completed ones were submitted exactly once (and finished from the task
-        that submission made); failed ones only because a kill cut their submit, and never submitted twice."""
-        docs = {d["_id"]: d for d in await self.docs(list(created.values()))}
-        tasks_by_prompt = {self.runway.prompt_of(t.body): t.id for t in self.runway.tasks.values()}
-        for prompt, generation_id in created.items():
-            doc = docs[generation_id]
-            submissions = self.runway.submissions_for(prompt)
-            assert submissions <= 1, f"{generation_id} was submitted {submissions} times"
-            if doc["status"] == "completed":
-                assert submissions == 1
-                assert doc["provider_task_id"] == tasks_by_prompt[prompt]
-            else:
-                assert doc["status"] == "failed", doc
-                assert doc["error"]["code"] == "provider_unavailable", doc["error"]
-                assert doc.get("submit_started_at") is not None and doc.get("provider_task_id") is None
-        return list(docs.values())
 
 
 @pytest.fixture
@@ -118,36 +38,16 @@ async def stack(
     base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
 ) -> AsyncIterator[Stack]:
     """Migrations, a key, a fake Runway and the api as a process; the test starts its orchestrators."""
-    async with FakeRunway(task_seconds=4.0) as runway:
-        env = {
-            "VIDEOGEN_PROVIDERS": "mock,runway",
-            "VIDEOGEN_RUNWAY_API_KEY": runway.api_key,
-            "VIDEOGEN_RUNWAY_BASE_URL": runway.base_url,
-            "VIDEOGEN_LEASE_SECONDS": str(LEASE_S),
-            "VIDEOGEN_RECONCILE_INTERVAL_SECONDS": "0.5",
-            "VIDEOGEN_DISPATCH_GRACE_SECONDS": "2",
-            "VIDEOGEN_POLL_INTERVAL_SECONDS": "0.2",
-            "VIDEOGEN_SHUTDOWN_TIMEOUT_SECONDS": str(SHUTDOWN_TIMEOUT_S),
-            "VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT": "64",
-            "VIDEOGEN_LOG_LEVEL": "INFO",
-        }
-        logs = tmp_path / "logs"
-        async with running_stack(
-            base_env,
-            common_settings,
-            store,
-            logs / "api",
-            services=["api"],
-            env=env,
-            stop_signal=signal.SIGKILL,
-            clean_exit=False,
-        ) as api:
-            s = Stack(api.base, api.key, api.env, store, runway, logs, [])
-            try:
-                yield s
-            finally:
-                for process in s.processes:
-                    await process.stop(signal.SIGKILL)
+    async with orchestrator_stack(
+        base_env,
+        common_settings,
+        store,
+        tmp_path,
+        task_seconds=4.0,
+        lease_seconds=LEASE_S,
+        shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S,
+    ) as s:
+        yield s
 
 
 async def test_a_killed_orchestrator_restarted_mid_batch_finishes_every_generation_and_pays_for_none_twice(
@@ -321,13 +221,6 @@ async def test_sigterm_hands_leases_back_commits_and_exits_in_time_and_another_r
         d["_id"]: d["provider_task_id"] for d in running
     }
     assert await second.stop() == 0
-
-
-def run_for(runway: FakeRunway, seconds: float) -> None:
-    """The provider's tasks, those made and those to come, end ``seconds`` after their creation."""
-    runway.task_seconds = seconds
-    for task in runway.tasks.values():
-        task.run_seconds = seconds
 
 
 async def _all_given_back(stack: Stack) -> bool:

@@ -14,8 +14,6 @@ the heal, late.
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +24,13 @@ import pytest
 
 from tests.support.fake_providers.luma import FakeLuma
 from tests.support.fake_providers.runway import FakeRunway
+from tests.support.orchestrator_stack import Stack, orchestrator_stack, side
 from tests.support.partition import Link, link_to, port_of, through
 from tests.support.pipeline import call
-from tests.support.services import ServiceProcess, wait_http_ok
+from tests.support.services import ServiceProcess
 from tests.support.stack import Stack as ApiStack
 from tests.support.stack import running_stack
 from tests.support.waiting import eventually
-from videogen.engines import free_port
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 
@@ -50,56 +48,6 @@ FINISH_BOUND_S = 60.0
 STOP_BOUND_S = 30.0
 
 
-@dataclass
-class Stack:
-    base: str
-    key: str
-    env: dict[str, str]
-    store: Store
-    runway: FakeRunway
-    logs: Path
-    processes: list[ServiceProcess]
-
-    def orchestrator(self, instance: str, **env: str) -> ServiceProcess:
-        """An orchestrator process named ``instance`` (its lease owner), with its own side port."""
-        process = ServiceProcess(
-            "orchestrator",
-            {
-                **self.env,
-                "VIDEOGEN_ORCHESTRATOR_INSTANCE": instance,
-                "VIDEOGEN_ORCHESTRATOR_PORT": str(free_port()),
-                **env,
-            },
-            self.logs / instance,
-        )
-        self.processes.append(process)
-        return process
-
-    async def ready(self, process: ServiceProcess) -> None:
-        await process.start()
-        await wait_http_ok(side(process, "/readyz"), process, 60)
-
-    async def create(self, count: int, tag: str, **body: Any) -> dict[str, str]:
-        """``count`` generations through the api (on runway unless ``body`` says otherwise); prompt → id."""
-        async with aiohttp.ClientSession() as session:
-
-            async def one(i: int) -> tuple[str, str]:
-                prompt = f"{tag} shot {i}"
-                request = {"prompt": prompt, "provider": "runway", "duration": 5, **body}
-                status, created = await call(session, "POST", f"{self.base}/v1/generate", self.key, request)
-                assert status == 202, created
-                return prompt, created["id"]
-
-            return dict(await asyncio.gather(*(one(i) for i in range(count))))
-
-    async def docs(self, ids: list[str]) -> dict[str, Doc]:
-        return {d["_id"]: d for d in await self.store.generations.find({"_id": {"$in": ids}}).to_list(None)}
-
-
-def side(process: ServiceProcess, path: str) -> str:
-    return f"http://127.0.0.1:{process.env['VIDEOGEN_ORCHESTRATOR_PORT']}{path}"
-
-
 async def in_flight(process: ServiceProcess) -> float:
     """What the orchestrator's ``videogen_generations_in_flight`` gauge says (its side port's /metrics)."""
     async with aiohttp.ClientSession() as session, session.get(side(process, "/metrics")) as response:
@@ -115,36 +63,10 @@ async def stack(
     base_env: dict[str, str], common_settings: CommonSettings, store: Store, tmp_path: Path
 ) -> AsyncIterator[Stack]:
     """Migrations, a key, a fake Runway and the api as a process; the test starts its orchestrators."""
-    async with FakeRunway(task_seconds=TASK_S) as runway:
-        env = {
-            "VIDEOGEN_PROVIDERS": "mock,runway",
-            "VIDEOGEN_RUNWAY_API_KEY": runway.api_key,
-            "VIDEOGEN_RUNWAY_BASE_URL": runway.base_url,
-            "VIDEOGEN_LEASE_SECONDS": str(LEASE_S),
-            "VIDEOGEN_RECONCILE_INTERVAL_SECONDS": "0.5",
-            "VIDEOGEN_DISPATCH_GRACE_SECONDS": "2",
-            "VIDEOGEN_POLL_INTERVAL_SECONDS": "0.2",
-            "VIDEOGEN_SHUTDOWN_TIMEOUT_SECONDS": "5",
-            "VIDEOGEN_ACCOUNT_MAX_IN_FLIGHT": "64",
-            "VIDEOGEN_LOG_LEVEL": "INFO",
-        }
-        logs = tmp_path / "logs"
-        async with running_stack(
-            base_env,
-            common_settings,
-            store,
-            logs / "api",
-            services=["api"],
-            env=env,
-            stop_signal=signal.SIGKILL,
-            clean_exit=False,
-        ) as api:
-            s = Stack(api.base, api.key, api.env, store, runway, logs, [])
-            try:
-                yield s
-            finally:
-                for process in s.processes:
-                    await process.stop(signal.SIGKILL)
+    async with orchestrator_stack(
+        base_env, common_settings, store, tmp_path, task_seconds=TASK_S, lease_seconds=LEASE_S
+    ) as s:
+        yield s
 
 
 async def test_an_orchestrator_cut_off_from_the_store_mid_poll_is_taken_over_and_once_healed_writes_nothing(
@@ -158,7 +80,7 @@ async def test_an_orchestrator_cut_off_from_the_store_mid_poll_is_taken_over_and
     ids = list(created.values())
 
     async def all_polled_by_first() -> bool:
-        docs = (await stack.docs(ids)).values()
+        docs = (await stack.by_id(ids)).values()
         return len(docs) == COUNT and all(
             d.get("provider_task_id") and d.get("lease_owner") == "orch-cut" and d["status"] != "completed"
             for d in docs
@@ -166,26 +88,26 @@ async def test_an_orchestrator_cut_off_from_the_store_mid_poll_is_taken_over_and
 
     await eventually(all_polled_by_first, 30, "every task submitted and polled by the first orchestrator")
     store_link.cut()  # silence: its polls of the provider go on, its writes and renewals are held
-    fences = {i: d["lease_fence"] for i, d in (await stack.docs(ids)).items()}
+    fences = {i: d["lease_fence"] for i, d in (await stack.by_id(ids)).items()}
 
     second = stack.orchestrator("orch-second")
     await stack.ready(second)
 
     async def taken_over_and_completed() -> bool:
-        docs = (await stack.docs(ids)).values()
+        docs = (await stack.by_id(ids)).values()
         return all(d["status"] == "completed" and d["lease_fence"] == fences[d["_id"]] + 1 for d in docs)
 
     await eventually(
         taken_over_and_completed, TAKEOVER_BOUND_S + FINISH_BOUND_S, "the second took over, finished"
     )
-    settled = await stack.docs(ids)
+    settled = await stack.by_id(ids)
 
     store_link.heal()  # the first's held writes reach the store, late
     await store_link.until(lambda link: link.held() == 0, STOP_BOUND_S, "the held bytes delivered")
     await eventually(lambda: _is_zero(in_flight(first)), STOP_BOUND_S, "the healed orchestrator stopped them")
 
     # It wrote nothing over the second's work, submitted nothing again; each result is recorded once.
-    after = await stack.docs(ids)
+    after = await stack.by_id(ids)
     # outbox_at: when the owed event is next republished. No notifier takes the events in here, so any
     # instance's reconciler republishes them on its pass (the same event, by id): no lease holder's write.
     changed = {i: _changed(settled[i], after[i], but=("outbox_at",)) for i in ids}

@@ -110,6 +110,7 @@ class FakeProviderAPI:
     """Base of the fakes. Knobs a test may set at any time:
 
     - ``task_seconds``: how long a new task runs before it ends (``math.inf``: it never ends);
+    - ``task_seconds_for``: if set, how long a new task runs, by its creation request's body (instead);
     - ``queue_seconds``: how long a new task waits in the provider's queue first;
     - ``failure``: a provider failure code new tasks end with instead of succeeding;
     - ``fail_next(...)`` / ``throttle_next(...)``: scripted HTTP errors for the next requests;
@@ -157,6 +158,7 @@ class FakeProviderAPI:
         self.api_key = api_key or f"{self.provider}-test-{secrets.token_hex(8)}"
         self.api_keys = [self.api_key]
         self.task_seconds = task_seconds
+        self.task_seconds_for: Callable[[dict[str, Any]], float] | None = None
         self.queue_seconds = queue_seconds
         self.failure = failure
         self.serve_thumbnail = False
@@ -326,7 +328,7 @@ class FakeProviderAPI:
             body=body,
             created_at=self.now(),
             queue_seconds=self.queue_seconds,
-            run_seconds=self.task_seconds,
+            run_seconds=self.task_seconds if self.task_seconds_for is None else self.task_seconds_for(body),
             failure=self.failure,
             key=self.api_key,
         )

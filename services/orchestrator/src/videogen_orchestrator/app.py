@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import cast
 
 import faust
 
+from videogen_common.domain import Priority
 from videogen_common.events import Envelope, EnvelopeError
 from videogen_common.streams import faust_options
 from videogen_common.topics import Topics
@@ -42,8 +44,16 @@ def create_orchestrator(settings: OrchestratorSettings) -> tuple[faust.App, Orch
                 log.warning("skipped a malformed request message", extra={"error": str(exc)})
                 await requests.ack(event)
                 continue
+            if envelope.generation.get("priority") == Priority.LOW.value:
+                # A batch's item (or other low-priority work): started in the background, in turn by
+                # account, acknowledged once started; the requests behind it are not held up.
+                runtime.runner.intake.put(
+                    envelope.account_id, envelope.generation_id, partial(requests.ack, event)
+                )
+                continue
             # Claims the lease and starts the actor; waits only when this instance is at capacity.
-            await runtime.runner.start(envelope.generation_id)
+            with runtime.runner.intake.first():
+                await runtime.runner.start(envelope.generation_id)
             if runtime.runner.stopping:
                 await asyncio.Event().wait()  # until the agent is cancelled, unacknowledged
             await requests.ack(event)

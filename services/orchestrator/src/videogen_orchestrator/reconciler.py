@@ -98,7 +98,10 @@ class Reconciler:
                 resumed += 1
         # Never leased: the request message was lost. The api creates generations `processing`; one that
         # waits in line is `queued` with no lease, and is not orphaned (_start_waiting).
+        # Those whose requests this instance's intake holds are started in their turn there.
         async for generation_id in self._leases.never_leased(now - self._grace, self._batch):
+            if self._runner.intake.holds(generation_id):
+                continue
             if await self._runner.start(generation_id, wait_for_slot=False):
                 resumed += 1
         if resumed:

@@ -32,6 +32,7 @@ from videogen_common.tracing import annotate, span_in
 from videogen_orchestrator.actor import GenerationActor
 from videogen_orchestrator.admission import Admission, Admitted, with_pool
 from videogen_orchestrator.health import Breakers
+from videogen_orchestrator.intake import Intake
 from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused, TaskEvent
 from videogen_orchestrator.rerouting import Rerouting
 from videogen_orchestrator.settings import OrchestratorSettings
@@ -83,6 +84,8 @@ class Runner:
         self._no_claims = asyncio.Event()
         self._no_claims.set()
         self._stopping = False
+        # Low-priority requests, started in the background in turn by account (``intake``).
+        self.intake = Intake(self.start, lambda: self._stopping)
 
     @property
     def in_flight(self) -> int:
@@ -349,9 +352,10 @@ class Runner:
                     if provider in self._dispatch_again:
                         continue
                     break
-                ok = await self.start(
-                    chosen.generation_id, wait_for_slot=wait_for_slot, waiting=True, lane=chosen.lane
-                )
+                with self.intake.first():
+                    ok = await self.start(
+                        chosen.generation_id, wait_for_slot=wait_for_slot, waiting=True, lane=chosen.lane
+                    )
                 if not ok:
                     # Full again, or another instance is starting it (and goes on from there).
                     if provider in self._dispatch_again:
@@ -382,6 +386,7 @@ class Runner:
         at once (the provider task id is saved, so nothing is submitted twice; slots stay with their
         generations)."""
         self._stopping = True
+        await self.intake.stop()
         pending = [*self._background, *self._dispatching.values(), *self._tasks.values()]
         for task in pending:
             task.cancel()
