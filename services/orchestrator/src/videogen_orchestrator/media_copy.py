@@ -143,7 +143,8 @@ class MediaCopy:
         for any key the generation names (none, as a key carries its holder's fence; checked all the same).
         A failure is logged: the retention sweeper deletes the generation's folder when it is deleted."""
         try:
-            named = await self._generations.media_keys_of(generation_id)
+            record = await self._generations.get(generation_id)
+            named = {record.video_key, record.thumbnail_key} if record is not None else set()
             orphans = [key for key in stored.keys if key not in named]
             if orphans:
                 await self._media.delete(orphans)

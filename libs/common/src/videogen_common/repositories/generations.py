@@ -193,14 +193,6 @@ class GenerationRepository:
         doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1})
         return None if doc is None else str(doc["status"])
 
-    async def media_keys_of(self, generation_id: str) -> set[str]:
-        """The media keys the generation names (its video's and thumbnail's), none if there is no such
-        generation."""
-        doc = await self._generations.find_one(
-            {"_id": generation_id}, projection={"video_key": 1, "thumbnail_key": 1}
-        )
-        return {str(doc[k]) for k in ("video_key", "thumbnail_key") if doc and doc.get(k)}
-
     async def was_canceled(self, generation_id: str) -> bool:
         """Whether the generation failed because its client canceled it, or was deleted: what its actor
         still does for it is discarded, its task at the provider included."""
