@@ -56,6 +56,7 @@ def create_app(
     app[state.DRAIN] = drain
     app[state.EVENT_STREAMS] = {}
     app[state.PRICES] = settings.price_table
+    app[state.CATALOGUE] = settings.catalogue
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
     app.on_response_prepare.append(console.security_headers)

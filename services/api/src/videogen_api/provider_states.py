@@ -42,11 +42,17 @@ class Snapshot:
         return given[0] if given else CAPABILITIES[Provider(provider)].default_resolution
 
     def estimate(
-        self, prices: PriceTable, provider: str, resolution: str | None, duration: int
+        self,
+        prices: PriceTable,
+        provider: str,
+        resolution: str | None,
+        duration: int,
+        model: str | None = None,
     ) -> float | None:
-        """What the provider charges for a request of ``duration`` s at ``resolution`` (None: its default)."""
+        """What the provider charges for a request of ``duration`` s of ``model`` (None: the default one) at
+        ``resolution`` (None: its default)."""
         return prices.estimate(
-            provider, self.model_of(provider), resolution or self.resolution_of(provider), duration
+            provider, model or self.model_of(provider), resolution or self.resolution_of(provider), duration
         )
 
     def state(self, provider: str, price: float | None) -> ProviderState:
