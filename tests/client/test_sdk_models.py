@@ -76,6 +76,7 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "ModelList": models.ModelList,
     "ModelPrice": models.ModelPrice,
     "ProviderCost": models.ProviderCost,
+    "ModelCost": models.ModelCost,
     "RoutingOptions": models.RoutingOptions,
     "Batch": batches.Batch,
     "BatchCounts": batches.BatchCounts,

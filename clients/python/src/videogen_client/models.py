@@ -307,6 +307,13 @@ class UsageTotals(Model):
     cost: float = 0.0  # USD their providers charged
 
 
+class ModelCost(Model):
+    provider: OpenProvider
+    model: str | None = None  # None: tries recorded before models were
+    attempts: int
+    cost: float
+
+
 class ProviderCost(Model):
     """What one provider charged for the tries made there."""
 
@@ -345,6 +352,7 @@ class Usage(Model):
     data: list[UsageRow]
     api_keys: list[KeyUsage]
     providers: list[ProviderCost] = []  # cost by provider, every try counted
+    models: list[ModelCost] = []  # cost by provider and model
     budgets: list[BudgetRemaining] = []  # what is left of the account's and the key's budgets
 
 

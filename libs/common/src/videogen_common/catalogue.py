@@ -273,18 +273,34 @@ def _per_resolution(provider: str, model: str, price: Any) -> dict[str, float]:
     return checked
 
 
-def refusals(spec: ModelSpec, options: Mapping[str, Any], duration: int, *, named: bool) -> list[str]:
-    """Why ``spec`` cannot make a request (its ``VIDEO_OPTIONS`` and image given, and its duration); [] if
-    it can. A named model is held to its durations (a request longer than its longest is refused); the
-    provider's default, when none is named, makes the nearest duration it can (as before models could be
-    named)."""
+def refusals(
+    spec: ModelSpec, options: Mapping[str, Any], duration: int, *, named: bool
+) -> list[dict[str, str]]:
+    """Field errors for what a request (its ``VIDEO_OPTIONS`` and image given, and its duration) asks of
+    ``spec`` and it cannot make ([]: it can make it). The provider's default model, when no model is named,
+    is refused as the provider always was (``unsupported_by_provider``: what the provider accepts) and makes
+    the nearest duration it can; a named model is refused with ``unsupported_by_model`` and its limits, and
+    is held to its durations (a request longer than its longest is refused, never cut short)."""
     caps = spec.capabilities
-    why = [r["message"] for r in unsupported(spec.provider, dict(options), caps)]
+    errors = unsupported(spec.provider, dict(options), caps)
     if not caps.text and options.get("image") is None:
-        why.append(f"{spec.id} makes videos only from a first frame (give image)")
+        errors.append(
+            {
+                "field": "image",
+                "message": f"{spec.id} makes videos only from a first frame",
+                "code": "unsupported_by_provider",
+            }
+        )
     if named and not spec.makes(duration):
-        why.append(f"{spec.id} makes {', '.join(map(str, caps.durations))} s; not {duration}")
-    return why
+        message = f"{spec.id} makes {', '.join(map(str, caps.durations))} s; not {duration}"
+        errors.append({"field": "duration", "message": message, "code": "unsupported_by_provider"})
+    if not named:
+        return errors
+    limits = spec.limits()
+    return [
+        {"field": e["field"], "message": f"{e['message']} ({limits})", "code": "unsupported_by_model"}
+        for e in errors
+    ]
 
 
 def parse_models(raw: str) -> dict[Provider, dict[str, dict[str, Any] | None]]:

@@ -95,13 +95,7 @@ def _refused(
             ]
         # The deployment's default model is not catalogued: held to the provider's capabilities, as before.
         return chosen, unsupported(provider, body.options())
-    why = refusals(spec, body.options(), body.duration, named=named)
-    if not why:
-        return chosen, []
-    limits = spec.limits()
-    return chosen, [
-        {"field": field, "message": f"{reason} ({limits})", "code": "unsupported_by_model"} for reason in why
-    ]
+    return chosen, refusals(spec, body.options(), body.duration, named=named)
 
 
 def route(
@@ -134,9 +128,11 @@ def route(
                 continue
             reason = "; ".join(refusal["message"] for refusal in refusals_)
             errors.extend(
-                {
-                    "field": r["field"] if r["code"] == "unknown_model" else field,
-                    "message": f"{provider.value}: {r['message']}",
+                {"field": r["field"], "message": f"{provider.value}: {r['message']}", "code": r["code"]}
+                if r["code"] == "unknown_model"
+                else {
+                    "field": field,
+                    "message": f"{provider.value}: {r['field']}: {r['message']}",
                     "code": r["code"],
                 }
                 for r in refusals_
