@@ -189,6 +189,7 @@ NEWER_GENERATION = {
     "status": "rendering",
     "prompt": "a fox",
     "provider": "sora",
+    "model": "sora-2",
     "duration": 5,
     "video_url": None,
     "thumbnail_url": None,
@@ -208,13 +209,14 @@ NEWER_GENERATION = {
         "requested": "auto",
         "sort": "greenest",
         "fallback_on_failure": False,
-        "candidates": [{"provider": "sora", "reason": "auto"}],
-        "skipped": [{"provider": "veo", "reason": "not enabled"}],
+        "candidates": [{"provider": "sora", "model": "sora-2", "reason": "auto"}],
+        "skipped": [{"provider": "veo", "model": None, "reason": "not enabled"}],
         "reason": "sora first",
     },
     "attempts": [
         {
             "provider": "sora",
+            "model": "sora-2",
             "started_at": "2026-11-21T08:47:00Z",
             "ended_at": None,
             "error_code": "quota_exceeded",
@@ -299,6 +301,24 @@ NEWER_ANSWERS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
                         "samples": 0,
                     },
                     "model": "sora-2",
+                    "models": [
+                        {
+                            "provider": "sora",
+                            "id": "sora-2",
+                            "default": True,
+                            "enabled": True,
+                            "description": "",
+                            "durations": [4, 8],
+                            "aspect_ratios": ["7:3"],
+                            "resolutions": ["8k"],
+                            "default_resolution": "8k",
+                            "text_to_video": True,
+                            "image_to_video": True,
+                            "seed": False,
+                            "negative_prompt": False,
+                            "prices": [{"resolution": "8k", "usd_per_second": 0.5}],
+                        }
+                    ],
                     "prices": [{"model": "sora-2", "resolution": "8k", "usd_per_second": 0.5}],
                 }
             ]

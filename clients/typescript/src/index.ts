@@ -41,7 +41,7 @@ export type {
   DownloadOptions,
   ImageSource,
 } from "./resources/generations.js";
-export type { UploadSource, UploadOptions } from "./resources/uploads.js";
+export type { UploadSource, UploadOptions, ModelListParams } from "./resources/uploads.js";
 export { WebhookVerificationError } from "./webhooks.js";
 export type { WebhookEvent, VerifyOptions, Payload, HeadersLike } from "./webhooks.js";
 export { TERMINAL_STATUSES, isTerminal } from "./models.js";
