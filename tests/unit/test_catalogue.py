@@ -34,9 +34,9 @@ def test_each_providers_default_model_makes_what_its_capabilities_say() -> None:
 
 
 def test_the_price_table_and_the_default_models_are_read_from_the_catalogue() -> None:
-    assert DEFAULT_PRICES == {
+    assert {
         provider: {m.id: dict(m.prices) for m in BUILT_IN if m.provider is provider} for provider in Provider
-    }
+    } == DEFAULT_PRICES
     for provider in Provider:
         default = CATALOGUE.default(provider.value)
         assert default is not None
