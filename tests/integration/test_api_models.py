@@ -57,7 +57,9 @@ CONFIGURED = {
             "description": "a deployment's own",
         },
         "ray-flash-2": None,
-    }
+    },
+    # Veo 3.1 made Runway's default: requests naming no model get it.
+    "runway": {"veo3.1": {"default": True}},
 }
 
 
@@ -285,6 +287,10 @@ async def test_a_model_added_removed_and_repriced_by_configuration(
         assert (ray2["model"], ray2["estimated_cost"]) == ("ray-2", 1.0)  # repriced: 5 s at $0.20
         errors = await refused(client, key, store, provider="luma", model="ray-flash-2")
         assert [e["code"] for e in errors] == ["unknown_model"]
+        runway = await models(client, key, "?provider=runway")
+        assert [m["id"] for m in runway if m["default"]] == ["veo3.1"]
+        veo = await create(client, key, provider="runway", duration=8)
+        assert (veo["model"], veo["estimated_cost"]) == ("veo3.1", 3.2)
 
 
 async def test_the_model_asked_for_reaches_the_provider_and_each_attempt_is_priced_by_its_model(
