@@ -3520,6 +3520,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
     };

@@ -141,6 +141,7 @@ class ModelsQuery(BaseModel):
     answer="The models that match every filter given, each provider's together.",
     model=ModelList,
     query=ModelsQuery,
+    errors={422: "Invalid"},
 )
 async def list_models(request: web.Request) -> web.Response:
     app = request.app
