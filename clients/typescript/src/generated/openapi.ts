@@ -2850,22 +2850,22 @@ export interface components {
             [key: string]: string;
         };
         /** @description Only models that make this aspect ratio. */
-        ModelAspectRatio: string;
+        ModelAspectRatio: components["schemas"]["AspectRatio"];
         /** @description Only models that make a video at least this many seconds long. */
         ModelDuration: number;
-        /** @description true: only the models of providers this deployment offers. */
+        /** @description true: only the models of providers this deployment offers; false: only the others. */
         ModelEnabled: boolean;
         /** @description true: only models that take a first frame; false: only those that do not. */
         ModelImageToVideo: boolean;
-        /** @description true: only models that take a negative prompt. */
+        /** @description true: only models that take a negative prompt; false: only the others. */
         ModelNegativePrompt: boolean;
         /** @description Only this provider's models. */
-        ModelProvider: string;
+        ModelProvider: components["schemas"]["Provider"];
         /** @description Only models that make this resolution. */
-        ModelResolution: string;
-        /** @description true: only models that take a seed. */
+        ModelResolution: components["schemas"]["Resolution"];
+        /** @description true: only models that take a seed; false: only the others. */
         ModelSeed: boolean;
-        /** @description true: only models that make a video from text alone. */
+        /** @description true: only models that make a video from text alone; false: only the others. */
         ModelTextToVideo: boolean;
         /** @description wait=N (RFC 7240): answer once the generation is finished, or after N seconds (at most 60; more counts as 60), whichever is first. Other preferences, and a malformed one, are ignored. */
         PreferWait: string;
@@ -3482,7 +3482,7 @@ export interface operations {
                 provider?: components["parameters"]["ModelProvider"];
                 /** @description true: only models that take a first frame; false: only those that do not. */
                 image_to_video?: components["parameters"]["ModelImageToVideo"];
-                /** @description true: only models that make a video from text alone. */
+                /** @description true: only models that make a video from text alone; false: only the others. */
                 text_to_video?: components["parameters"]["ModelTextToVideo"];
                 /** @description Only models that make a video at least this many seconds long. */
                 duration?: components["parameters"]["ModelDuration"];
@@ -3490,11 +3490,11 @@ export interface operations {
                 aspect_ratio?: components["parameters"]["ModelAspectRatio"];
                 /** @description Only models that make this resolution. */
                 resolution?: components["parameters"]["ModelResolution"];
-                /** @description true: only models that take a seed. */
+                /** @description true: only models that take a seed; false: only the others. */
                 seed?: components["parameters"]["ModelSeed"];
-                /** @description true: only models that take a negative prompt. */
+                /** @description true: only models that take a negative prompt; false: only the others. */
                 negative_prompt?: components["parameters"]["ModelNegativePrompt"];
-                /** @description true: only the models of providers this deployment offers. */
+                /** @description true: only the models of providers this deployment offers; false: only the others. */
                 enabled?: components["parameters"]["ModelEnabled"];
             };
             header?: {

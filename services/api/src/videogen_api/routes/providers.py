@@ -7,8 +7,9 @@ GET /v1/providers: every provider the API knows, whether this deployment offers 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Any
 
 from aiohttp import web
@@ -16,7 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from videogen_api import state
 from videogen_api.declare import Endpoint
-from videogen_api.query import Param, once, parse_query
+from videogen_api.query import Param, once, parse_query, refused
 from videogen_api.schemas.providers import ModelList, ProviderList
 from videogen_api.serialize import json_response
 from videogen_common.capabilities import CAPABILITIES, AspectRatio, Resolution
@@ -89,37 +90,74 @@ def _once(values: list[str]) -> str:
     return once(values)
 
 
+def _flag(values: list[str]) -> bool:
+    """``true`` or ``false``, given once."""
+    value = once(values)
+    if value not in ("true", "false"):
+        raise refused("bool", "must be true or false")
+    return value == "true"
+
+
+def _seconds(values: list[str]) -> int:
+    """A whole number of seconds, 1 or more, given once."""
+    value = once(values)
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise refused("int", "must be a whole number of seconds, at least 1")
+    return int(value)
+
+
+def _one_of(enum: type[StrEnum]) -> Callable[[list[str]], str]:
+    def value(values: list[str]) -> str:
+        given = once(values)
+        if given not in {e.value for e in enum}:
+            raise refused("enum", f"{given!r} is not one of {', '.join(e.value for e in enum)}")
+        return given
+
+    return value
+
+
+def _enum_param(component: str, enum: type[StrEnum]) -> Param:
+    return Param(component, {"$ref": f"#/components/schemas/{enum.__name__}"})
+
+
+_BOOLEAN = {"type": "boolean"}
+
+
 class ModelsQuery(BaseModel):
     """GET /v1/models' query string: every filter given must hold (a capability's: whether it has it)."""
 
     model_config = ConfigDict(frozen=True)
 
     provider: Annotated[
-        Provider | None, BeforeValidator(_once), Param("ModelProvider", {"type": "string"})
+        Provider | None, BeforeValidator(_one_of(Provider)), _enum_param("ModelProvider", Provider)
     ] = Field(None, description="Only this provider's models.")
-    image_to_video: Annotated[
-        bool | None, BeforeValidator(_once), Param("ModelImageToVideo", {"type": "boolean"})
-    ] = Field(None, description="true: only models that take a first frame; false: only those that do not.")
-    text_to_video: Annotated[
-        bool | None, BeforeValidator(_once), Param("ModelTextToVideo", {"type": "boolean"})
-    ] = Field(None, description="true: only models that make a video from text alone.")
-    duration: Annotated[int | None, BeforeValidator(_once), Param("ModelDuration", {"type": "integer"})] = (
-        Field(None, ge=1, description="Only models that make a video at least this many seconds long.")
+    image_to_video: Annotated[bool | None, BeforeValidator(_flag), Param("ModelImageToVideo", _BOOLEAN)] = (
+        Field(None, description="true: only models that take a first frame; false: only those that do not.")
     )
+    text_to_video: Annotated[bool | None, BeforeValidator(_flag), Param("ModelTextToVideo", _BOOLEAN)] = (
+        Field(
+            None, description="true: only models that make a video from text alone; false: only the others."
+        )
+    )
+    duration: Annotated[
+        int | None, BeforeValidator(_seconds), Param("ModelDuration", {"type": "integer", "minimum": 1})
+    ] = Field(None, description="Only models that make a video at least this many seconds long.")
     aspect_ratio: Annotated[
-        AspectRatio | None, BeforeValidator(_once), Param("ModelAspectRatio", {"type": "string"})
+        AspectRatio | None,
+        BeforeValidator(_one_of(AspectRatio)),
+        _enum_param("ModelAspectRatio", AspectRatio),
     ] = Field(None, description="Only models that make this aspect ratio.")
     resolution: Annotated[
-        Resolution | None, BeforeValidator(_once), Param("ModelResolution", {"type": "string"})
+        Resolution | None, BeforeValidator(_one_of(Resolution)), _enum_param("ModelResolution", Resolution)
     ] = Field(None, description="Only models that make this resolution.")
-    seed: Annotated[bool | None, BeforeValidator(_once), Param("ModelSeed", {"type": "boolean"})] = Field(
-        None, description="true: only models that take a seed."
+    seed: Annotated[bool | None, BeforeValidator(_flag), Param("ModelSeed", _BOOLEAN)] = Field(
+        None, description="true: only models that take a seed; false: only the others."
     )
     negative_prompt: Annotated[
-        bool | None, BeforeValidator(_once), Param("ModelNegativePrompt", {"type": "boolean"})
-    ] = Field(None, description="true: only models that take a negative prompt.")
-    enabled: Annotated[bool | None, BeforeValidator(_once), Param("ModelEnabled", {"type": "boolean"})] = (
-        Field(None, description="true: only the models of providers this deployment offers.")
+        bool | None, BeforeValidator(_flag), Param("ModelNegativePrompt", _BOOLEAN)
+    ] = Field(None, description="true: only models that take a negative prompt; false: only the others.")
+    enabled: Annotated[bool | None, BeforeValidator(_flag), Param("ModelEnabled", _BOOLEAN)] = Field(
+        None, description="true: only the models of providers this deployment offers; false: only the others."
     )
 
 
