@@ -2947,6 +2947,16 @@ export interface operations {
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            /** @description not-found: image.upload_id names no upload of this account. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description validation-error: a field is invalid (one entry per field in errors; for a routed request that no provider can make, one per provider and reason); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */

@@ -174,6 +174,7 @@ async def _first_frame(
     headers=("Location", REPLAYED_HEADER, PREFERENCE_APPLIED),
     errors={
         **BODY_ERRORS,
+        404: problem("not-found: image.upload_id names no upload of this account."),
         422: problem(
             "validation-error: a field is invalid (one entry per field in errors; for a routed request that "
             "no provider can make, one per provider and reason); "
