@@ -5,6 +5,13 @@ its real runner and actor in this process, over the same kind of store, with no 
 change to the queries they make shows up in the baseline too).
 
     .venv/bin/python -m bench.orchestrator_throughput [--generations N] [--concurrency C]
+        [--baseline CHECKOUT [--rounds R]]
+
+With ``--baseline``, only the one-orchestrator burst is measured, ``R`` rounds of it (default 3), each round
+once through this checkout's api and orchestrator and once through another checkout's (its own ``.venv``:
+``make install`` there; its own ``videogen migrate`` prepares its database), one after the other so both share
+the machine's conditions of the moment: the burst rate and the orchestrator's CPU per generation, this
+checkout ÷ the baseline's, by round and their median: the no-regression check for an orchestrator change.
 
 Each orchestrator configuration is measured twice:
 - burst: N requests as fast as the api takes them; the rate is N over the time from the first request to the
@@ -23,7 +30,10 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import dataclasses
+import os
 import secrets
+import statistics
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -54,7 +64,7 @@ from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
 from videogen_common.records.event import Event
 from videogen_common.settings import load_settings
-from videogen_common.store import Store
+from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.assembly import Resources, assemble
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
@@ -178,15 +188,50 @@ def env_for(urls: EngineUrls, workdir: Path, db: str, prefix: str) -> dict[str, 
     }
 
 
+async def baseline_migrated(checkout: Path, env: dict[str, str], log: Path) -> None:
+    """The other checkout's own ``videogen migrate`` over its database (its indexes, not ours)."""
+    with log.open("ab") as out:
+        proc = await asyncio.create_subprocess_exec(
+            str(checkout / ".venv" / "bin" / "videogen"),
+            "migrate",
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=checkout,
+        )
+        if await proc.wait() != 0:
+            raise RuntimeError(f"videogen migrate in {checkout} failed: see {log}")
+
+
+@dataclasses.dataclass
+class Orchestrated:
+    burst: Result
+    paced: Result | None
+    cpu_ms_per_generation: dict[str, float]
+
+
 async def orchestrated(
-    urls: EngineUrls, workdir: Path, orchestrators: int, total: int, concurrency: int
-) -> tuple[Result, Result]:
-    """Burst and paced runs through the api and ``orchestrators`` orchestrator processes."""
-    tag = f"o{orchestrators}"
+    urls: EngineUrls,
+    workdir: Path,
+    orchestrators: int,
+    total: int,
+    concurrency: int,
+    *,
+    checkout: Path | None = None,
+    tag: str = "",
+    pace: bool = True,
+) -> Orchestrated:
+    """Burst (and, with ``pace``, paced) runs through the api and ``orchestrators`` orchestrator processes,
+    from ``checkout`` when given (else this checkout)."""
+    tag = tag or f"o{orchestrators}"
     db, prefix = f"bench_{tag}", f"{tag}{secrets.token_hex(3)}."
-    client, store = await migrated_store(urls, workdir, db, prefix)
-    key = await create_key(store, "bench")
     env = env_for(urls, workdir, db, prefix)
+    if checkout is not None:
+        await baseline_migrated(checkout, env, workdir / f"migrate-{tag}.log")
+        client, store = connect(urls.mongo, db, app_name="bench")
+    else:
+        client, store = await migrated_store(urls, workdir, db, prefix)
+    key = await create_key(store, "bench")
     api_port = free_port()
     pids = {"store": urls.store_pid, "broker": urls.broker_pid}
     async with contextlib.AsyncExitStack() as stack:
@@ -201,6 +246,7 @@ async def orchestrated(
                         "VIDEOGEN_ORCHESTRATOR_PORT": str(port),
                     },
                     workdir / f"orchestrator-{tag}-{n}.log",
+                    checkout=checkout,
                 )
             )
             pids[f"orchestrator-{n}"] = proc.pid
@@ -210,6 +256,7 @@ async def orchestrated(
                 ["-m", "videogen_api.main"],
                 {**env, "VIDEOGEN_API_PORT": str(api_port)},
                 workdir / f"api-{tag}.log",
+                checkout=checkout,
             )
         )
         pids["api"] = proc.pid
@@ -221,27 +268,34 @@ async def orchestrated(
         api = Client(session, f"http://127.0.0.1:{api_port}/v1/generate", key)
         # Warm-up: every orchestrator has its partitions and the render cache holds the prompt's video.
         await burst("warm-up", api, completions, WARM_UP, concurrency)
-        label = f"{orchestrators} orchestrator{'s' if orchestrators > 1 else ''}"
+        label = f"{orchestrators} orchestrator{'s' if orchestrators > 1 else ''}" + (
+            f" [{checkout.name}]" if checkout is not None else ""
+        )
         before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         fast = await burst(f"{label}: burst", api, completions, total, concurrency)
         spent = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
-        per_generation = ", ".join(f"{name} {cpu * 1000 / total:.1f}" for name, cpu in spent.items())
+        cpu_ms = {name: cpu * 1000 / total for name, cpu in spent.items()}
+        per_generation = ", ".join(f"{name} {ms:.1f}" for name, ms in cpu_ms.items())
         print(
             f"{fast.name}: CPU ms per generation: {per_generation}"
             f"   ({sum(spent.values()) / fast.seconds:.2f} cores busy)",
             flush=True,
         )
-        slow = await paced(
-            f"{label}: paced at {fast.rate / 2:.0f}/s", api, completions, max(100, total // 4), fast.rate / 2
-        )
-        stored = await inside(store, f"{slow.name}, insert → terminal write", list(api.sent)[-slow.count :])
-        print(
-            f"{stored.name}: p50 {stored.pct(0.5):.0f} ms   p99 {stored.pct(0.99):.0f} ms"
-            f"   (n={stored.count})",
-            flush=True,
-        )
+        slow = None
+        if pace:
+            rate = fast.rate / 2
+            count = max(100, total // 4)
+            slow = await paced(f"{label}: paced at {rate:.0f}/s", api, completions, count, rate)
+            stored = await inside(
+                store, f"{slow.name}, insert → terminal write", list(api.sent)[-slow.count :]
+            )
+            print(
+                f"{stored.name}: p50 {stored.pct(0.5):.0f} ms   p99 {stored.pct(0.99):.0f} ms"
+                f"   (n={stored.count})",
+                flush=True,
+            )
     await client.close()
-    return fast, slow
+    return Orchestrated(fast, slow, cpu_ms)
 
 
 async def api_alone(urls: EngineUrls, workdir: Path, total: int, concurrency: int) -> Result:
@@ -376,8 +430,35 @@ async def run(total: int, concurrency: int) -> list[Result]:
             results = [await runner_alone(urls, workdir, total, concurrency)]
             results.append(await api_alone(urls, workdir, total, concurrency))
             for orchestrators in (1, 2):
-                results.extend(await orchestrated(urls, workdir, orchestrators, total, concurrency))
+                measured = await orchestrated(urls, workdir, orchestrators, total, concurrency)
+                assert measured.paced is not None
+                results.extend((measured.burst, measured.paced))
     return results
+
+
+async def against(baseline: Path, total: int, concurrency: int, rounds: int) -> None:
+    """One orchestrator's burst through this checkout and through ``baseline``, ``rounds`` times, in turn."""
+    rates: list[float] = []
+    cpus: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="vg-bench-") as tmp:
+        workdir = Path(tmp)
+        async with engines(workdir) as urls:
+            for n in range(rounds):
+                this = await orchestrated(urls, workdir, 1, total, concurrency, tag=f"this{n}", pace=False)
+                before = await orchestrated(
+                    urls, workdir, 1, total, concurrency, checkout=baseline, tag=f"base{n}", pace=False
+                )
+                rates.append(this.burst.rate / before.burst.rate)
+                cpu = this.cpu_ms_per_generation, before.cpu_ms_per_generation
+                cpus.append(cpu[0]["orchestrator-0"] / cpu[1]["orchestrator-0"])
+                print(this.burst.line(), before.burst.line(), sep="\n", flush=True)
+    print(
+        "1 orchestrator, burst, this checkout / the baseline's, by round: rate "
+        + ", ".join(f"{r:.2f}" for r in rates)
+        + f" (median {statistics.median(rates):.2f}); orchestrator CPU per generation "
+        + ", ".join(f"{c:.2f}" for c in cpus)
+        + f" (median {statistics.median(cpus):.2f})"
+    )
 
 
 def main() -> None:
@@ -386,7 +467,15 @@ def main() -> None:
     )
     parser.add_argument("--generations", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare one orchestrator with")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.baseline is not None:
+        baseline = args.baseline.resolve()
+        if not (baseline / ".venv" / "bin" / "videogen").exists():
+            parser.error(f"{baseline} has no .venv: run `make install` there first")
+        asyncio.run(against(baseline, args.generations, args.concurrency, args.rounds))
+        return
     results = asyncio.run(run(args.generations, args.concurrency))
     for result in results:
         print(result.line())

@@ -80,6 +80,7 @@ ANSWERS: dict[str, type[BaseModel]] = {
     "RoutingOptions": models.RoutingOptions,
     "Batch": batches.Batch,
     "BatchCounts": batches.BatchCounts,
+    "BatchError": batches.BatchError,
     "BatchList": batches.BatchList,
     "BatchGeneration": batches.BatchGeneration,
     "BatchGenerationList": batches.BatchGenerationList,

@@ -161,6 +161,16 @@ TWINS = {
     "api_keys.revoke": "apiKeys.revoke",
     "budgets.get": "budgets.get",
     "budgets.set": "budgets.set",
+    "batches.create": "batches.create",
+    "batches.retrieve": "batches.retrieve",
+    "batches.list": "batches.list",  # iterated: every batch
+    "batches.list_page": "batches.list",  # awaited: one page
+    "batches.generations": "batches.generations",
+    "batches.generations_page": "batches.generations",
+    "batches.cancel": "batches.cancel",
+    "batches.wait": "batches.wait",
+    "batches.results": "batches.results",
+    "batches.results_lines": "batches.resultsLines",
 }
 TWIN_CHECK = """
 import * as sdk from "./dist/index.js";
@@ -192,6 +202,7 @@ async def test_every_operation_of_the_python_sdk_has_a_typescript_twin(built: Pa
                 "events",
                 "api_keys",
                 "budgets",
+                "batches",
             )
             for name, _ in inspect.getmembers(type(getattr(python, resource)), inspect.isfunction)
             if not name.startswith("_")

@@ -219,3 +219,18 @@ async def test_every_status_the_fake_answers_is_one_fal_client_parses(fake: Fake
     created = answer_json(fake.created(task))
     assert {"request_id", "response_url", "status_url", "cancel_url"} <= set(created)
     assert created["status_url"] == f"{fake.origin}/{fake.app_id}/requests/{task.id}/status"
+
+
+async def test_a_submit_naming_a_webhook_is_fal_clients_request(
+    fake: FakeFal, sdk: fal_client.SyncClient, adapter_for: Callable[..., PikaAdapter]
+) -> None:
+    url = "https://videogen.test/v1/provider-callbacks/pika/gen_1.0.mac?x=1&y=2"
+    start = len(fake.exchanges)
+    await adapter_for().submit(Job("gen_1", "a fox", 5, callback_url=url))
+    [submit] = since(fake, start)
+    start = len(fake.exchanges)
+    await off_loop(lambda: sdk.submit(fake.model_id, arguments=json_of(submit), webhook_url=url))
+    [sdk_submit] = since(fake, start)
+    same_call(submit, sdk_submit, ("", ""))
+    assert submit.query == sdk_submit.query == {"fal_webhook": url}
+    assert json_of(submit) == json_of(sdk_submit)

@@ -222,3 +222,19 @@ async def test_every_generation_the_fake_answers_is_one_the_sdks_model_reads(fak
     accepted(Generation, created)
     done = accepted(Generation, states["completed"])
     assert done.assets is not None and done.assets.video and done.assets.image
+
+
+async def test_a_create_naming_a_callback_url_is_the_sdks_request(
+    fake: FakeLuma, adapter_for: Callable[..., LumaAdapter]
+) -> None:
+    url = "https://videogen.test/v1/provider-callbacks/luma/gen_1.0.mac"
+    start = len(fake.exchanges)
+    await adapter_for().submit(Job("gen_1", "a fox", 5, callback_url=url))
+    [ours] = since(fake, start)
+    kwargs = check_body(VideoCreateParams, json_of(ours))
+    assert kwargs["callback_url"] == url  # the SDK's own parameter, by its wire name
+    start = len(fake.exchanges)
+    await off_loop(lambda: sdk_for(fake).generations.video.create(**kwargs))
+    [sdks] = since(fake, start)
+    assert (ours.method, ours.path) == (sdks.method, sdks.path)
+    assert json_of(ours) == json_of(sdks)

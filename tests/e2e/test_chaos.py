@@ -19,21 +19,20 @@ import random
 import signal
 from collections import defaultdict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
-from aiohttp import web
 
+from tests.support.chaos import Endpoint
 from tests.support.devstack import DevStack
 from tests.support.load import QUICK_REPAIRS, create_steadily
 from tests.support.pipeline import verify
 from tests.support.procs import processes_using
 from tests.support.stack import subscribe
-from videogen.engines import free_port, mongo_url
+from videogen.engines import mongo_url
 from videogen.keys import create_key
 from videogen_common.store import connect
 
@@ -52,38 +51,6 @@ VICTIMS = {
 }
 CONVERGE_S = 240.0
 STACK_ENV = QUICK_REPAIRS
-
-
-@dataclass
-class Endpoint:
-    """A customer's receiver on 127.0.0.1: records every request; a flaky one answers 503 to some."""
-
-    account: str
-    flaky: bool
-    rng: random.Random
-    requests: list[tuple[dict[str, str], bytes, int]] = field(default_factory=list)
-    url: str = ""
-    secret: str = ""
-    runner: web.AppRunner | None = None
-
-    async def handle(self, request: web.Request) -> web.Response:
-        body = await request.read()
-        status = 503 if self.flaky and self.rng.random() < 0.3 else 200
-        self.requests.append((dict(request.headers), body, status))
-        return web.Response(status=status)
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/hook", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        port = free_port()
-        await web.TCPSite(self.runner, "127.0.0.1", port).start()
-        self.url = f"http://127.0.0.1:{port}/hook"
-
-    def delivered(self) -> set[str]:
-        """Generations whose delivery this endpoint answered with 200."""
-        return {orjson.loads(body)["data"]["id"] for _, body, status in self.requests if status == 200}
 
 
 @pytest.fixture

@@ -42,11 +42,12 @@ async def test_a_generation_completed_with_s3_media_has_both_links_working(
         bucket = s3_env["VIDEOGEN_S3_BUCKET"]
         async with s3_client(s3_env["VIDEOGEN_S3_ENDPOINT_URL"]) as raw:
             listing = await raw.list_objects_v2(Bucket=bucket)
+            # Named by the fence of the lease that stored them (media_copy): the first claim's, 1.
             assert sorted(o["Key"] for o in listing["Contents"]) == [
-                f"{created['id']}/thumbnail.jpg",
-                f"{created['id']}/video.mp4",
+                f"{created['id']}/thumbnail-1.jpg",
+                f"{created['id']}/video-1.mp4",
             ]
-            stored = await raw.get_object(Bucket=bucket, Key=f"{created['id']}/video.mp4")
+            stored = await raw.get_object(Bucket=bucket, Key=f"{created['id']}/video-1.mp4")
             async with stored["Body"] as stream:
                 video = await stream.read()
         assert not (Path(stack.env["VIDEOGEN_DATA_DIR"]) / "media").exists()

@@ -5,7 +5,7 @@ skip mode, an idempotent re-send, the results file, a cancel midway, and batch.c
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.support.api import bearer
+from tests.support.generations import insert_generation
 from tests.support.orchestration import Orchestration
 from tests.support.waiting import eventually
 from videogen_common.endings import batch_event
@@ -303,3 +304,87 @@ async def test_a_budget_reached_mid_batch_refuses_the_items_past_it(
     remaining = (await (await client.get("/v1/budgets", headers=bearer(key))).json())["remaining"]
     assert remaining[0]["used"] == 6
     assert [d["custom_id"] for d in await items_of(store, batch["id"])] == ["c0", "c1"]
+
+
+async def test_a_batch_left_validating_without_a_key_is_settled_by_the_reconciler_past_its_bound(
+    client: Client, key: str, store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    """As a crashed api leaves them (the batch written ``validating``, then its api gone): one with two of its
+    three items written, one with none. Within the bound the reconciler leaves both alone; past it, the first
+    runs the items written and ends completed, the second ends failed, each told once."""
+    orchestration = Orchestration(store, base_env, tmp_path / "media")
+    clock = orchestration.clock
+    batches = BatchRepository(store)
+    now = clock.now()
+
+    def validating(batch_id: str, total: int) -> BatchRecord:
+        return BatchRecord(
+            id=batch_id, account_id="acme", status="validating", created_at=now, updated_at=now, total=total
+        )
+
+    await batches.insert(validating("bat_partly", 3))
+    await batches.insert(validating("bat_nothing", 2))
+    for n in range(2):
+        await insert_generation(
+            store,
+            now,
+            generation_id=f"gen_partly{n}",
+            batch_id="bat_partly",
+            custom_id=f"c{n}",
+            priority="low",
+        )
+    runner = orchestration.runner()
+    reconciler = orchestration.reconciler(runner)
+    try:
+        # Within the bound (5 minutes): a batch maybe still being written.
+        clock.advance(timedelta(seconds=299))
+        await reconciler.run_once()
+        assert {d["status"] for d in await store.batches.find({}).to_list(None)} == {"validating"}
+
+        clock.advance(timedelta(seconds=2))
+        await reconciler.run_once()  # past it: both settled (and the items written, never leased, started)
+        nothing = await (await client.get("/v1/batches/bat_nothing", headers=bearer(key))).json()
+        assert nothing["status"] == "failed" and nothing["finished_at"] is not None
+        assert nothing["counts"]["total"] == 0 and nothing["error"]["code"] == "batch_not_written"
+        partly = await (await client.get("/v1/batches/bat_partly", headers=bearer(key))).json()
+        assert partly["status"] in ("in_progress", "completed")
+        assert partly["counts"]["total"] == 2 and partly["error"]["code"] == "items_not_written"
+        assert "2 of its 3 items" in partly["error"]["message"]
+        await asyncio.wait_for(runner.wait_idle(), 20)
+        await reconciler.run_once()  # a second pass settles nothing twice
+    finally:
+        await orchestration.stop()
+    partly = await (await client.get("/v1/batches/bat_partly", headers=bearer(key))).json()
+    assert partly["status"] == "completed" and partly["counts"]["completed"] == 2
+    told = [e for e in orchestration.sink.events if e.type == "batch.completed"]
+    assert sorted((e.data["id"], e.data["status"]) for e in told) == [
+        ("bat_nothing", "failed"),
+        ("bat_partly", "completed"),
+    ]
+    results = await client.get("/v1/batches/bat_partly/results", headers=bearer(key))
+    assert [orjson.loads(line)["custom_id"] for line in (await results.read()).splitlines()] == ["c0", "c1"]
+
+
+async def test_a_resend_after_the_reconciler_settled_the_batch_answers_it_as_settled(
+    client: Client, key: str, store: Store, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    body = {"items": [item(i) for i in range(3)]}
+    first = await submit(client, key, body, {"Idempotency-Key": "late"})
+    # As if the api died after the batch and one of its items were written, and stayed gone past the bound.
+    long_ago = datetime(2000, 1, 1, tzinfo=UTC)
+    await store.batches.update_one(
+        {"_id": first["id"]}, {"$set": {"status": "validating", "updated_at": long_ago}}
+    )
+    docs = await items_of(store, first["id"])
+    await store.generations.delete_many({"_id": {"$in": [d["_id"] for d in docs[1:]]}})
+    orchestration = Orchestration(store, base_env, tmp_path / "media")
+    try:
+        await orchestration.reconciler(orchestration.runner()).run_once()
+    finally:
+        await orchestration.stop()
+    again = await client.post("/v1/batches", json=body, headers={**bearer(key), "Idempotency-Key": "late"})
+    assert again.status == 202 and again.headers["Idempotent-Replayed"] == "true"
+    settled = await again.json()
+    assert settled["id"] == first["id"] and settled["counts"]["total"] == 1
+    assert settled["error"]["code"] == "items_not_written"
+    assert await store.generations.count_documents({"batch_id": first["id"]}) == 1

@@ -475,6 +475,15 @@ async def test_batches_answer_as_documented(answers: Answers) -> None:
     await answers.call("POST", "/v1/batches/{id}/cancel", 404, "/v1/batches/bat_unknown/cancel")
 
 
+async def test_provider_callbacks_answer_as_documented(answers: Answers) -> None:
+    template = "/v1/provider-callbacks/{provider}/{token}"
+    # A token we did not issue: taken, ignored. A fal call without its signature: refused (nothing fetched).
+    path = "/v1/provider-callbacks/luma/gen_1.0.notours"
+    assert await answers.call("POST", template, 200, path, auth=False, json={}) == {"received": True}
+    path = "/v1/provider-callbacks/pika/gen_1.0.notours"
+    await answers.call("POST", template, 401, path, auth=False, json={})
+
+
 async def test_every_documented_operation_was_exercised_above(answers: Answers) -> None:
     """Guards the tests above: a new operation needs its answers checked here too."""
     covered = {
@@ -518,6 +527,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/batches/{id}/generations"),
         ("get", "/v1/batches/{id}/results"),
         ("post", "/v1/batches/{id}/cancel"),
+        ("post", "/v1/provider-callbacks/{provider}/{token}"),
     }
     documented = {(method, path) for path, item in answers.document["paths"].items() for method in item}
     assert documented == covered

@@ -7,25 +7,28 @@ real store server; time is a hand-moved clock."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.fakes import CountingProvider
+from tests.support.fakes import CountingProvider, FinishedProvider
 from tests.support.held_provider import HeldProvider
+from tests.support.held_writes import HeldPuts, HeldWrites
 from tests.support.orchestration import Orchestration
 from tests.support.waiting import eventually
 from videogen_common.domain import Status
 from videogen_common.endings import end_generation
 from videogen_common.failures import ErrorCode, GenerationError
+from videogen_common.media import LocalMediaStore
 from videogen_common.records.generation import GenerationRecord, StoredVideo
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.store import Store
 from videogen_orchestrator.outcomes import Finished, Lost
+from videogen_orchestrator.providers.base import Output
 
 Doc = dict[str, Any]
 
@@ -168,3 +171,91 @@ async def test_an_actor_whose_lease_was_taken_over_mid_poll_stops_calling_the_pr
 
 async def _polled(provider: CountingProvider, count: int) -> bool:
     return len(provider.polled) >= count
+
+
+@pytest.mark.parametrize("held", ["its copy", "its terminal write"])
+async def test_a_holder_that_loses_its_lease_while_copying_the_media_writes_nothing_over_the_new_holders_copy(
+    orch: Orchestration, base_env: dict[str, str], tmp_path: Path, held: str
+) -> None:
+    """The gap after the last check of a poll: A's task succeeded and A is copying the video when B takes
+    the generation over and finishes it. Forced, not timed: A's copy (``HeldPuts``) or A's terminal write
+    after its copy (``HeldWrites``) waits until B has completed. A's copy lands under keys of its own lease
+    (its fence), never over B's; its terminal write matches nothing, so A deletes its copy; the generation
+    names B's media, recorded once."""
+    doc = await orch.insert(duration=1)
+    gid = doc["_id"]
+    media = LocalMediaStore(tmp_path / "media")
+    puts = HeldPuts(media, lambda key: held == "its copy" and key.startswith(f"{gid}/"))
+    stale = Orchestration(orch.store, base_env, puts, clock=orch.clock)
+    as_a = {"mock": FinishedProvider(Output(video=b"video as A copied it", thumbnail=b"thumb A"))}
+    as_b = {"mock": FinishedProvider(Output(video=b"video as B copied it", thumbnail=b"thumb B"))}
+
+    def a_completing(collection: str, filter: Mapping[str, Any], update: Mapping[str, Any]) -> bool:
+        moved_to = (update.get("$set") or {}).get("status")
+        return (
+            held == "its terminal write"
+            and collection == "generations"
+            and filter.get("_id") == gid
+            and filter.get("lease_owner") == "orch-a"
+            and moved_to == Status.COMPLETED.value
+        )
+
+    a = await claim(orch, gid, "orch-a")
+    with HeldWrites(a_completing).installed() as writes:
+        run_a = asyncio.create_task(stale.actor("orch-a", providers=as_a).run(a))
+        try:
+            if held == "its copy":
+                await puts.until_held(1)  # past the check after its poll, and the one before the copy
+            else:
+                await writes.until_held(1)  # its copy stored, its terminal write on its way
+                assert sorted(await media.keys_in(gid)) == [f"{gid}/thumbnail-1.jpg", f"{gid}/video-1.mp4"]
+            b = await taken_over(orch, gid, a, "orch-b")
+            async with asyncio.timeout(10):
+                finished = await orch.actor("orch-b", providers=as_b).run(b)
+            assert isinstance(finished, Finished) and finished.record.status is Status.COMPLETED
+            completed = await orch.get(gid)
+
+            puts.release()
+            writes.release()
+            async with asyncio.timeout(10):
+                result = await run_a
+        finally:
+            run_a.cancel()
+    assert isinstance(result, Lost)
+    # B's copy, untouched, is all there is, and the generation names it; A's went again.
+    assert completed["video_key"] == f"{gid}/video-2.mp4"
+    assert completed["thumbnail_key"] == f"{gid}/thumbnail-2.jpg"
+    assert sorted(await media.keys_in(gid)) == [f"{gid}/thumbnail-2.jpg", f"{gid}/video-2.mp4"]
+    assert await media.get(f"{gid}/video-2.mp4") == b"video as B copied it"
+    assert await media.get(f"{gid}/thumbnail-2.jpg") == b"thumb B"
+    # The result recorded once: A's late write changed nothing.
+    final = await orch.get(gid)
+    assert final == completed
+    assert [step["status"] for step in final["timeline"]].count(Status.COMPLETED.value) == 1
+    events = orch.sink.events_of(gid) + stale.sink.events_of(gid)
+    assert [e.type for e in events].count("video.completed") == 1
+
+
+async def test_a_holder_whose_lease_ran_out_starts_no_submit_even_before_anyone_claims_it(
+    orch: Orchestration,
+) -> None:
+    """Healed after a cut, a holder may find its lease run out but not yet claimed: every write of its own
+    would still match. A submit it started then could be interrupted by the claim that may come at any moment
+    (its task id never saved, the generation failed), so the submit mark asks for a live lease too."""
+    generations = GenerationRepository(orch.store)
+    doc = await orch.insert(duration=1)
+    a = await claim(orch, doc["_id"], "orch-a")
+    orch.clock.advance(LEASE + timedelta(seconds=1))  # its renewals never reached the store
+    assert await generations.mark_submitting(a, "orch-a", orch.clock.now(), {"duration_s": 1}) is None
+
+    provider = CountingProvider(HeldProvider())
+    async with asyncio.timeout(10):
+        result = await orch.actor("orch-a", providers={"mock": provider}).run(a)
+    assert isinstance(result, Lost)
+    assert provider.submitted == []
+    stored = await orch.get(doc["_id"])
+    assert stored.get("submit_started_at") is None and stored["lease_fence"] == a.lease_fence
+
+    # Within its lease the same mark lands.
+    fresh = await claim(orch, doc["_id"], "orch-a")
+    assert await generations.mark_submitting(fresh, "orch-a", orch.clock.now(), {"duration_s": 1}) is not None

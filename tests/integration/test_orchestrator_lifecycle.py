@@ -133,7 +133,8 @@ async def test_a_started_generation_completes_with_signed_media_a_playable_mp4_a
     expires = int((orch.clock.now() + timedelta(days=settings.media_retention_days)).timestamp())
     video_key, video_exp, video_sig = split_media_link(doc["video_url"], settings.public_base_url)
     thumb_key, thumb_exp, thumb_sig = split_media_link(doc["thumbnail_url"], settings.public_base_url)
-    assert (video_key, thumb_key) == (f"{gid}/video.mp4", f"{gid}/thumbnail.jpg")
+    # Named by the lease's fence (the first claim's: 1), so no two holders share a key (media_copy).
+    assert (video_key, thumb_key) == (f"{gid}/video-1.mp4", f"{gid}/thumbnail-1.jpg")
     assert (doc["video_key"], doc["thumbnail_key"]) == (video_key, thumb_key)
     assert video_exp == thumb_exp == expires
     assert verify_media_link(signing_key, video_key, video_exp, video_sig, now=orch.clock.now())

@@ -31,6 +31,7 @@ from videogen.retention import set_retention
 from videogen_common.erasure import ERASE_AGAIN_AFTER
 from videogen_common.ids import new_id
 from videogen_common.media import LocalMediaStore, MediaDeleteFailed, MediaStore, open_media_store
+from videogen_common.repositories import audit, deliveries, events
 from videogen_common.settings import CommonSettings
 from videogen_common.store import Store
 from videogen_orchestrator.providers.base import Output
@@ -354,3 +355,43 @@ async def test_a_sweeper_killed_mid_batch_leaves_work_the_next_one_finishes(
     assert await s3_keys(env) == kept_keys
     assert {doc["_id"] async for doc in store.uploads.find()} == {uid for uid, _ in kept_uploads}
     assert await store.uploads.count_documents({"_id": {"$in": [uid for uid, _ in due_uploads]}}) == 0
+
+
+async def test_the_sweeper_removes_events_deliveries_and_audit_past_their_keeping_and_nothing_newer(
+    store: Store, media: LocalMediaStore
+) -> None:
+    clock = ManualClock()
+    now = clock.now()
+    kept = {"events": events.KEPT, "deliveries": deliveries.KEPT, "audit_events": audit.KEPT}
+    for name, keeping in kept.items():
+        await store.db[name].insert_many(
+            [
+                {"_id": f"{name}-old", "account_id": "acme", "created_at": now - keeping - DAY},
+                {
+                    "_id": f"{name}-due",
+                    "account_id": "acme",
+                    "created_at": now - keeping - timedelta(seconds=1),
+                },
+                {
+                    "_id": f"{name}-kept",
+                    "account_id": "acme",
+                    "created_at": now - keeping + timedelta(seconds=1),
+                },
+                {"_id": f"{name}-new", "account_id": "acme", "created_at": now},
+            ]
+        )
+
+    swept = await sweeper(store, media, clock).run_once()
+
+    assert swept.expired == {"events": 2, "deliveries": 2, "audit_events": 2}
+    for name in kept:
+        left = {doc["_id"] for doc in await store.db[name].find().to_list(None)}
+        assert left == {f"{name}-kept", f"{name}-new"}
+    # The next pass finds nothing more until the clock moves past the next one's keeping.
+    assert (await sweeper(store, media, clock).run_once()).expired == {}
+    clock.set(now + 2 * timedelta(seconds=1))
+    assert (await sweeper(store, media, clock).run_once()).expired == {
+        "events": 1,
+        "deliveries": 1,
+        "audit_events": 1,
+    }

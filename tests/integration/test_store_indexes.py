@@ -3,8 +3,9 @@ retired, and what an earlier version left in a shape this one no longer reads mo
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pymongo import ASCENDING, IndexModel
@@ -14,7 +15,17 @@ from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation, stored_generation
 from tests.support.orchestration import Orchestration
 from videogen_common.deliveries import delivery_body, pending_delivery
-from videogen_common.repositories.indexes import INDEXES, RETIRED_INDEXES, ensure_indexes
+from videogen_common.domain import Provider
+from videogen_common.generations import new_generation
+from videogen_common.ids import new_id
+from videogen_common.records.generation import METADATA_PAIRS, GenerationRecord
+from videogen_common.repositories.indexes import (
+    INDEXES,
+    MIGRATIONS,
+    RETIRED_INDEXES,
+    ensure_indexes,
+    fill_metadata_pairs,
+)
 from videogen_common.store import Store
 
 
@@ -80,3 +91,60 @@ async def test_migration_puts_generations_left_in_an_account_queue_in_line_at_th
     await runner.wait_idle()
     assert (await stored_generation(store, old["_id"]))["status"] == "completed"
     await wiring.stop()
+
+
+async def test_migration_gives_generations_stored_without_them_their_metadata_pairs(store: Store) -> None:
+    # As the version before left them: metadata, and no pairs (nor the migration's mark).
+    await store.db[MIGRATIONS].delete_many({})
+    now = datetime.now(UTC).replace(microsecond=0)
+    old = [_made(now - timedelta(days=n), {"batch": f"b{n}", "customer": "c"}) for n in range(1, 40)]
+    plain = _made(now - timedelta(days=3))
+    await store.generations.insert_many([*old, plain])
+
+    walked = await fill_metadata_pairs(store, batch=10, now=now)
+
+    assert walked.filled == len(old) and walked.read == len(old) + 1
+    for doc in await store.generations.find({"_id": {"$in": [doc["_id"] for doc in old]}}).to_list(None):
+        assert sorted(doc[METADATA_PAIRS]) == sorted(f"{k}={v}" for k, v in doc["metadata"].items())
+    assert METADATA_PAIRS not in (await store.generations.find_one({"_id": plain["_id"]}) or {})
+    # Done: the next run reads only the last hour before its mark, and writes nothing.
+    again = await fill_metadata_pairs(store, batch=10, now=now + timedelta(minutes=5))
+    assert (again.read, again.filled) == (0, 0)
+    # One written meanwhile by a replica of the version before (a rolling update) is found by the next run.
+    late = _made(now + timedelta(minutes=1), {"batch": "late"})
+    await store.generations.insert_one(late)
+    last = await fill_metadata_pairs(store, batch=10, now=now + timedelta(minutes=10))
+    assert (last.read, last.filled) == (1, 1)
+    assert (await store.generations.find_one({"_id": late["_id"]}) or {})[METADATA_PAIRS] == ["batch=late"]
+
+
+def _made(at: datetime, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    """A generation's document as a version before the metadata's pairs wrote it."""
+    doc = new_generation(
+        generation_id=new_id("gen", at),
+        account_id="acme",
+        prompt="a fox",
+        provider=Provider.MOCK,
+        duration=3,
+        now=at,
+        metadata=metadata,
+    )
+    doc.pop(METADATA_PAIRS, None)
+    return doc
+
+
+async def test_a_tombstone_keeps_no_metadata_pairs() -> None:
+    doc = new_generation(
+        generation_id="gen_1",
+        account_id="acme",
+        prompt="a fox",
+        provider=Provider.MOCK,
+        duration=3,
+        now=datetime.now(UTC),
+        metadata={"batch": "b"},
+    )
+    record = GenerationRecord.from_doc(doc)
+    assert doc[METADATA_PAIRS] == record.to_doc()[METADATA_PAIRS] == ["batch=b"]
+    deleted = record.tombstone(datetime.now(UTC), media_due_at=datetime.now(UTC))
+    assert METADATA_PAIRS not in deleted.to_doc()
+    assert deleted.tombstone_update()["$unset"][METADATA_PAIRS] == ""

@@ -76,3 +76,37 @@ def terminal_write_of(generation_id: str, *statuses: str) -> Picks:
         return collection == "generations" and filter.get("_id") == generation_id and moved_to in statuses
 
     return picks
+
+
+class HeldPuts:
+    """A media store (``MediaStore``) that passes everything to ``inner`` but holds each ``put`` of a key
+    ``picks`` chooses until the test lets them go (``release``): a copy forced to land after what the test
+    does meanwhile. ``await until_held(n)`` returns once ``n`` puts wait."""
+
+    def __init__(self, inner: Any, picks: Callable[[str], bool]) -> None:
+        self._inner = inner
+        self._picks = picks
+        self.held = 0
+        self._arrived = asyncio.Condition()
+        self._released = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def put(self, key: str, data: bytes) -> None:
+        if self._picks(key):
+            async with self._arrived:
+                self.held += 1
+                self._arrived.notify_all()
+            await self._released.wait()
+        await self._inner.put(key, data)
+
+    async def until_held(self, count: int = 1, timeout: float = 10.0) -> None:
+        try:
+            async with asyncio.timeout(timeout), self._arrived:
+                await self._arrived.wait_for(lambda: self.held >= count)
+        except TimeoutError:
+            raise AssertionError(f"{self.held} of {count} picked puts held after {timeout:g} s") from None
+
+    def release(self) -> None:
+        self._released.set()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
+from typing import Any
 
 import aiohttp
 
@@ -31,19 +33,20 @@ async def create_steadily(
     stop: asyncio.Event,
     *,
     rate: float,
+    body: Mapping[str, Any] | None = None,
 ) -> int:
-    """Create generations at ``rate`` a second until ``stop``, through each api of ``bases`` in turn; the ids
-    answered 202 go to ``accepted``. Returns how many requests were refused or failed (while a process was
-    down)."""
+    """Create generations at ``rate`` a second until ``stop``, through each api of ``bases`` in turn (a mock
+    video of 3 s, or ``body``'s request with a prompt of its own); the ids answered 202 go to ``accepted``.
+    Returns how many requests were refused or failed (while a process was down)."""
     refused = 0
     n = 0
     while not stop.is_set():
         n += 1
-        body = {"prompt": f"load {account} {n}", "provider": "mock", "duration": 3}
+        request = {"provider": "mock", "duration": 3, **(body or {}), "prompt": f"load {account} {n}"}
         try:
             async with session.post(
                 f"{bases[n % len(bases)]}/v1/generate",
-                json=body,
+                json=request,
                 headers={"Authorization": f"Bearer {key}"},
                 timeout=aiohttp.ClientTimeout(total=10),
             ) as response:

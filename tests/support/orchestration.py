@@ -47,6 +47,7 @@ from videogen_orchestrator.providers.registry import build_providers, close_prov
 from videogen_orchestrator.reconciler import Reconciler
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.settings import OrchestratorSettings
+from videogen_orchestrator.task_watch import TaskWatch
 
 Doc = dict[str, Any]
 
@@ -149,6 +150,10 @@ class Orchestration:
         """The admission ``runner`` was assembled with."""
         return self._parts[id(runner)].admission
 
+    def watch_of(self, runner: Runner) -> TaskWatch:
+        """The task watch ``runner``'s actor waits through (where provider callbacks' wake-ups go)."""
+        return self._parts[id(runner)].watch
+
     def admission(self, settings: OrchestratorSettings, clock: Clock | None = None) -> Admission:
         """Admission alone, as ``assembly`` makes it (its pools are made at its first use)."""
         return admission_for(settings, self.store, clock or self.clock, self.metrics)
@@ -243,6 +248,7 @@ class ProviderRun:
         self.media = self.wiring.media
         self.runner = self.wiring.runner()
         self.admission = self.wiring.admission_of(self.runner)
+        self.watch = self.wiring.watch_of(self.runner)
 
     @property
     def provider(self) -> Provider:

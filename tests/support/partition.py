@@ -18,7 +18,8 @@ from: ``Link.name(pid, party)`` names a process (its sockets are found in /proc)
 ``heal`` take a party to act on only its connections; without one they act on every connection.
 
 Tests await what the link saw instead of sleeping: ``Link.until(...)`` with a condition on its counts (bytes
-held for a party, connections open)."""
+held for a party, connections open). Each change of state is kept with its wall-clock time (``history``;
+``outages`` gives the spans a party's bytes did not pass), to compare with what the processes recorded."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -113,6 +115,8 @@ class Link:
         self._changed = asyncio.Event()
         self.accepted: Counter[str | None] = Counter()  # connections accepted, by party
         self.reset_count: Counter[str | None] = Counter()  # connections reset by ``refuse``, by party
+        # Every change of state: when (wall clock, UTC), for which party (None: all), to what.
+        self.history: list[tuple[datetime, str | None, Mode]] = []
 
     @property
     def address(self) -> str:
@@ -175,6 +179,7 @@ class Link:
         self._set(Mode.PASS, party)
 
     def _set(self, mode: Mode, party: str | None) -> None:
+        self.history.append((datetime.now(UTC), party, mode))
         if party is None:
             self._modes = {None: mode}
         else:
@@ -202,6 +207,23 @@ class Link:
         """Chunks of bytes held now (read from one side, not yet passed on), of ``party``'s connections or
         of all."""
         return sum(c.held for c in self._connections if party is None or c.party == party)
+
+    def outages(self, party: str | None = None) -> list[tuple[datetime, datetime | None, Mode]]:
+        """The spans during which ``party``'s bytes (any party's, for None) did not pass: from a cut or a
+        refusal that applied to it to the heal that ended it (None: not healed yet), with the mode."""
+        spans: list[tuple[datetime, datetime | None, Mode]] = []
+        current: tuple[datetime, Mode] | None = None
+        for at, whom, mode in self.history:
+            if whom is not None and party is not None and whom != party:
+                continue
+            if current is not None and mode is not current[1]:
+                spans.append((current[0], at, current[1]))
+                current = None
+            if mode is not Mode.PASS and current is None:
+                current = (at, mode)
+        if current is not None:
+            spans.append((current[0], None, current[1]))
+        return spans
 
     def open_connections(self, party: str | None = None) -> int:
         return sum(1 for c in self._connections if party is None or c.party == party)

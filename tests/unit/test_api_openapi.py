@@ -88,7 +88,7 @@ def test_the_router_and_the_document_name_the_same_operations(settings: ApiSetti
     }
     documented = {(method, path) for path, method, _ in operations(document)}
     assert routed == documented
-    assert len(documented) == 40
+    assert len(documented) == 41
 
 
 def test_the_reference_itself_is_served_outside_v1_and_without_a_key(settings: ApiSettings) -> None:
@@ -164,6 +164,9 @@ def test_authentication_is_bearer_everywhere_but_the_signed_media_links(document
     for path, _, op in operations(document):
         if path.startswith("/v1/media/"):
             assert op["security"] == [] and "401" not in op["responses"] and "403" not in op["responses"]
+        elif path.startswith("/v1/provider-callbacks/"):
+            # Called by the providers: the URL's token (and fal's signature: 401 when it fails) is the guard.
+            assert op["security"] == [] and "403" not in op["responses"] and "x-required-scope" not in op
         else:
             # The scope it needs: the bearer requirement's role, and x-required-scope; 403 beyond it.
             scope = op["x-required-scope"]
@@ -185,6 +188,9 @@ def test_operations_with_a_body_document_its_errors(document: Doc) -> None:
                 "multipart/form-data",
             ]
             assert {"413", "415", "422"} <= set(op["responses"])
+        elif path.startswith("/v1/provider-callbacks/"):  # a provider's JSON, never parsed: only its size
+            assert list(op["requestBody"]["content"]) == ["application/json"]
+            assert "413" in op["responses"]
         else:
             assert list(op["requestBody"]["content"]) == ["application/json"]
             assert {"400", "413", "415", "422"} <= set(op["responses"]), (path, method)

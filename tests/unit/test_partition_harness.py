@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.support.partition import Link, link_to
+from tests.support.partition import Link, Mode, link_to
 from videogen.engines import free_port
 
 WAIT_S = 10.0
@@ -184,3 +184,20 @@ async def test_a_cut_for_one_process_leaves_another_processs_connections_passing
     finally:
         child.kill()
         await child.wait()
+
+
+async def test_a_link_keeps_when_each_party_was_cut_off_and_how(link: Link) -> None:
+    link.cut("api")
+    link.heal("api")
+    link.refuse()
+    assert [(mode, end is not None) for _, end, mode in link.outages("api")] == [
+        (Mode.BLACK_HOLE, True),
+        (Mode.REFUSE, False),
+    ]
+    assert [(mode, end is not None) for _, end, mode in link.outages("notifier")] == [(Mode.REFUSE, False)]
+    link.heal()
+    spans = link.outages("api")
+    assert all(end is not None and start <= end for start, end, _ in spans)
+    assert spans[0][1] is not None and spans[0][1] <= spans[1][0]
+    # Without a party: when any party's bytes stopped.
+    assert [mode for _, _, mode in link.outages()] == [Mode.BLACK_HOLE, Mode.REFUSE]

@@ -27,6 +27,7 @@ export {
   InternalServerError,
   GenerationFailedError,
   WaitTimeoutError,
+  BatchWaitTimeoutError,
 } from "./core/errors.js";
 export { Page, PagePromise } from "./core/pagination.js";
 export type { RequestOptions, Fetch, Sleep } from "./core/transport.js";
@@ -42,6 +43,12 @@ export type {
   ImageSource,
 } from "./resources/generations.js";
 export type { UploadSource, UploadOptions, ModelListParams } from "./resources/uploads.js";
+export {
+  BATCH_FINISHED_STATUSES,
+  DEFAULT_BATCH_POLL_INTERVAL_MS,
+  isBatchFinished,
+} from "./resources/batches.js";
+export type { BatchCreateOptions, BatchWaitOptions, BatchResultsOptions } from "./resources/batches.js";
 export { WebhookVerificationError } from "./webhooks.js";
 export type { WebhookEvent, VerifyOptions, Payload, HeadersLike } from "./webhooks.js";
 export { TERMINAL_STATUSES, isTerminal } from "./models.js";

@@ -102,6 +102,9 @@ export type EventListParams = Omit<Filters<Query<"listEvents">>, "type"> & {
 export type ApiKeyListParams = Filters<Query<"listApiKeys">>;
 export type Batch = Schemas["Batch"];
 export type BatchRequest = Schemas["BatchRequest"];
+/** One item of a batch: what `generations.create` takes, and an optional `custom_id`. */
+export type BatchItemParams = Schemas["BatchItem"];
+export type BatchError = Schemas["BatchError"];
 export type BatchGeneration = Schemas["BatchGeneration"];
 export type BatchCancel = Schemas["BatchCancel"];
 export type BatchListParams = Filters<Query<"listBatches">>;

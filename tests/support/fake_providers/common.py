@@ -10,11 +10,12 @@ import math
 import secrets
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Self
 
+import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
@@ -22,6 +23,7 @@ from videogen_orchestrator.render import Scene, render
 
 Kind = Literal["submit", "poll", "result", "cancel"]
 Phase = Literal["queued", "running", "succeeded", "failed", "canceled"]
+ENDED: tuple[Phase, ...] = ("succeeded", "failed", "canceled")
 
 
 @functools.cache
@@ -40,6 +42,17 @@ class Fault:
     kind: Kind | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
+
+
+@dataclass(frozen=True)
+class Callback:
+    """One call back the fake made: where, about which task in which phase, and the answer's status (None:
+    no answer, the connection failed)."""
+
+    url: str
+    task_id: str
+    phase: Phase
+    status: int | None
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,16 @@ class FakeTask:
     created_wall: datetime = field(default_factory=lambda: datetime.now(UTC))
     # The API key that made it: only that key sees it.
     key: str | None = None
+    # Where the provider calls back about it (the create named it), if anywhere.
+    callback_url: str | None = None
+
+    def ends_at(self) -> float:
+        """When (loop time) it ends, or ended, unless canceled."""
+        return self.created_at + self.queue_seconds + self.run_seconds
+
+    def ended_wall(self) -> datetime:
+        """When (wall time) it ends, or ended: for the time from the provider's end to ours."""
+        return self.created_wall + timedelta(seconds=self.queue_seconds + self.run_seconds)
 
     def phase(self, now: float) -> Phase:
         if self.canceled:
@@ -98,11 +121,16 @@ class FakeProviderAPI:
       tasks are queued or running is refused with 429 (``Retry-After: capacity_retry_after`` when set), as
       Luma and Runway do;
     - ``add_key()``: another API key the provider accepts (a task is seen only by the key that made it);
-    - ``go_down()`` / ``come_back()``: stop listening (connections refused) and listen again on the same port.
+    - ``go_down()`` / ``come_back()``: stop listening (connections refused) and listen again on the same port;
+    - callbacks, for a fake whose provider calls back (``callback_url_of``, ``callback_for``): a task whose
+      create named a callback URL is called back about as its provider does (each try ``callback_tries``
+      times, ``callback_spacing`` apart, until one is answered 2xx); ``callbacks_lost``: none is sent;
+      ``before_create_answer``: awaited after a task is made and before its create is answered (a test
+      forces an interleaving with it: a callback that comes before the create's answer).
 
-    Records: ``submissions`` (JSON bodies of the task-creation requests that created a task), ``requests``
-    (method and path of every request; ``exchanges``: each whole, headers and body too), ``canceled``
-    (task ids the client canceled or deleted),
+    Records: ``callbacks`` (each call back made), ``submissions`` (JSON bodies of the task-creation requests
+    that created a task), ``requests`` (method and path of every request; ``exchanges``: each whole, headers
+    and body too), ``canceled`` (task ids the client canceled or deleted),
     ``capacity_refusals`` (429s for ``max_running``) and ``peak_running`` (the most tasks of one key queued
     or running at once; by key in ``peak_by_key``).
 
@@ -148,6 +176,13 @@ class FakeProviderAPI:
         self.thumbnail = b""
         self.downloads = 0
         self._faults: deque[Fault] = deque()
+        self.callbacks_lost = False
+        self.callback_tries = 3
+        self.callback_spacing = 0.1
+        self.before_create_answer: Callable[[FakeTask], Awaitable[None]] | None = None
+        self.callbacks: list[Callback] = []
+        self._following: set[asyncio.Task[None]] = set()
+        self._session: aiohttp.ClientSession | None = None
         self._port: int | None = None
         self._site: web.TCPSite | None = None
         # Large enough for a first frame sent inline past a provider's limit (which the fake then refuses).
@@ -180,6 +215,11 @@ class FakeProviderAPI:
         await self._site.start()
 
     async def __aexit__(self, *exc: object) -> None:
+        for following in list(self._following):
+            following.cancel()
+        await asyncio.gather(*self._following, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
         await self._runner.cleanup()
 
     @property
@@ -264,6 +304,14 @@ class FakeProviderAPI:
     def cancel_request(self, task_id: str) -> tuple[str, str]:
         """The method and path of the request that cancels (or deletes) the task."""
         raise NotImplementedError
+
+    def callback_url_of(self, request: web.Request, body: dict[str, Any]) -> str | None:
+        """Where the create asked to be called back (None: nowhere, or the provider never calls back)."""
+        return None
+
+    def callback_for(self, task: FakeTask, phase: Phase) -> tuple[bytes, dict[str, str]] | None:
+        """The body and headers of the call back about ``task`` now in ``phase``; None: none for it."""
+        return None
 
     def prompt_of(self, body: dict[str, Any]) -> str | None:
         value = body.get("prompt")
@@ -382,7 +430,50 @@ class FakeProviderAPI:
         assert key is not None
         self.peak_by_key[key] = max(self.peak_by_key.get(key, 0), self.running_now(key))
         self.peak_running = max(self.peak_running, self.peak_by_key[key])
+        task.callback_url = self.callback_url_of(request, body)
+        if task.callback_url is not None:
+            following = asyncio.create_task(self._call_back_on_changes(task), name="fake-callbacks")
+            self._following.add(following)
+            following.add_done_callback(self._following.discard)
+        if self.before_create_answer is not None:
+            await self.before_create_answer(task)
         return await self.answer_submit(request, self.created(task))
+
+    # -- callbacks --------------------------------------------------------------------------------------
+
+    async def _call_back_on_changes(self, task: FakeTask) -> None:
+        """Call back about the task on each change of its phase after its creation, until it ends."""
+        last = task.phase(self.now())
+        while last not in ENDED:
+            phase = task.phase(self.now())
+            if phase == last:
+                # Until its next change as the knobs stand (a test may move them: looked at again soon).
+                boundary = task.created_at + task.queue_seconds if phase == "queued" else task.ends_at()
+                await asyncio.sleep(min(max(boundary - self.now(), 0.001), 0.05))
+                continue
+            last = phase
+            call = None if self.callbacks_lost else self.callback_for(task, phase)
+            if call is not None and task.callback_url is not None:
+                await self._call_back(task.callback_url, task.id, phase, *call)
+
+    async def _call_back(
+        self, url: str, task_id: str, phase: Phase, body: bytes, headers: dict[str, str]
+    ) -> None:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
+        for attempt in range(self.callback_tries):
+            if attempt:
+                await asyncio.sleep(self.callback_spacing)
+            status: int | None = None
+            try:
+                sending = {**headers, "Content-Type": "application/json"}
+                async with self._session.post(url, data=body, headers=sending) as answer:
+                    status = answer.status
+            except aiohttp.ClientError:
+                pass
+            self.callbacks.append(Callback(url, task_id, phase, status))
+            if status is not None and 200 <= status < 300:
+                return
 
     async def read(self, request: web.Request) -> web.Response:
         """The status read of a task: its ``view``."""

@@ -9,18 +9,27 @@ namespace (``workflows/``, ``comfy/``) kept, as fal-client's ``AppId`` reads it;
 served (``model_id``). Requests need ``Authorization: Key <key>``. Every answer of fal's own servers carries
 ``x-fal-request-id``; ``proxy_fail_next`` scripts answers of fal's front proxy instead (nginx's page, no
 request id), and ``make_then_fail_next_submits`` a submit that made its request but answered an error naming
-it. Every answer is one fal-client reads (``tests/contract``)."""
+it. Every answer is one fal-client reads (``tests/contract``). A submit naming a webhook (``?fal_webhook=``)
+is called back there when its request ends, as fal does: the result posted, signed with ED25519 by
+``signing_key`` (``X-Fal-Webhook-*`` headers), whose public half a ``FakeJWKS`` serves."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import secrets
+import time
+import uuid
 from collections import deque
-from typing import Any
+from typing import Any, Self
 
+import orjson
 from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from fal_client.client import AppId
 
-from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
+from tests.support.fake_providers.common import FakeProviderAPI, FakeTask, Phase
 
 MODEL_ID = "fal-ai/pika/v2.2/text-to-video"
 IMAGE_MODEL_ID = "fal-ai/pika/v2.2/image-to-video"
@@ -81,6 +90,9 @@ class FakeFal(FakeProviderAPI):
         self.error_in_status = False
         self._proxy_faults: deque[tuple[int, dict[str, str]]] = deque()
         self.make_then_fail_next_submits = 0
+        # The key fal signs its webhook calls with (a test may swap it for one no JWKS serves).
+        self.signing_key = Ed25519PrivateKey.generate()
+        self.user_id = "fake-fal-user"
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(f"/{self.model_id}", self.create)
@@ -113,6 +125,34 @@ class FakeFal(FakeProviderAPI):
 
     def cancel_request(self, task_id: str) -> tuple[str, str]:
         return "PUT", f"/{self.app_id}/requests/{task_id}/cancel"
+
+    def callback_url_of(self, request: web.Request, body: dict[str, Any]) -> str | None:
+        return request.query.get("fal_webhook")
+
+    def callback_for(self, task: FakeTask, phase: Phase) -> tuple[bytes, dict[str, str]] | None:
+        """fal posts once the request has ended: its result (``status`` OK) or its error (ERROR), signed."""
+        if phase not in ("succeeded", "failed"):
+            return None
+        payload: dict[str, Any] = {"request_id": task.id, "gateway_request_id": task.id}
+        if phase == "succeeded":
+            video = {"url": self.video_url(task), "content_type": "video/mp4", "file_name": "output.mp4"}
+            payload.update(status="OK", payload={"video": video})
+        else:
+            _, body = _FAILURES.get(task.failure or RUNNER_ERROR, _FAILURES[RUNNER_ERROR])
+            payload.update(status="ERROR", error="Invalid status code: 422", payload=body)
+        raw = orjson.dumps(payload)
+        return raw, self.signed_headers(raw)
+
+    def signed_headers(self, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
+        """The headers fal's webhook call carries, its signature made with ``signing_key``."""
+        request_id, stamp = str(uuid.uuid4()), str(int(time.time()) if timestamp is None else timestamp)
+        message = "\n".join([request_id, self.user_id, stamp, hashlib.sha256(body).hexdigest()]).encode()
+        return {
+            "X-Fal-Webhook-Request-Id": request_id,
+            "X-Fal-Webhook-User-Id": self.user_id,
+            "X-Fal-Webhook-Timestamp": stamp,
+            "X-Fal-Webhook-Signature": self.signing_key.sign(message).hex(),
+        }
 
     def _urls(self, task: FakeTask) -> dict[str, str]:
         base = f"{self.origin}/{self.app_id}/requests/{task.id}"
@@ -228,3 +268,42 @@ def _validate(body: dict[str, Any] | None) -> str | None:
     if image is not None and not (isinstance(image, str) and image.startswith(("https://", "data:image/"))):
         return "image_url must be a URL or a data URI"
     return None
+
+
+def jwk(key: Ed25519PrivateKey) -> dict[str, str]:
+    """The public half of ``key`` as a JWK, as fal publishes its keys."""
+    raw = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    x = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return {"kty": "OKP", "crv": "Ed25519", "x": x, "kid": hashlib.sha256(raw).hexdigest()[:16], "use": "sig"}
+
+
+class FakeJWKS:
+    """fal's published webhook keys, served at ``url`` on 127.0.0.1: ``keys`` (a test may add or swap them);
+    ``fetches`` counts the reads."""
+
+    def __init__(self, *keys: Ed25519PrivateKey) -> None:
+        self.keys = list(keys)
+        self.fetches = 0
+        app = web.Application()
+        app.router.add_get("/.well-known/jwks.json", self._jwks)
+        self._runner = web.AppRunner(app, access_log=None)
+        self._port: int | None = None
+
+    async def __aenter__(self) -> Self:
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = int(self._runner.addresses[0][1])
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        assert self._port is not None, "not started"
+        return f"http://127.0.0.1:{self._port}/.well-known/jwks.json"
+
+    async def _jwks(self, request: web.Request) -> web.Response:
+        self.fetches += 1
+        return web.json_response({"keys": [jwk(key) for key in self.keys]})

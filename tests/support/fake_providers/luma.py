@@ -4,15 +4,17 @@
 (and ``assets.image`` when ``serve_thumbnail``) on success and ``failure_reason`` on failure;
 ``DELETE /generations/{id}`` deletes it (204). Requests need ``Authorization: Bearer <key>``; errors are
 ``{"detail": ...}``. Every answer is one the lumaai SDK's ``Generation`` model accepts
-(``tests/contract``)."""
+(``tests/contract``). A create naming a ``callback_url`` is called back there, as Luma does: the Generation
+posted on each change of its state (3 tries, 100 ms apart, unsigned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from aiohttp import web
 
-from tests.support.fake_providers.common import FakeProviderAPI, FakeTask
+from tests.support.fake_providers.common import FakeProviderAPI, FakeTask, Phase
 
 PREFIX = "/dream-machine/v1"
 MODELS = {"ray-2", "ray-flash-2"}
@@ -46,6 +48,16 @@ class FakeLuma(FakeProviderAPI):
 
     def validate(self, body: dict[str, Any] | None) -> str | None:
         return _validate(body)
+
+    def callback_url_of(self, request: web.Request, body: dict[str, Any]) -> str | None:
+        url = body.get("callback_url")
+        return url if isinstance(url, str) else None
+
+    def callback_for(self, task: FakeTask, phase: Phase) -> tuple[bytes, dict[str, str]] | None:
+        """Luma posts the Generation on each change of its state, unsigned (a deleted one: nothing)."""
+        if phase == "canceled":
+            return None
+        return orjson.dumps(self.view(task)), {}
 
     def created(self, task: FakeTask) -> web.Response:
         return web.json_response(self.view(task), status=201)

@@ -2,7 +2,15 @@
  * Every error the SDK throws derives from `VideogenError`. An answer with an error status becomes the
  * subclass for its status, carrying the problem document's fields and the request id to quote to support.
  */
-import type { BudgetProblem, FieldError, Generation, Problem, Scope, ScopeProblem } from "../models.js";
+import type {
+  Batch,
+  BudgetProblem,
+  FieldError,
+  Generation,
+  Problem,
+  Scope,
+  ScopeProblem,
+} from "../models.js";
 
 export class VideogenError extends Error {
   override name = "VideogenError";
@@ -135,6 +143,18 @@ export class WaitTimeoutError extends VideogenError {
   constructor(generation: Generation, timeoutMs: number) {
     super(`generation ${generation.id} still ${generation.status} after ${timeoutMs / 1000} s`);
     this.generation = generation;
+  }
+}
+
+/** `batches.wait` ran out of time before the batch ended; `batch` is the last read of it. An
+ * `APITimeoutError`, as the Python SDK's `batches.wait` raises. */
+export class BatchWaitTimeoutError extends APITimeoutError {
+  override name = "BatchWaitTimeoutError";
+  readonly batch: Batch;
+
+  constructor(batch: Batch, timeoutMs: number) {
+    super(`batch ${batch.id} not finished after ${timeoutMs / 1000} s (still ${batch.status})`);
+    this.batch = batch;
   }
 }
 

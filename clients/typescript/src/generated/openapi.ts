@@ -642,6 +642,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/provider-callbacks/{provider}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A provider calls back about a task
+         * @description Called by the video providers, not by clients: Luma posts the Generation here on each state change (unsigned: the URL's token is the credential), fal posts a request's result, signed with ED25519 against its published keys (`X-Fal-Webhook-*` headers). A callback only wakes the generation's orchestrator, which reads the task from the provider before acting on it. An unknown token or a finished task is answered 200 and ignored.
+         */
+        post: operations["providerCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -908,10 +928,10 @@ export interface components {
             object: string;
             /**
              * Status
-             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended.
+             * @description validating: its items are being written; in_progress; canceling: a cancel was asked and items still run; completed or canceled: every item has ended; failed: its acceptance was cut short before any item was written (see error).
              * @enum {string}
              */
-            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | (string & {});
+            status: "validating" | "in_progress" | "completed" | "canceling" | "canceled" | "failed" | (string & {});
             counts: components["schemas"]["BatchCounts"];
             /**
              * Refused
@@ -945,6 +965,8 @@ export interface components {
              * @description When its last item ended; null until then.
              */
             finished_at: string | null;
+            /** @description Null, unless its acceptance was cut short (the api stopped while writing its items) and the reconciler settled it: failed with none written, or in progress with those written. */
+            error: components["schemas"]["BatchError"] | null;
         };
         /**
          * BatchCancel
@@ -989,6 +1011,19 @@ export interface components {
             failed: number;
             /** Canceled */
             canceled: number;
+        };
+        /**
+         * BatchError
+         * @description What went wrong while a batch was accepted (its api stopped while writing its items).
+         */
+        BatchError: {
+            /**
+             * Code
+             * @description batch_not_written: no item was written, the batch failed; items_not_written: some were, and they are the batch (the others were not accepted).
+             */
+            code: string;
+            /** Message */
+            message: string;
         };
         /**
          * BatchGeneration
@@ -1467,6 +1502,18 @@ export interface components {
             remaining: components["schemas"]["BudgetRemaining"][];
         };
         /**
+         * CallbackReceived
+         * @description A provider callback's answer: the same whatever became of it.
+         */
+        CallbackReceived: {
+            /**
+             * Received
+             * @description Always true: the call was taken (it tells the caller nothing).
+             * @default true
+             */
+            received?: boolean;
+        };
+        /**
          * Delivery
          * @description One event's delivery to one endpoint, with every attempt made.
          */
@@ -1611,7 +1658,7 @@ export interface components {
         };
         /**
          * EventType
-         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.; batch.completed: Every item of a batch has ended (once per batch): the batch, with its status (completed, or canceled), its counts by outcome and its cost.
+         * @description What an endpoint can subscribe to: video.completed: A generation completed: its video and thumbnail links are in the data.; video.failed: A generation failed (a canceled one too): why is its error.; video.processing: The provider took a generation's task (best effort).; video.progress: How far a generation is, at most every few seconds (best effort).; video.deleted: A generation was deleted: its media is gone and its prompt, metadata and links are erased (the data is its tombstone).; webhook.disabled: One of the account's other endpoints was disabled after failing for too long.; account.budget_threshold: The account, or one of its keys, has used VIDEOGEN_BUDGET_THRESHOLD_PERCENT of a budget in its period (once per period): which budget, its limit, what is used and left, when it resets.; batch.completed: Every item of a batch has ended (once per batch): the batch, with its status (completed, canceled, or failed: its acceptance was cut short before any item was written), its counts by outcome and its cost.
          * @enum {string}
          */
         EventType: "video.completed" | "video.failed" | "video.processing" | "video.progress" | "video.deleted" | "webhook.disabled" | "account.budget_threshold" | "batch.completed" | (string & {});
@@ -2805,6 +2852,10 @@ export interface components {
         };
         /** @description With a JSONL body: as on_invalid in a JSON body. */
         BatchOnInvalid: "refuse" | "skip" | (string & {});
+        /** @description The provider the callback URL was given to: luma, or pika (through fal). */
+        CallbackProvider: string;
+        /** @description The task's token, as in the callback URL the provider was given. */
+        CallbackToken: string;
         /** @description A deadline for the video, as a duration: 90, 90s, 5m or 1h (at most a day). Past it the generation fails with deadline_exceeded, as with deadline_seconds (the sooner wins). */
         CancelAfter: string;
         /** @description Only those created after this time. ISO 8601 with a time zone (Z or an offset; write + as %2B in a URL); exclusive. */
@@ -4621,6 +4672,50 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    providerCallback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The provider the callback URL was given to: luma, or pika (through fal). */
+                provider: components["parameters"]["CallbackProvider"];
+                /** @description The task's token, as in the callback URL the provider was given. */
+                token: components["parameters"]["CallbackToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Taken (whether or not it named a task we run). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackReceived"];
+                };
+            };
+            /** @description invalid-signature: a call to a fal callback URL whose signature does not verify. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
         };
     };
 }

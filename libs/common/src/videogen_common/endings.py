@@ -129,6 +129,68 @@ async def settle_batches(
     return finished
 
 
+async def settle_validating(
+    store: Store, *, stale_before: datetime, now: datetime, sink: EventSink | None, limit: int = 100
+) -> int:
+    """The reconciler's pass over batches the api left ``validating`` (it stopped between writing the batch
+    and the end of its items) and nobody touched since ``stale_before`` (the bound: longer than any
+    acceptance, so a batch still being written, or being finished by a re-send under its Idempotency-Key, is
+    left alone):
+
+    - some items were written: those are the batch. It becomes ``in_progress`` with ``total`` the items
+      written (its ``error``, ``items_not_written``, says how many of those accepted were lost), its counts
+      recounted from its items (the reconciler has been running them: it dispatches items nobody leased),
+      and it ends as any batch does, at once if every item has ended already;
+    - none was written: it ends ``failed`` with error ``batch_not_written`` and no item, and its
+      ``batch.completed`` event is sent (the tenant waiting on it is told).
+
+    What the items never written reserved of the budgets is kept (as for a process that dies before a
+    give-back: the budget errs on the side of spending less). How many batches were settled."""
+    batches = BatchRepository(store)
+    reads = GenerationReads(store)
+    settled = 0
+    for batch in await batches.stale_validating(stale_before, limit):
+        written = await reads.count_in_batch(batch.id)
+        if written == 0:
+            error = {
+                "code": "batch_not_written",
+                "message": "the api stopped while accepting this batch, before any of its items was "
+                "written: none will run. Submit the batch again.",
+            }
+            ended = await batches.none_written(batch, error, batch_event, now)
+            if ended is None:
+                continue
+            if sink is not None:
+                await publish(sink, batch_event(ended))
+            log.warning("a batch left validating failed: no item was written", extra={"batch_id": batch.id})
+            settled += 1
+            continue
+        lost = max(0, batch.total - written)
+        note = (
+            {
+                "code": "items_not_written",
+                "message": f"the api stopped while accepting this batch: {written} of its {batch.total} "
+                f"items were written and run; the other {lost} were not accepted (submit them again).",
+            }
+            if lost
+            else None
+        )
+        if not await batches.written_in_part(batch, written, note, now):
+            continue
+        moved = await batches.get(batch.id)
+        if moved is None:
+            continue
+        outcomes, cost = await reads.ended_in_batch(batch.id)
+        moved = await batches.recounted(moved, outcomes, cost, now) or moved
+        await finish_batch(store, moved, now, sink)
+        log.warning(
+            "a batch left validating was moved on with the items written",
+            extra={"batch_id": batch.id, "items": written, "lost": lost},
+        )
+        settled += 1
+    return settled
+
+
 async def finish_batch(store: Store, batch: BatchRecord, now: datetime, sink: EventSink | None) -> bool:
     """End ``batch`` if every item has ended (once, whoever calls), and put its event on ``sink``."""
     ended = await BatchRepository(store).finish(batch, batch_event, now)

@@ -279,7 +279,8 @@ BATCH_COMPLETED = EVENT_TYPES.define(
         subject=SubjectType.BATCH,
         source="batches",
         description="Every item of a batch has ended (once per batch): the batch, with its status "
-        "(completed, or canceled), its counts by outcome and its cost.",
+        "(completed, canceled, or failed: its acceptance was cut short before any item was written), its "
+        "counts by outcome and its cost.",
         data=_batch,
     )
 )

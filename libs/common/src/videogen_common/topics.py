@@ -30,8 +30,14 @@ class Topics:
         listens."""
         return f"{self.prefix}events"
 
+    @property
+    def callbacks(self) -> str:
+        """provider.callbacks: a provider called back about a generation's task (a wake-up, keyed by
+        generation id); every orchestrator instance reads all of it (``provider_callbacks``)."""
+        return f"{self.prefix}provider.callbacks"
+
     def all(self) -> list[str]:
-        return [self.requested, self.status, self.events]
+        return [self.requested, self.status, self.events, self.callbacks]
 
 
 async def ensure_topics(

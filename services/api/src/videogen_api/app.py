@@ -20,7 +20,7 @@ from videogen_api.middleware import rate_limit_headers, request_middleware
 from videogen_api.provider_states import ProviderStates
 from videogen_api.publisher import EventPublisher
 from videogen_api.ratelimit import MongoCounts, Policies, RateLimiter
-from videogen_api.routes import TABLES, console, events, reference
+from videogen_api.routes import TABLES, console, events, provider_callbacks, reference
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
@@ -68,6 +68,7 @@ def create_app(
     app.cleanup_ctx.append(_media)
     app.cleanup_ctx.append(_producer)
     app.cleanup_ctx.append(_status_feed)
+    app.cleanup_ctx.append(provider_callbacks.fal_keys)
     for table in TABLES:
         app.add_routes(table)
     # The OpenAPI document, built once from the router: each handler's declaration, with the same models the

@@ -42,7 +42,16 @@ _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Paths outside authentication: health probes and metrics, signed media links (the signature is the
 # credential), the API's reference (the OpenAPI document and the page rendered from it), and the console's
 # static files (every API call the console makes carries the tenant's key).
-PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/v1/media/", "/openapi.json", "/docs", "/console")
+PUBLIC_PREFIXES = (
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/v1/media/",
+    "/v1/provider-callbacks/",
+    "/openapi.json",
+    "/docs",
+    "/console",
+)
 
 
 @web.middleware

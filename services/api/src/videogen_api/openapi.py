@@ -60,6 +60,7 @@ _TAGS = (
     ("Events", "What happened on the account, as its webhooks deliver it."),
     ("Account", "What the account made and may spend, its API keys, and who changed what."),
     ("Media", "The files behind the signed links in a generation."),
+    ("Provider callbacks", "Where the video providers call back about their tasks (not for clients)."),
 )
 
 

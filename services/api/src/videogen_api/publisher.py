@@ -1,6 +1,7 @@
 """Publishes to Kafka: generation requests to ``generation.requested`` and the status messages of the api's
 own transitions (a cancel) to ``generation.status`` (the envelope's type picks the topic), and the events the
-api's changes make (a cancel's ``video.failed``) to the events topic (``send_event``).
+api's changes make (a cancel's ``video.failed``) to the events topic (``send_event``), and the wake-ups of
+provider callbacks to the callbacks topic (``wake``).
 
 MongoDB is the source of truth: a publish that fails or times out is logged, not surfaced. The orchestrator's
 reconciler dispatches a generation whose request never arrived, and republishes every event still owed to the
@@ -22,6 +23,7 @@ from aiokafka import AIOKafkaProducer
 
 from videogen_api.metrics import ApiMetrics
 from videogen_common.events import REQUESTED, STATUS, Envelope, event_message, trace_headers
+from videogen_common.provider_callbacks import WakeUp
 from videogen_common.records.event import Event
 from videogen_common.topics import Topics
 
@@ -48,6 +50,7 @@ class EventPublisher:
         self._metrics = metrics
         self._topics = {REQUESTED: topics.requested, STATUS: topics.status}
         self._events_topic = topics.events
+        self._callbacks_topic = topics.callbacks
         self._timeout = timeout_seconds
         self._healthy = True
         # Envelopes handed over by publish_soon, on their way into the producer's buffer. Bounded: past it
@@ -118,6 +121,32 @@ class EventPublisher:
             if self._metrics is not None:
                 self._metrics.count_publish("event", outcome)
         self._healthy = True
+
+    async def wake(self, wake: WakeUp) -> bool:
+        """Put a provider callback's wake-up on the callbacks topic, keyed by generation id; True once the
+        broker acknowledged it. A wake-up lost costs its generation one safety-net poll, so a failure is only
+        logged (and counted), not surfaced."""
+        outcome = "failed"
+        try:
+            if not self._started.is_set():
+                raise ConnectionError("not connected to the broker yet")
+            await asyncio.wait_for(
+                self._producer.send_and_wait(
+                    self._callbacks_topic, wake.to_json(), key=wake.generation_id.encode()
+                ),
+                self._timeout,
+            )
+            outcome = "ok"
+        except Exception as exc:
+            log.warning(
+                "could not hand a provider callback's wake-up to the broker; the task's safety-net poll "
+                "will see it",
+                extra={"generation_id": wake.generation_id, "error": repr(exc)},
+            )
+        finally:
+            if self._metrics is not None:
+                self._metrics.count_publish("callback", outcome)
+        return outcome == "ok"
 
     def publish_soon(self, envelope: Envelope) -> None:
         """Hand the envelope over without waiting: it is sent in the background, and a failure (including no

@@ -64,3 +64,9 @@ class ApiSettings(CommonSettings):
     # (N - 1) x that share.
     rate_limit_sync_seconds: float = Field(default=0.25, gt=0)
     rate_limit_local_share: float = Field(default=0.1, gt=0, le=1)
+    # fal signs its webhook calls (POST /v1/provider-callbacks/pika/...) with ED25519 keys it publishes as a
+    # JWKS here. The keys are kept fal_jwks_cache_seconds; a signature no kept key verifies fetches them
+    # again, at most once per fal_jwks_refetch_seconds.
+    fal_jwks_url: str = "https://rest.alpha.fal.ai/.well-known/jwks.json"
+    fal_jwks_cache_seconds: float = Field(default=86400.0, gt=0)
+    fal_jwks_refetch_seconds: float = Field(default=60.0, ge=0)

@@ -1,23 +1,22 @@
-"""One actor per in-flight generation: submit to the provider once, poll, copy the media into our storage,
-and move the generation to its terminal state with compare-and-set writes.
+"""One actor per in-flight generation: submit to the provider once, read its task until it ends
+(``task_watch`` says when: polls at the provider's cadence, or its callbacks), copy the media into our
+storage, and move the generation to its terminal state with compare-and-set writes.
 
 Paying twice is worse than failing once. The provider's task id is saved before the first poll, so a
-restarted or different instance resumes polling instead of submitting again; and before a submit to a
-provider that charges for it, the generation is marked ``submit_started_at``: if the process dies between
-the submit and the save of its id, the next owner finds the mark without an id, cannot know whether a task
-was made, and fails the generation (``provider_unavailable``, retriable) rather than submit again. A graceful
-stop lets a submit in flight finish and save its id first.
+restarted or different instance resumes polling instead of submitting again; and before a submit that may be
+charged for, the generation is marked ``submit_started_at``: a next owner that finds the mark without an id
+cannot know whether a task was made, and fails the generation (``provider_unavailable``, retriable) rather
+than submit again. A graceful stop lets a submit in flight finish and save its id first.
 
-Past its deadline (``deadlines``) a generation fails and the provider's task is canceled, best effort. A
-client's cancel (the api ends the generation failed/canceled) is noticed at the next ownership check, and
-the provider's task is canceled too where the provider allows it.
+Past its deadline (``deadlines``) a generation fails; a client's cancel (the api ends it failed/canceled) is
+noticed at the next ownership check; either way its task is canceled where the provider allows it.
 
 ``run`` answers with what became of the generation (``outcomes``): ``Finished`` (this actor wrote its
 terminal state), ``Lost`` (someone else moved it), ``Refused`` or ``Failover`` (its runner moves it on).
 Inside, each ending is an ``Outcome`` (``Completed`` or ``Failed``): a failed attempt moves on where
-rerouting says it may (``rerouting.may_move_on``), else ``_finish`` ends the generation the one way
-(``videogen_common.endings``), the video first copied into our storage (``media_copy``). Every pause
-between polls is taken through the injected clock."""
+``rerouting.may_move_on`` says it may, else ``_finish`` ends the generation the one way
+(``videogen_common.endings``), the video first copied into our storage (``media_copy``). Every pause is
+taken through the injected clock."""
 
 from __future__ import annotations
 
@@ -45,7 +44,6 @@ from videogen_orchestrator.deadlines import (
     cancel_if_canceled,
     cancel_task,
     late,
-    poll_pause,
     poll_within,
     task_seconds,
     until_client_deadline,
@@ -76,6 +74,7 @@ from videogen_orchestrator.outcomes import (
     TaskObserver,
     interrupted_submit,
     not_configured,
+    told,
 )
 from videogen_orchestrator.progress import ProgressReporter
 from videogen_orchestrator.providers.base import (
@@ -83,13 +82,14 @@ from videogen_orchestrator.providers.base import (
     Job,
     ProviderAdapter,
     ProviderError,
-    TaskState,
     TaskStatus,
+    adapter_for,
 )
 from videogen_orchestrator.providers.registry import retry_policy
 from videogen_orchestrator.rerouting import may_move_on
 from videogen_orchestrator.settings import OrchestratorSettings
-from videogen_orchestrator.status_events import EventSink, publish_status
+from videogen_orchestrator.status_events import EventSink, mirror, publish_status
+from videogen_orchestrator.task_watch import TaskWatch
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +113,7 @@ class GenerationActor:
         on_finished: FinishedObserver | None = None,
         on_health: HealthObserver | None = None,
         contended: Callable[[str], bool] | None = None,
+        watch: TaskWatch | None = None,
     ) -> None:
         self._settings = settings
         self._prices = settings.price_table
@@ -127,10 +128,11 @@ class GenerationActor:
             settings.image_fetch_networks, settings.image_fetch_timeout_seconds, retry_policy(settings)
         )
         self._copy = media_copy
-        # Its peers: the metrics, the breakers, admission's view of the providers' capacity.
+        # Its peers: the metrics, the breakers; its waits between reads of a task (``task_watch``: admission's
+        # view of the providers' capacity, the providers' callbacks).
         self._on_finished = on_finished
         self._on_health = on_health
-        self._contended = contended
+        self._watch = watch or TaskWatch(settings, clock, contended)
         # Each generation's runner's ``on_task``, while it runs.
         self._on_task: dict[str, TaskObserver] = {}
 
@@ -146,26 +148,18 @@ class GenerationActor:
         with log_context(generation_id=record.id, account_id=record.account_id, request_id=record.trace_id):
             if on_task is not None:
                 self._on_task[record.id] = on_task
+            self._watch.watch(record.id)  # before the submit: a callback may come before its answer
             try:
                 result = await self._run(record)
             finally:
                 self._on_task.pop(record.id, None)
+                self._watch.unwatch(record.id)
         if isinstance(result, Finished) and self._on_finished is not None:
             self._on_finished(result.record)
         return result
 
-    def _adapter_for(self, record: GenerationRecord) -> ProviderAdapter | None:
-        """The adapter of the key the generation runs on (its pool), else of its provider's only or first
-        key (a generation from before pools were kept)."""
-        if record.provider_pool is not None and record.provider_pool in self._providers:
-            return self._providers[record.provider_pool]
-        if record.provider in self._providers:
-            return self._providers[record.provider]
-        prefix = f"{record.provider}/"
-        return next((a for name, a in sorted(self._providers.items()) if name.startswith(prefix)), None)
-
     async def _run(self, record: GenerationRecord) -> RunResult:
-        adapter = self._adapter_for(record)
+        adapter = adapter_for(self._providers, record.provider, record.provider_pool)
         if adapter is None:
             return await self._finish(record, Failed(not_configured(record.provider)))
         every, notice_every = self._settings.progress_write_seconds, self._settings.progress_webhook_seconds
@@ -206,13 +200,17 @@ class GenerationActor:
     async def _drive(
         self, record: GenerationRecord, adapter: ProviderAdapter, progress: ProgressReporter
     ) -> RunResult:
-        """The job, the task at the provider (submitted now unless an earlier attempt did), then polls until
-        the generation ends. Losing the generation at any point stops it all."""
+        """The job, the task at the provider (submitted now unless an earlier attempt did), then reads of it
+        until the generation ends (``task_watch``: polls, or waits for the provider's callback; a task
+        submitted now to a provider that calls back is first waited for). Losing the generation at any point
+        stops it all."""
         try:
             try:
                 record, job = await self._job(record, progress)
             except FirstFrameUnusable as exc:
                 return await self._finish(record, Failed(exc.error))
+            job = self._watch.with_callback(job, record, adapter)
+            wait = record.provider_task_id is None and self._watch.called_back(adapter)
             record, refused = await self._submitted(record, adapter, job, progress)
             if isinstance(refused, Refused):
                 return refused
@@ -221,6 +219,8 @@ class GenerationActor:
             task_id = record.provider_task_id
             assert task_id is not None
             while True:
+                if wait:
+                    await self._watch.pause(record, adapter)
                 if (overdue := late(self._settings, record, self._clock.now())) is not None:
                     result = await self._finish(record, Failed(overdue))
                     if isinstance(result, Finished):
@@ -230,14 +230,7 @@ class GenerationActor:
                 step = await self._poll_step(record, adapter, task_id, job, progress)
                 if not isinstance(step, PollAgain):
                     return await self._end(record, step)
-                record = step.record
-                if step.pause:
-                    contended = self._contended is not None and self._contended(record.provider)
-                    pause = poll_pause(self._settings, record, self._clock.now(), contended=contended)
-                    pause = max(pause, adapter.poll_interval_seconds)  # the provider's own cadence
-                    await self._clock.sleep(
-                        min(pause, until_client_deadline(record, self._clock.now()) or pause)
-                    )
+                record, wait = step.record, step.pause
         except LeaseLost:
             log.info(
                 "lease lost or generation canceled; stopping",
@@ -271,13 +264,13 @@ class GenerationActor:
     ) -> None:
         """Tell the provider's health what its answer says (a failure only when it is the provider's)."""
         if self._on_health is not None and (error is None or is_provider_failure(error)):
-            await _told(self._on_health(record, error, seconds), "the provider's health", record)
+            await told(self._on_health(record, error, seconds), "the provider's health", record)
 
     async def _tell(self, record: GenerationRecord, event: TaskEvent) -> None:
         """Tell the generation's runner of its task's news."""
         on_task = self._on_task.get(record.id)
         if on_task is not None:
-            await _told(on_task(record, event), f"the task's news ({event})", record)
+            await told(on_task(record, event), f"the task's news ({event})", record)
 
     async def _poll_step(
         self,
@@ -308,7 +301,8 @@ class GenerationActor:
                 return Failed(error, TaskMade.MADE)
             if state.status is TaskStatus.SUCCEEDED:
                 return Failed(state.error or NO_REASON)
-            record = await self._follow(record, state)
+            queued = state.status is TaskStatus.QUEUED
+            record = await self._follow(record, Status.QUEUED if queued else Status.PROCESSING)
             progress.follow(record)
             if state.progress is not None:
                 progress.seen(state.progress)
@@ -393,20 +387,9 @@ class GenerationActor:
         if not await self._generations.still_owned(record, self.owner):
             raise LeaseLost
 
-    # -- state --------------------------------------------------------------------------------------------
-
-    async def _follow(self, record: GenerationRecord, state: TaskState) -> GenerationRecord:
-        """Mirror the provider's non-terminal state: its queue → ``queued`` (the provider's), running →
-        ``processing``; each change is published (best effort: a client streaming the generation sees it)."""
-        target = Status.QUEUED if state.status is TaskStatus.QUEUED else Status.PROCESSING
-        if record.status is target:
-            return record
+    async def _follow(self, record: GenerationRecord, status: Status) -> GenerationRecord:
         now = self._clock.now()
-        updated = await self._generations.follow_provider(record, target, now=now, owner=self.owner)
-        if updated is None:
-            raise LeaseLost
-        await publish_status(self._sink, updated, now)
-        return updated
+        return await mirror(self._generations, self._sink, record, status, now=now, owner=self.owner)
 
     async def _end(self, record: GenerationRecord, outcome: Outcome) -> RunResult:
         """The generation's end at this provider: it moves on to its next candidate where rerouting says it
@@ -426,14 +409,17 @@ class GenerationActor:
         result: StoredVideo | GenerationError
         stored: StoredVideo | None = None
         if isinstance(outcome, Completed):
+            # The copy is fenced (``media_copy``): checked against the lease first (the fetch can take
+            # long), stored under keys of this lease's own, and deleted again if the lease is lost after.
+            await self._ensure_owned(record)
             with tracer.start_as_current_span("media.store"):
                 annotate(video_bytes=len(outcome.video))
                 stored = result = await self._copy.store(record, outcome.video, outcome.thumbnail)
             if record.status is Status.QUEUED:
                 try:
-                    record = await self._follow(record, TaskState(TaskStatus.RUNNING))
+                    record = await self._follow(record, Status.PROCESSING)
                 except LeaseLost:
-                    await self._copy.discard(record.id, stored.keys)
+                    await self._copy.discard_copy(record.id, stored)
                     raise
         else:
             result = outcome.error
@@ -453,18 +439,10 @@ class GenerationActor:
                 "generation moved by someone else before it finished", extra={"generation_id": record.id}
             )
             if stored is not None:
-                await self._copy.discard(record.id, stored.keys)
+                await self._copy.discard_copy(record.id, stored)
             return Lost()
         log.info(
             "generation finished",
             extra={"generation_id": record.id, "account_id": record.account_id, "status": final.status.value},
         )
         return Finished(final)
-
-
-async def _told(news: Awaitable[None], what: str, record: GenerationRecord) -> None:
-    """Tell a peer the generation's news: its failure to take it in is logged, and the run goes on."""
-    try:
-        await news
-    except Exception:
-        log.exception(f"could not note {what}", extra={"generation_id": record.id})

@@ -10,9 +10,11 @@ reaches through one to a third:
 - ``Admission``: the slots a generation needs (its account's and one of its provider's key's) and the lines
   where it waits for them.
 - ``MediaCopy``: copies a finished video into our storage.
+- ``TaskWatch``: when an actor reads its provider's task next (the polling cadence, asking admission
+  whether work waits for a provider's capacity, or a provider's callback); the runtime's ``CallbackFeed``
+  hands it the callbacks' wake-ups.
 - ``GenerationActor``: one generation's story at its provider; tells the breakers what the provider's
-  answers say (``on_health``) and asks admission whether work waits for a provider's capacity
-  (``contended``).
+  answers say (``on_health``) and waits between reads of its task through the watch.
 - ``Runner``: claims generations and runs their actors; asks admission for slots, rerouting for moves, the
   breakers to let go of a probe.
 - ``Reconciler``: repairs what a crash left behind through the runner (resume, dispatch) and admission
@@ -39,6 +41,7 @@ from videogen_orchestrator.rerouting import Rerouting
 from videogen_orchestrator.runner import Runner
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink
+from videogen_orchestrator.task_watch import TaskWatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class Orchestrator:
     actor: GenerationActor
     runner: Runner
     reconciler: Reconciler
+    watch: TaskWatch
 
 
 def breakers_for(
@@ -101,11 +105,15 @@ class Resources:
 
 
 def actor_for(
-    resources: Resources, *, health: Breakers | None = None, contended: Callable[[str], bool] | None = None
+    resources: Resources,
+    *,
+    health: Breakers | None = None,
+    contended: Callable[[str], bool] | None = None,
+    watch: TaskWatch | None = None,
 ) -> GenerationActor:
     """The actor, telling ``health`` (if given) what the providers' answers say and asking ``contended`` (if
-    given) whether work waits for a provider's capacity; alone (neither), it drives one generation to its
-    end, as a test does."""
+    given) whether work waits for a provider's capacity, waiting through ``watch`` (its own if not given);
+    alone (none of them), it drives one generation to its end, as a test does."""
     settings, store, media, clock, metrics = (
         resources.settings,
         resources.store,
@@ -124,6 +132,7 @@ def actor_for(
         on_finished=metrics.observe_finished if metrics is not None else None,
         on_health=health.record if health is not None else None,
         contended=contended,
+        watch=watch,
     )
 
 
@@ -140,7 +149,8 @@ def assemble(resources: Resources, *, limiters: Iterable[RateLimiter] = ()) -> O
     health = breakers_for(settings, store, clock, metrics)
     rerouting = Rerouting(store, clock, health, on_move=metrics.observe_move if metrics is not None else None)
     admission = admission_for(settings, store, clock, metrics)
-    actor = actor_for(resources, health=health, contended=admission.contended)
+    watch = TaskWatch(settings, clock, admission.contended)
+    actor = actor_for(resources, health=health, watch=watch)
     runner = Runner(settings, store, actor, admission, rerouting, health=health, clock=clock, sink=sink)
     reconciler = Reconciler(settings, store, runner, admission, sink, clock=clock, limiters=limiters)
-    return Orchestrator(health, rerouting, admission, actor, runner, reconciler)
+    return Orchestrator(health, rerouting, admission, actor, runner, reconciler, watch)

@@ -1,7 +1,14 @@
 """Copying a finished video into our media storage: its bytes (and its thumbnail's) fetched from the
 provider's links before they expire (``fetch``), stored and signed for as long as the generation's retention
 (``store``: a thumbnail made from the video when the provider gave none), and what was stored for a
-generation canceled meanwhile deleted again (``discard``)."""
+generation canceled meanwhile deleted again (``discard``).
+
+**Fenced.** A copy is a lease holder's write like the others: its keys carry the lease's fence
+(``media_keys``: ``{id}/video-{fence}.mp4``), so a holder that lost its lease while it copied (cut off, or
+slow) writes only objects of its own, never over those of the holder that took the generation over; the
+generation's terminal write (compare-and-set on the same fence) decides whose copy the generation names,
+and the loser deletes its own (``discard_copy``). The actor checks the lease just before the copy, so a
+stale holder usually copies nothing at all."""
 
 from __future__ import annotations
 
@@ -29,6 +36,14 @@ Downloader = Callable[[str, int], Awaitable[bytes]]
 
 # A provider's thumbnail is small; a larger file is not a thumbnail.
 THUMBNAIL_MAX_BYTES = 10 * 1024 * 1024
+
+
+def media_keys(record: GenerationRecord) -> tuple[str, str]:
+    """Where the video and thumbnail of ``record``'s lease holder are stored: under the generation's folder,
+    named by the lease's fence (plain ``video.mp4`` for a generation never claimed), so no two holders share
+    a key."""
+    suffix = "" if record.lease_fence is None else f"-{record.lease_fence}"
+    return f"{record.id}/video{suffix}.mp4", f"{record.id}/thumbnail{suffix}.jpg"
 
 
 class MediaCopy:
@@ -101,7 +116,7 @@ class MediaCopy:
         now = self._clock.now()
         retention = await self._retention.retention(record)
         signing_key = settings.media_signing_key.get_secret_value()
-        video_key, thumb_key = f"{generation_id}/video.mp4", f"{generation_id}/thumbnail.jpg"
+        video_key, thumb_key = media_keys(record)
         await self._media.put(video_key, video)
         video_url = signed_media_url(
             settings.public_base_url, signing_key, video_key, now=now, retention=retention
@@ -122,6 +137,19 @@ class MediaCopy:
             settings.public_base_url, signing_key, thumb_key, now=now, retention=retention
         )
         return StoredVideo(video_url, video_key, thumbnail_url, thumb_key, due_at=now + retention)
+
+    async def discard_copy(self, generation_id: str, stored: StoredVideo) -> None:
+        """A copy whose holder then lost the generation (its terminal write matched nothing): deleted, but
+        for any key the generation names (none, as a key carries its holder's fence; checked all the same).
+        A failure is logged: the retention sweeper deletes the generation's folder when it is deleted."""
+        try:
+            named = await self._generations.media_keys_of(generation_id)
+            orphans = [key for key in stored.keys if key not in named]
+            if orphans:
+                await self._media.delete(orphans)
+                log.info("discarded a stale copy of the media", extra={"generation_id": generation_id})
+        except Exception as exc:
+            log.warning("could not discard media", extra={"generation_id": generation_id, "error": repr(exc)})
 
     async def discard(self, generation_id: str, keys: list[str]) -> None:
         """Objects stored for a generation its actor then lost: deleted if the generation was canceled or

@@ -281,6 +281,7 @@ class MeasuredProvider:
         self.can_cancel = adapter.can_cancel
         self.pays_per_submit = adapter.pays_per_submit
         self.poll_interval_seconds = adapter.poll_interval_seconds
+        self.calls_back = adapter.calls_back
 
     def plan(self, job: Job) -> dict[str, Any]:
         return self._adapter.plan(job)

@@ -7,6 +7,7 @@ the runner moves it, as a new attempt)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,6 +18,7 @@ from videogen_common.records.generation import GenerationRecord
 from videogen_common.routing import TaskMade
 
 Doc = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +134,11 @@ TaskObserver = Callable[[GenerationRecord, TaskEvent], Awaitable[None]]
 # Told what a provider's answer says of its health: the generation's task succeeded there (error None,
 # ``seconds`` after it was accepted), or the provider failed it (its submit or its task) by its own fault.
 HealthObserver = Callable[[GenerationRecord, GenerationError | None, float | None], Awaitable[None]]
+
+
+async def told(news: Awaitable[None], what: str, record: GenerationRecord) -> None:
+    """Tell a peer the generation's news: its failure to take it in is logged, and the run goes on."""
+    try:
+        await news
+    except Exception:
+        log.exception(f"could not note {what}", extra={"generation_id": record.id})

@@ -5,6 +5,8 @@
 - A provider or account slot still held by a finished generation (its instance died before giving it back) is
   reclaimed, and every provider with generations waiting and room for them gets them started, in fair turn
   (``admission``); a waiting generation whose client's deadline passed fails with ``deadline_exceeded``.
+- A batch its api left ``validating`` (it stopped between the batch and the end of its items) for longer than
+  ``batch_validating_seconds`` is settled: moved on with the items written, or failed if none was.
 - An event the notifier has not taken in within the grace (any owed event, in any document's outbox: see
   videogen_common.outbox) is put on the events topic again (and waits another grace before the next)."""
 
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from videogen_common.clock import Clock
-from videogen_common.endings import end_generation, settle_batches
+from videogen_common.endings import end_generation, settle_batches, settle_validating
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_common.outbox import publish
 from videogen_common.repositories.generations import GenerationRepository
@@ -62,6 +64,7 @@ class Reconciler:
         self._sink = sink
         self._clock = clock
         self._grace = timedelta(seconds=settings.dispatch_grace_seconds)
+        self._validating_bound = timedelta(seconds=settings.batch_validating_seconds)
         self._batch = batch
 
     async def run_once(self) -> tuple[int, int]:
@@ -74,9 +77,13 @@ class Reconciler:
         return resumed + started, await self._flush_outbox()
 
     async def _settle_batches(self) -> None:
-        """Batches whose last item ended without being counted (its process died in between) end now."""
+        """Batches left ``validating`` past the bound are moved on or failed; batches whose last item ended
+        without being counted (its process died in between) end now."""
         now = self._clock.now()
         try:
+            await settle_validating(
+                self._store, stale_before=now - self._validating_bound, now=now, sink=self._sink
+            )
             await settle_batches(self._store, quiet_since=now - self._grace, now=now, sink=self._sink)
         except Exception:
             log.exception("could not settle batches")

@@ -12,7 +12,10 @@ again a little after its delete (and its recorded events and deliveries erased a
    (``media_deleted_at``, out of the index) in one command. A deleted generation still owing the notifier
    events waits for them to be taken in (it is due again later), so what they deliver is erased too;
 3. the same for expired uploads (``by_expiry``): their images, then their documents;
-4. lets go of the lock (also when the pass failed).
+4. removes the history past its keeping: events older than ``events.KEPT`` (90 days), deliveries older than
+   ``deliveries.KEPT`` (30 days) and audit events older than ``audit.KEPT`` (400 days), one range of each
+   collection's ``by_created`` index (a pass removes what came due since the last one);
+5. lets go of the lock (also when the pass failed).
 
 An object the storage refuses to delete (S3 answers AccessDenied, or an object lock) does not hold up the
 rest: the storage deletes the others, the generations whose objects all went are marked, and one with an
@@ -35,7 +38,11 @@ from datetime import timedelta
 from videogen_common.clock import Clock
 from videogen_common.erasure import ERASE_AGAIN_AFTER, erase_generation
 from videogen_common.media import MediaDeleteFailed, MediaStore
+from videogen_common.repositories import audit, deliveries, events
+from videogen_common.repositories.audit import AuditRepository
 from videogen_common.repositories.deletions import GenerationDeletions
+from videogen_common.repositories.deliveries import DeliveryRepository
+from videogen_common.repositories.events import EventRepository
 from videogen_common.repositories.locks import LockRepository
 from videogen_common.repositories.uploads import UploadRepository
 from videogen_common.store import Store
@@ -51,13 +58,15 @@ RETRY_FAILED_AFTER = timedelta(hours=1)
 class Swept:
     """What a pass removed: generations whose media it deleted, uploads it removed, objects it asked the
     storage to delete, deleted generations it left for later (their events still on their way), and
-    generations or uploads with an object the storage would not delete (due again later)."""
+    generations or uploads with an object the storage would not delete (due again later); and the events,
+    deliveries and audit events it removed past their keeping (``expired``, by collection)."""
 
     generations: int = 0
     uploads: int = 0
     objects: int = 0
     postponed: int = 0
     failed: int = 0
+    expired: dict[str, int] = field(default_factory=dict)
     held: bool = field(default=True, repr=False)
 
 
@@ -96,6 +105,8 @@ class RetentionSweeper:
             passed: list[str] = []
             while await self._hold() and await self._upload_batch(swept, passed):
                 pass
+            if await self._hold():
+                await self._expire(swept)
         finally:
             if self._on_swept is not None:
                 self._on_swept(swept)
@@ -110,8 +121,21 @@ class RetentionSweeper:
                         "failed": swept.failed,
                     },
                 )
+            if swept.expired:
+                log.info("removed history past its keeping", extra=swept.expired)
             await self._locks.release(LOCK, self._owner)
         return swept
+
+    async def _expire(self, swept: Swept) -> None:
+        """Remove the events, deliveries and audit events made longer ago than each is kept (``expired``: the
+        counts of those that removed any)."""
+        now = self._clock.now()
+        removed = {
+            "events": await EventRepository(self._store).expire_before(now - events.KEPT),
+            "deliveries": await DeliveryRepository(self._store).expire_before(now - deliveries.KEPT),
+            "audit_events": await AuditRepository(self._store).expire_before(now - audit.KEPT),
+        }
+        swept.expired = {name: count for name, count in removed.items() if count}
 
     async def _hold(self) -> bool:
         now = self._clock.now()

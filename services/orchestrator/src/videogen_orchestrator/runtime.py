@@ -1,6 +1,7 @@
 """The orchestrator's resources and background loops, as a mode service started and stopped with the faust
 worker: the store connection, the orchestrator's parts (built in one place: ``assembly.assemble``), the
-reconciler's passes, the retention sweeper, and the side server for probes and metrics."""
+reconciler's passes, the retention sweeper, the provider callbacks' feed (with ``provider_callbacks`` on), and
+the side server for probes and metrics."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from videogen_common.records.event import Event
 from videogen_common.store import Store, connect
 from videogen_common.topics import Topics
 from videogen_orchestrator.assembly import Orchestrator, Resources, assemble
+from videogen_orchestrator.callback_feed import CallbackFeed
 from videogen_orchestrator.metrics import OrchestratorMetrics, measured
 from videogen_orchestrator.providers.base import ProviderAdapter
 from videogen_orchestrator.providers.rate import RateLimiter
@@ -85,6 +87,7 @@ class OrchestratorRuntime(Service):
         self._background: Periodic | None = None
         self._gauges: Periodic | None = None
         self._sweeps: Periodic | None = None
+        self._callbacks: CallbackFeed | None = None
         self.metrics = OrchestratorMetrics(registry or new_registry())
         topics = Topics(settings.topic_prefix)
         self.probes = WorkerProbes(
@@ -140,6 +143,10 @@ class OrchestratorRuntime(Service):
             "retention sweeper", settings.media_sweep_interval_seconds, self.sweeper.run_once, log
         )
         self._sweeps.start()
+        if settings.provider_callbacks:  # the providers' callbacks wake the actors waiting on their tasks
+            topic = Topics(settings.topic_prefix).callbacks
+            self._callbacks = CallbackFeed(settings.kafka_bootstrap, topic, self.parts.watch.wake)
+            self._callbacks.start()
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})
 
@@ -159,6 +166,8 @@ class OrchestratorRuntime(Service):
             for periodic in (self._background, self._gauges, self._sweeps):
                 if periodic is not None:
                     await periodic.stop()
+            if self._callbacks is not None:
+                await self._callbacks.stop()
             if hasattr(self, "runner"):
                 await self.runner.stop()
             if hasattr(self, "reconciler"):

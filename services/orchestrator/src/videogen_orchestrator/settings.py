@@ -64,6 +64,10 @@ class OrchestratorSettings(CommonSettings):
     # A generation nobody has leased this long after creation is assumed to have lost its request message.
     dispatch_grace_seconds: float = Field(default=10.0, ge=0)
     reconcile_interval_seconds: float = Field(default=5.0, gt=0)
+    # A batch left `validating` this long (its api stopped while writing its items) is settled by the
+    # reconciler: moved on with the items written, or failed if none was (`endings.settle_validating`).
+    # Longer than any acceptance (10,000 items take seconds), so a batch still being written is left alone.
+    batch_validating_seconds: float = Field(default=300.0, gt=0)
     max_in_flight: int = Field(default=64, ge=1)
     # Generations one account may have at its providers at once, across all instances; beyond it they wait as
     # `queued` and start oldest first as slots free.
@@ -114,6 +118,13 @@ class OrchestratorSettings(CommonSettings):
     runway_poll_interval_seconds: float = Field(default=5.0, ge=0)
     luma_poll_interval_seconds: float = Field(default=0.0, ge=0)
     pika_poll_interval_seconds: float = Field(default=0.0, ge=0)
+    # Provider callbacks (docs/providers.md, "Callbacks"): on, Luma's creates carry a callback_url and fal's
+    # submits a webhook_url, each under VIDEOGEN_PUBLIC_BASE_URL (which the providers must then reach: they
+    # already fetch first frames from it), and a task of theirs is read when its provider calls back, else
+    # only every provider_callback_poll_seconds (the safety net for a callback lost). Off (the default):
+    # every task is polled as below. Runway has no callbacks: it is polled either way.
+    provider_callbacks: bool = False
+    provider_callback_poll_seconds: float = Field(default=60.0, gt=0)
     # Polls slow down as a task ages: every max(poll_interval_seconds, age x poll_age_fraction) seconds, at
     # most poll_max_interval_seconds apart.
     poll_age_fraction: float = Field(default=0.05, ge=0)

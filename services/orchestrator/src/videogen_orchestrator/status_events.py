@@ -17,10 +17,13 @@ from datetime import datetime
 from typing import Protocol
 
 from videogen_common import outbox
+from videogen_common.domain import Status
 from videogen_common.events import Envelope
 from videogen_common.generations import notice_event, status_envelope, terminal_event
 from videogen_common.outbox import publish
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.repositories.generations import GenerationRepository
+from videogen_orchestrator.outcomes import LeaseLost
 
 log = logging.getLogger(__name__)
 
@@ -58,3 +61,24 @@ async def publish_status(
     elif notice:
         await publish(sink, notice_event(record, now, progress=progress))
     return sent
+
+
+async def mirror(
+    generations: GenerationRepository,
+    sink: EventSink,
+    record: GenerationRecord,
+    status: Status,
+    *,
+    now: datetime,
+    owner: str,
+) -> GenerationRecord:
+    """Mirror the provider's non-terminal state onto the generation: its queue as ``queued`` (the
+    provider's), running as ``processing``; each change is published (best effort: a client streaming the
+    generation sees it). ``LeaseLost`` if the generation moved."""
+    if record.status is status:
+        return record
+    updated = await generations.follow_provider(record, status, now=now, owner=owner)
+    if updated is None:
+        raise LeaseLost
+    await publish_status(sink, updated, now)
+    return updated

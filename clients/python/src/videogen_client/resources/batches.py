@@ -22,9 +22,9 @@ from videogen_client.errors import APITimeoutError, status_error
 from videogen_client.models import FieldError, Generation, GenerationError, Model, Problem
 from videogen_client.resources.generations import CreateParams
 
-BatchStatus = Literal["validating", "in_progress", "completed", "canceling", "canceled"]
+BatchStatus = Literal["validating", "in_progress", "completed", "canceling", "canceled", "failed"]
 OnInvalid = Literal["refuse", "skip"]
-FINISHED = ("completed", "canceled")
+FINISHED = ("completed", "canceled", "failed")
 
 
 class BatchCounts(Model):
@@ -52,6 +52,14 @@ class RefusedItem(Model):
     errors: list[ItemError]
 
 
+class BatchError(Model):
+    """Why a batch's acceptance was cut short: ``batch_not_written`` (failed, no item) or
+    ``items_not_written`` (it is the items written)."""
+
+    code: str
+    message: str
+
+
 class Batch(Model):
     id: str
     object: str = "batch"
@@ -64,6 +72,7 @@ class Batch(Model):
     cost: float = 0.0
     created_at: datetime
     finished_at: datetime | None = None
+    error: BatchError | None = None
 
     @property
     def finished(self) -> bool:

@@ -16,14 +16,16 @@ from videogen_common.clock import isoformat
 Doc = dict[str, Any]
 
 # validating: the batch document is written, its items are being written; in_progress: every item is in;
-# canceling: a cancel was asked while items still run; completed / canceled: every item has ended.
+# canceling: a cancel was asked while items still run; completed / canceled: every item has ended; failed: the
+# api stopped before any item was written, and the reconciler gave up on it (``endings.settle_validating``).
 VALIDATING = "validating"
 IN_PROGRESS = "in_progress"
 COMPLETED = "completed"
 CANCELING = "canceling"
 CANCELED = "canceled"
-STATUSES = (VALIDATING, IN_PROGRESS, COMPLETED, CANCELING, CANCELED)
-FINISHED = (COMPLETED, CANCELED)
+FAILED = "failed"
+STATUSES = (VALIDATING, IN_PROGRESS, COMPLETED, CANCELING, CANCELED, FAILED)
+FINISHED = (COMPLETED, CANCELED, FAILED)
 
 # What a batch with invalid items does: refuse it whole (422), or skip them (accepted with the valid ones, the
 # refusals recorded on the batch).
@@ -64,6 +66,9 @@ class BatchRecord:
     hold: Mapping[str, Any] | None = None
     idem: str | None = None
     idem_hash: str | None = None
+    # What went wrong while it was accepted (``{code, message}``): set by the reconciler on a batch the api
+    # left ``validating`` (``endings.settle_validating``); None for every batch accepted whole.
+    error: Mapping[str, str] | None = None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> BatchRecord:
@@ -86,6 +91,7 @@ class BatchRecord:
             hold=doc.get("hold"),
             idem=doc.get("idem"),
             idem_hash=doc.get("idem_hash"),
+            error=doc.get("error"),
         )
 
     def to_doc(self) -> Doc:
@@ -104,6 +110,7 @@ class BatchRecord:
             "estimated_cost": self.estimated_cost,
             "cost": self.cost,
             "finished_at": self.finished_at,
+            "error": dict(self.error) if self.error is not None else None,
         }
         for name in ("api_key_id", "hold", "idem", "idem_hash"):
             if (value := getattr(self, name)) is not None:
@@ -137,4 +144,5 @@ class BatchRecord:
             "cost": round(self.cost, 6),
             "created_at": isoformat(self.created_at),
             "finished_at": isoformat(self.finished_at) if self.finished_at is not None else None,
+            "error": dict(self.error) if self.error is not None else None,
         }

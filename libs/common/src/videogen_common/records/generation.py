@@ -49,6 +49,18 @@ PUBLIC_FIELDS = (
     "deleted_at",
 )
 
+# A generation's metadata is stored twice: as given (``metadata``), and as its pairs, ``"key=value"`` each
+# (``METADATA_PAIRS``, written by ``to_doc`` beside it, erased with it), which the listing's metadata filter
+# reads through an index (``repositories.generation_reads``: ``by_account_metadata``). Keys hold no ``=``
+# (letters, digits, ``_`` and ``-``), so a pair says which key and value it is.
+METADATA_PAIRS = "metadata_pairs"
+
+
+def metadata_pair(key: str, value: str) -> str:
+    """One metadata pair as ``METADATA_PAIRS`` holds it."""
+    return f"{key}={value}"
+
+
 # What a delete erases of a generation's public fields, and what it leaves there: the tombstone keeps the id,
 # account, provider, duration, status, error, options and timestamps (usage, cost and audit stay exact) and
 # says ``deleted``. The same values replace these fields in the data its stored events and deliveries carry.
@@ -61,7 +73,8 @@ ERASED_FIELDS: dict[str, Any] = {
     "thumbnail_url": None,
 }
 # ... and the internal fields it removes: what the request and the provider were told (the prompt again),
-# the saved reply of an Idempotency-Key (so the key is free again), and the media keys (the objects go).
+# the saved reply of an Idempotency-Key (so the key is free again), the media keys (the objects go), and the
+# metadata's pairs.
 _ERASED_INTERNAL = (
     "negative_prompt",
     "metadata",
@@ -74,6 +87,7 @@ _ERASED_INTERNAL = (
     "idem",
     "idem_hash",
     "idem_response",
+    METADATA_PAIRS,
 )
 
 # The metadata of a field every document has, null when None (the fields of the first documents). Any other
@@ -257,6 +271,8 @@ class GenerationRecord:
         for name, value in zip(_SPARSE, _sparse_values(self), strict=True):
             if value is not None:
                 doc[name] = value
+        if self.metadata:
+            doc[METADATA_PAIRS] = [metadata_pair(key, value) for key, value in self.metadata.items()]
         return doc
 
     def tombstone(self, now: datetime, *, media_due_at: datetime) -> GenerationRecord:
@@ -380,7 +396,9 @@ _DEFAULTED = tuple(f.name for f in _AS_IS if f.default is not MISSING)
 _DEFAULTS = tuple(f.default for f in _AS_IS if f.default is not MISSING)
 # What a delete sets to None on the record (``tombstone``), and of those the fields every document has, which
 # its update sets in place (the others it removes).
-_ERASED: dict[str, Any] = {name: None for name in (*ERASED_FIELDS, *_ERASED_INTERNAL) if name != "prompt"}
+_ERASED: dict[str, Any] = {
+    name: None for name in (*ERASED_FIELDS, *_ERASED_INTERNAL) if name not in ("prompt", METADATA_PAIRS)
+}
 _ERASED_IN_PLACE = tuple(name for name in ERASED_FIELDS if name not in _ERASED_INTERNAL)
 
 

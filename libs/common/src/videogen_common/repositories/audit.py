@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
@@ -18,11 +18,17 @@ from videogen_common.store import Store
 
 Doc = dict[str, Any]
 
+# How long the audit trail is kept (a year, and a month's margin): the retention sweeper removes older entries
+# (``expire_before``) through ``by_created``.
+KEPT = timedelta(days=400)
+
 # One account's audit trail newest first (GET /v1/audit-events); _id breaks ties so the cursor is stable.
 INDEXES: list[IndexModel] = [
     IndexModel(
         [("account_id", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)], name="by_account"
     ),
+    # Its expiry: everything made before a moment (``expire_before``).
+    IndexModel([("created_at", ASCENDING), ("_id", ASCENDING)], name="by_created"),
 ]
 
 
@@ -49,6 +55,11 @@ class AuditFilter:
 class AuditRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    async def expire_before(self, cutoff: datetime) -> int:
+        """Remove every audit event made before ``cutoff`` (a range of ``by_created``); returns how many."""
+        removed = await self._store.audit_events.delete_many({"created_at": {"$lt": cutoff}})
+        return removed.deleted_count
 
     @property
     def _events(self) -> AsyncCollection[Doc]:

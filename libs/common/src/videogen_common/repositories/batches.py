@@ -17,6 +17,7 @@ from videogen_common.records.batch import (
     CANCELED,
     CANCELING,
     COMPLETED,
+    FAILED,
     IN_PROGRESS,
     OUTCOMES,
     VALIDATING,
@@ -72,6 +73,63 @@ class BatchRepository:
             {"_id": batch_id, "status": VALIDATING}, {"$set": {"status": IN_PROGRESS, "updated_at": now}}
         )
         return result.modified_count == 1
+
+    async def still_validating(self, batch_id: str, now: datetime) -> bool:
+        """A re-send under its Idempotency-Key is writing the ``validating`` batch's items: its ``updated_at``
+        moved to now, so the reconciler leaves it alone for another bound. False if it is no longer
+        validating (the reconciler settled it first)."""
+        result = await self._batches.update_one(
+            {"_id": batch_id, "status": VALIDATING}, {"$set": {"updated_at": now}}
+        )
+        return result.matched_count == 1
+
+    async def stale_validating(self, before: datetime, limit: int) -> list[BatchRecord]:
+        """Batches ``validating`` unchanged since ``before``: their api stopped between the batch and the end
+        of its items (the reconciler settles them: ``endings.settle_validating``)."""
+        docs = self._batches.find({"status": VALIDATING, "updated_at": {"$lt": before}}).limit(limit)
+        return [BatchRecord.from_doc(doc) for doc in await docs.to_list(limit)]
+
+    async def written_in_part(
+        self, batch: BatchRecord, total: int, error: dict[str, str] | None, now: datetime
+    ) -> bool:
+        """The ``validating`` batch ``batch`` (as read) holds the ``total`` items written before its api
+        stopped: it becomes ``in_progress`` with that total (and ``error`` saying what was lost, if any). A
+        compare-and-set on its status and ``updated_at``: False if it moved meanwhile (a re-send)."""
+        fields: Doc = {"status": IN_PROGRESS, "total": total, "updated_at": now}
+        if error is not None:
+            fields["error"] = error
+        result = await self._batches.update_one(
+            {"_id": batch.id, "status": VALIDATING, "updated_at": batch.updated_at}, {"$set": fields}
+        )
+        return result.modified_count == 1
+
+    async def none_written(
+        self,
+        batch: BatchRecord,
+        error: dict[str, str],
+        event_of: Callable[[BatchRecord], Event],
+        now: datetime,
+    ) -> BatchRecord | None:
+        """The ``validating`` batch ``batch`` (as read) has no item: its api stopped before writing any. It
+        ends ``failed`` with ``error`` and no item, its ``batch.completed`` event in its outbox (a
+        compare-and-set on its status and ``updated_at``). The batch as it ended, or None if it moved."""
+        ended = BatchRecord.from_doc(
+            {
+                **batch.to_doc(),
+                "status": FAILED,
+                "total": 0,
+                "error": error,
+                "finished_at": now,
+                "updated_at": now,
+            }
+        )
+        event = event_of(ended)
+        fields = {"status": FAILED, "total": 0, "error": error, "finished_at": now, "updated_at": now}
+        result = await self._batches.update_one(
+            {"_id": batch.id, "status": VALIDATING, "updated_at": batch.updated_at},
+            owing({"$set": fields}, event),
+        )
+        return ended if result.modified_count == 1 else None
 
     async def canceling(self, batch_id: str, now: datetime) -> bool:
         """A cancel was asked: ``in_progress`` becomes ``canceling``. False if it was not in progress."""

@@ -35,6 +35,10 @@ Doc = dict[str, Any]
 
 
 # One per (event, endpoint) by their ids alone: a delivery's _id is derived from the pair.
+# How long a delivery is kept (the delivery log): the retention sweeper removes older ones (``expire_before``)
+# through ``by_created``. Retries give up within hours, so none of them is still pending by then.
+KEPT = timedelta(days=30)
+
 INDEXES: list[IndexModel] = [
     IndexModel([("status", ASCENDING), ("next_attempt_at", ASCENDING)], name="by_due"),
     IndexModel([("webhook_id", ASCENDING), ("created_at", DESCENDING)], name="by_webhook"),
@@ -50,6 +54,8 @@ INDEXES: list[IndexModel] = [
     # A generation's deliveries, whatever their endpoint (one since deleted too): a delete erases their
     # bodies.
     IndexModel([("generation_id", ASCENDING)], name="by_generation"),
+    # Its expiry: everything made before a moment (``expire_before``).
+    IndexModel([("created_at", ASCENDING), ("_id", ASCENDING)], name="by_created"),
 ]
 
 
@@ -118,6 +124,11 @@ class DeliveryFilter:
 class DeliveryRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    async def expire_before(self, cutoff: datetime) -> int:
+        """Remove every delivery made before ``cutoff`` (a range of ``by_created``); returns how many."""
+        removed = await self._store.deliveries.delete_many({"created_at": {"$lt": cutoff}})
+        return removed.deleted_count
 
     @property
     def _deliveries(self) -> AsyncCollection[Doc]:

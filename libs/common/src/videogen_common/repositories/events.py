@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
@@ -24,12 +24,18 @@ def _newest_first_of(*keys: str) -> list[tuple[str, int]]:
     return [*((key, ASCENDING) for key in keys), ("created_at", DESCENDING), ("_id", DESCENDING)]
 
 
+# How long an event is kept (the event log, GET /v1/events): the retention sweeper removes older ones
+# (``expire_before``) through ``by_created``.
+KEPT = timedelta(days=90)
+
 INDEXES: list[IndexModel] = [
     # One account's events newest first (GET /v1/events); _id breaks ties so the cursor is stable.
     IndexModel(_newest_first_of("account_id"), name="by_account"),
     # ... of one subject (?subject_id=), and of some types (?type=).
     IndexModel(_newest_first_of("account_id", "subject_id"), name="by_subject"),
     IndexModel(_newest_first_of("account_id", "type"), name="by_type"),
+    # Its expiry: everything made before a moment (``expire_before``).
+    IndexModel([("created_at", ASCENDING), ("_id", ASCENDING)], name="by_created"),
 ]
 
 
@@ -56,6 +62,11 @@ class EventFilter:
 class EventRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    async def expire_before(self, cutoff: datetime) -> int:
+        """Remove every event made before ``cutoff`` (a range of ``by_created``); returns how many."""
+        removed = await self._store.events.delete_many({"created_at": {"$lt": cutoff}})
+        return removed.deleted_count
 
     @property
     def _events(self) -> AsyncCollection[Doc]:

@@ -15,7 +15,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 
 from videogen_common.domain import Status
 from videogen_common.failures import ErrorCode
-from videogen_common.records.generation import GenerationRecord
+from videogen_common.records.generation import METADATA_PAIRS, GenerationRecord, metadata_pair
 from videogen_common.repositories.paging import Position, created_between, merged, newest_first
 from videogen_common.store import Store
 
@@ -32,13 +32,25 @@ INDEXES: list[IndexModel] = [
         [("account_id", ASCENDING), ("status", ASCENDING), ("created_at", DESCENDING), ("_id", DESCENDING)],
         name="by_account_status",
     ),
+    # Listing filtered by metadata (?metadata[KEY]=VALUE), newest first: one of the pairs asked for, an
+    # element of the generation's ``metadata_pairs`` (a multikey index: one key per pair). Generations
+    # without metadata have no pairs, and no key here but the account's.
+    IndexModel(
+        [
+            ("account_id", ASCENDING),
+            (METADATA_PAIRS, ASCENDING),
+            ("created_at", DESCENDING),
+            ("_id", DESCENDING),
+        ],
+        name="by_account_metadata",
+    ),
     # A batch's items in the order given (their ids are made so): its listing, results and cancel.
     IndexModel([("batch_id", ASCENDING), ("_id", ASCENDING)], name="by_batch"),
 ]
 
 
 # What ``GenerationFilter.keeps`` reads of a generation.
-KEPT_BY = ("deleted_at", "provider", "metadata")
+KEPT_BY = ("deleted_at", "provider", "metadata", "status")
 
 
 @dataclass(frozen=True)
@@ -62,12 +74,14 @@ class GenerationFilter:
         return {**clause, **created_between(self.created_after, self.created_before)}
 
     def keeps(self, doc: Doc) -> bool:
-        """Whether a generation's document, read from a window of an index range (which says its account,
-        status and time), is one the listing shows: not deleted, of the providers and with the metadata
-        asked for."""
+        """Whether a generation's document, read from a window of an index range (which says its account and
+        time, and its status or one metadata pair), is one the listing shows: not deleted, of the statuses and
+        providers and with the metadata asked for."""
         if doc.get("deleted_at") is not None:
             return False
         if self.providers and doc.get("provider") not in self.providers:
+            return False
+        if self.statuses and doc.get("status") not in {status.value for status in self.statuses}:
             return False
         if self.metadata:
             metadata = doc.get("metadata") or {}
@@ -111,12 +125,28 @@ class GenerationReads:
         self, account_id: str, kept: GenerationFilter, position: Position | None, limit: int
     ) -> list[GenerationRecord]:
         """Up to ``limit`` of the account's generations that ``kept`` keeps, newest first, after ``position``
-        (the last item of the previous page) if given; deleted ones are left out. Read window by window of
-        ``by_account`` (``paging``), or of ``by_account_status`` for each status asked for, the pages merged;
-        what the index does not say (deleted, providers, metadata) is checked on what the windows return."""
+        (the last item of the previous page) if given; deleted ones are left out. Read window by window
+        (``paging``) of ``by_account_metadata`` for one metadata pair asked for (the first by key), or of
+        ``by_account_status`` for each status asked for (the pages merged), or else of ``by_account``; what
+        the index does not say (deleted, providers, the other pairs or statuses) is checked on what the
+        windows return."""
         created = created_between(kept.created_after, kept.created_before)
         keep = kept.keeps
-        if kept.statuses:
+        if kept.metadata:
+            key = min(kept.metadata)
+            docs = await newest_first(
+                self._generations,
+                {
+                    "account_id": account_id,
+                    METADATA_PAIRS: metadata_pair(key, kept.metadata[key]),
+                    **created,
+                },
+                position,
+                limit,
+                keep=keep,
+                reads=KEPT_BY,
+            )
+        elif kept.statuses:
             pages = [
                 await newest_first(
                     self._generations,
@@ -185,6 +215,10 @@ class GenerationReads:
             outcomes["canceled" if canceled else doc["status"]] += 1
             cost += float(doc.get("cost") or 0.0)
         return outcomes, cost
+
+    async def count_in_batch(self, batch_id: str) -> int:
+        """How many of the batch's items are written (the reconciler's look at a batch left validating)."""
+        return await self._generations.count_documents({"batch_id": batch_id})
 
     async def queued_in_batch(self, batch_id: str) -> int:
         """How many of the batch's items wait explicitly (``queued``): the one count of a batch not kept on

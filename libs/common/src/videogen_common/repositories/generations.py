@@ -193,6 +193,14 @@ class GenerationRepository:
         doc = await self._generations.find_one({"_id": generation_id}, projection={"status": 1})
         return None if doc is None else str(doc["status"])
 
+    async def media_keys_of(self, generation_id: str) -> set[str]:
+        """The media keys the generation names (its video's and thumbnail's), none if there is no such
+        generation."""
+        doc = await self._generations.find_one(
+            {"_id": generation_id}, projection={"video_key": 1, "thumbnail_key": 1}
+        )
+        return {str(doc[k]) for k in ("video_key", "thumbnail_key") if doc and doc.get(k)}
+
     async def was_canceled(self, generation_id: str) -> bool:
         """Whether the generation failed because its client canceled it, or was deleted: what its actor
         still does for it is discarded, its task at the provider included."""
@@ -298,9 +306,15 @@ class GenerationRepository:
         self, record: GenerationRecord, owner: str, now: datetime, plan: Mapping[str, Any]
     ) -> GenerationRecord | None:
         """A submit that may make a (paid) task begins now, with the request ``plan``, on the provider key the
-        generation was admitted to (``record.provider_pool``)."""
+        generation was admitted to (``record.provider_pool``). Only under a lease that has not run out by
+        ``now``: a holder whose renewals could not reach the store (cut off from it) may still find its lease
+        unclaimed once healed, but another instance may claim it at any moment, and a submit it then starts
+        would be one whose task id is never saved (the generation failed as an interrupted submit)."""
         fields: Doc = {"submit_started_at": now, "provider_request": plan, **_admission_fields(record)}
-        return await self._set_owned(record, owner, fields, submit_started_at=now, provider_request=plan)
+        live = {"lease_expires_at": {"$not": {"$lt": now}}}
+        return await self._set_owned(
+            record, owner, fields, submit_started_at=now, provider_request=plan, condition=live
+        )
 
     async def save_task_id(
         self,
@@ -328,15 +342,20 @@ class GenerationRepository:
         )
 
     async def _set_owned(
-        self, record: GenerationRecord, owner: str, fields: Doc, **changes: Any
+        self,
+        record: GenerationRecord,
+        owner: str,
+        fields: Doc,
+        *,
+        condition: Doc | None = None,
+        **changes: Any,
     ) -> GenerationRecord | None:
         """Compare-and-set ``fields`` on (id, the lease: owner and fence, version), bumping the version, like
         ``transition``: a conditional update, and the new record computed (``changes``, the same fields)
         rather than read back (the embedded store serves findAndModify with a collection scan). None if the
         generation moved, or its lease is no longer the one ``record`` holds."""
-        result = await self._generations.update_one(
-            _held(record, owner, version=record.version), {"$set": fields, "$inc": {"version": 1}}
-        )
+        query = {**_held(record, owner, version=record.version), **(condition or {})}
+        result = await self._generations.update_one(query, {"$set": fields, "$inc": {"version": 1}})
         if result.modified_count != 1:
             return None
         return replace(record, version=record.version + 1, **changes)

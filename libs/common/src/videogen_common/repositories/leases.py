@@ -35,8 +35,13 @@ Doc = dict[str, Any]
 _EVER = datetime.min.replace(tzinfo=UTC)
 
 INDEXES: list[IndexModel] = [
-    # The reconciler: unfinished generations whose lease expired (or was never taken).
-    IndexModel([("status", ASCENDING), ("lease_expires_at", ASCENDING)], name="by_lease"),
+    # The reconciler: unfinished generations whose lease expired (a range of the first two fields), or was
+    # never taken (a null lease, then a range of creation times: ``never_leased``). It replaces ``by_lease``
+    # (the first two alone), over which the embedded store read every unleased generation of the status.
+    IndexModel(
+        [("status", ASCENDING), ("lease_expires_at", ASCENDING), ("created_at", ASCENDING)],
+        name="by_lease_created",
+    ),
 ]
 
 
@@ -126,8 +131,8 @@ class LeaseRepository:
 
     async def expired_leases(self, now: datetime, limit: int) -> AsyncIterator[str]:
         """Ids of unfinished generations whose lease ran out (their owner died) or was handed back (expired at
-        the epoch), oldest first, up to ``limit`` per status. One range of the (status, lease_expires_at)
-        index per status: one ``$or`` over them would make the embedded store scan the whole collection."""
+        the epoch), oldest first, up to ``limit`` per status. One range of ``by_lease_created``'s first two
+        fields per status: one ``$or`` over them would make the embedded store scan the whole collection."""
         for status in ACTIVE:
             # Bounded below too: without it the embedded store reads every unleased generation of the status
             # (those waiting in line: their lease is null, which sorts first) before the range.
@@ -143,7 +148,8 @@ class LeaseRepository:
 
     async def never_leased(self, created_before: datetime, limit: int) -> AsyncIterator[str]:
         """Ids of ``processing`` generations nobody ever leased, created before ``created_before``, oldest
-        first (one that waits for an account slot is ``queued`` with no lease, and is not among them)."""
+        first (one that waits for an account slot is ``queued`` with no lease, and is not among them). Its
+        two equalities then its range are ``by_lease_created``'s fields, in order."""
         found = (
             self._generations.find(
                 {

@@ -19,8 +19,10 @@ A batch's items are ordinary generations carrying its id; accepting one is this,
    batch's id and its index, so writing them again writes nothing twice; then the batch becomes
    ``in_progress``, and each item's request is handed to the producer like a single create's. A process that
    dies between 3 and 4 leaves a ``validating`` batch: re-sending it with the same key writes the missing
-   items (what they reserved again is given back for those already written) and finishes the move; without a
-   key the written items still run (the reconciler dispatches them) and the batch stays ``validating``.
+   items (what they reserved again is given back for those already written) and finishes the move. Without a
+   re-send the written items still run (the reconciler dispatches them), and once the batch has been
+   ``validating`` for the orchestrator's ``batch_validating_seconds`` (5 minutes) the reconciler settles it
+   (``endings.settle_validating``): ``in_progress`` with the items written, or ``failed`` if none was.
 
 Items default to ``priority: "low"``: they wait in their account's lane behind its normal work, and other
 accounts share the provider fairly with it (admission's lanes); the account's concurrency cap holds for them
@@ -484,6 +486,12 @@ async def create_batch(request: web.Request) -> web.Response:
             if other.idem_hash != digest:
                 raise idempotency_key_reused() from None
             return await _answer(request, other, replayed=True)
+    elif not await batches.still_validating(batch.id, now):
+        # The reconciler settled it meanwhile (past its bound): it is what was written then.
+        await _give_back_all(request, [hold for _, hold in admitted])
+        settled = await batches.get(batch.id)
+        assert settled is not None
+        return await _answer(request, settled, replayed=True)
     records = [_item_record(request, batch, valid, hold, now) for valid, hold in admitted]
     present = await insert_all(app[state.GENERATIONS], [record.to_doc() for record in records])
     if present:  # a re-send of a batch left validating: those were written (and reserved) before

@@ -85,6 +85,19 @@ class RefusedItem(Body):
     errors: list[ItemError]
 
 
+class BatchError(Body):
+    """What went wrong while a batch was accepted (its api stopped while writing its items)."""
+
+    code: Annotated[
+        str,
+        Field(
+            description="batch_not_written: no item was written, the batch failed; items_not_written: some "
+            "were, and they are the batch (the others were not accepted)."
+        ),
+    ]
+    message: str
+
+
 class Batch(Body):
     """A batch as clients see it."""
 
@@ -94,7 +107,8 @@ class Batch(Body):
         BatchStatus,
         Field(
             description="validating: its items are being written; in_progress; canceling: a cancel was asked "
-            "and items still run; completed or canceled: every item has ended."
+            "and items still run; completed or canceled: every item has ended; failed: its acceptance was "
+            "cut short before any item was written (see error)."
         ),
     ]
     counts: BatchCounts
@@ -107,6 +121,13 @@ class Batch(Body):
     cost: Annotated[float, Field(ge=0, description="USD charged so far for its ended items.")]
     created_at: Moment
     finished_at: Annotated[Moment | None, Field(description="When its last item ended; null until then.")]
+    error: Annotated[
+        BatchError | None,
+        Field(
+            description="Null, unless its acceptance was cut short (the api stopped while writing its items) "
+            "and the reconciler settled it: failed with none written, or in progress with those written."
+        ),
+    ]
 
 
 class BatchList(Body):

@@ -6,7 +6,7 @@ declares nothing the safe defaults."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -35,6 +35,9 @@ class Job:
     image: bytes | None = field(default=None, repr=False)
     image_type: str | None = None
     image_url: str | None = None
+    # Where the provider is to call back about the task (an adapter that ``calls_back``, with provider
+    # callbacks on); None: it is not told, and the task is polled.
+    callback_url: str | None = None
     # Told how far the task is (0-100) by an adapter that learns it while a poll runs (the mock); adapters
     # that learn it from the poll's answer return it in ``TaskState.progress`` instead.
     on_progress: Callable[[int], None] | None = field(default=None, compare=False)
@@ -116,6 +119,9 @@ class ProviderAdapter(Protocol):
     # The least time between two reads of one task that the provider asks for (Runway: 5 s); the actor's
     # pause between polls is never shorter (0: the deployment's poll interval alone decides).
     poll_interval_seconds: float
+    # The provider calls back when the task changes (Luma's callback_url, fal's webhook_url): with provider
+    # callbacks on, the submit names ``Job.callback_url`` and the task is polled only as a safety net.
+    calls_back: bool
 
     async def submit(self, job: Job) -> str:
         """Start the provider's task and return its id. Called at most once per generation: the id is saved
@@ -142,11 +148,12 @@ class ProviderAdapter(Protocol):
 
 class AdapterDefaults:
     """What an adapter has unless it says otherwise: no cancel, a submit that may be charged for (so never
-    repeated after a crash), no poll cadence of its own, no plan to record, nothing to close."""
+    repeated after a crash), no poll cadence of its own, no callbacks, no plan to record, nothing to close."""
 
     can_cancel = False
     pays_per_submit = True
     poll_interval_seconds = 0.0
+    calls_back = False
 
     def plan(self, job: Job) -> dict[str, Any]:
         return {}
@@ -163,3 +170,16 @@ def data_uri(job: Job) -> str | None:
     if job.image is None or job.image_type is None:
         return None
     return f"data:{job.image_type};base64,{base64.b64encode(job.image).decode()}"
+
+
+def adapter_for(
+    providers: Mapping[str, ProviderAdapter], provider: str, pool: str | None
+) -> ProviderAdapter | None:
+    """The adapter of the key a generation runs on (its ``pool``), else of its ``provider``'s only or first
+    key (a generation from before pools were kept)."""
+    if pool is not None and pool in providers:
+        return providers[pool]
+    if provider in providers:
+        return providers[provider]
+    prefix = f"{provider}/"
+    return next((a for name, a in sorted(providers.items()) if name.startswith(prefix)), None)

@@ -1,7 +1,9 @@
 """Luma's Dream Machine API: ``POST /generations/video`` starts a video generation (the path both of the
 lumaai SDK's video create calls use), ``GET /generations/{id}``
 reads it (``state`` queued / dreaming / completed / failed, ``assets.video`` on success, ``failure_reason``
-on failure), ``DELETE /generations/{id}`` drops it. The base URL includes ``/dream-machine/v1``."""
+on failure), ``DELETE /generations/{id}`` drops it. The base URL includes ``/dream-machine/v1``. With
+provider callbacks on, a create names a ``callback_url``, where Luma posts the Generation on each state
+change."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class LumaAdapter(ModelResolutionAdapter):
     running_statuses = ("dreaming",)
     capabilities = CAPABILITIES[Provider.LUMA]
     can_cancel = True
+    calls_back = True
 
     def __init__(
         self,
@@ -57,6 +60,9 @@ class LumaAdapter(ModelResolutionAdapter):
         if job.image_url is not None:
             # The first keyframe: Luma fetches it from our signed link.
             body["keyframes"] = {"frame0": {"type": "image", "url": job.image_url}}
+        if job.callback_url is not None:
+            # Luma posts the Generation there on each state change (unsigned: the URL's token is the guard).
+            body["callback_url"] = job.callback_url
         return await self.submit_task(
             "/generations/video",
             body,

@@ -11,7 +11,10 @@ A submit is sent again only when its answer shows that fal never accepted it, as
 made: that request is looked up (polled) rather than submitted again; any other failure is never repeated.
 
 fal gives no progress figure: the status is read with ``logs=1`` and the newest log line that shows a
-progress bar (``45%|████▌ | 9/20``, or ``step 9/20``) gives the estimate; none, and progress stays unknown."""
+progress bar (``45%|████▌ | 9/20``, or ``step 9/20``) gives the estimate; none, and progress stays unknown.
+
+With provider callbacks on, a submit names its ``webhook_url`` as fal's ``fal_webhook`` query parameter:
+fal posts the result there when the request ends, signed with ED25519 (the api checks it)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import logging
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from videogen_common.capabilities import CAPABILITIES
 from videogen_common.domain import Provider
@@ -138,6 +142,7 @@ class PikaAdapter(ModelResolutionAdapter):
     detail_fields = ("queue_position",)
     capabilities = CAPABILITIES[Provider.PIKA]
     can_cancel = True
+    calls_back = True
 
     def __init__(
         self,
@@ -172,9 +177,13 @@ class PikaAdapter(ModelResolutionAdapter):
             body["seed"] = job.seed
         if job.negative_prompt is not None:
             body["negative_prompt"] = job.negative_prompt
+        path = f"/{model}"
+        if job.callback_url is not None:
+            # fal posts the result there, signed (fal-client's ``submit(..., webhook_url=...)`` sends it so).
+            path += "?" + urlencode({"fal_webhook": job.callback_url})
         try:
             return await self.submit_task(
-                f"/{model}",
+                path,
                 body,
                 id_field="request_id",
                 missing="fal queued the request without giving its id",

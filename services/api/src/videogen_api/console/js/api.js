@@ -84,6 +84,20 @@ export async function api(method, path, { body, form, query, headers: extra, key
   return response.json();
 }
 
+/** GET path (under /v1) on this origin with the key, its body as a Blob (a file to save: a batch's results). */
+export async function apiDownload(path, { signal } = {}) {
+  const url = new URL(`/v1${path}`, window.location.origin);
+  const response = await fetch(url, {
+    headers: headers({ Accept: "*/*" }), signal, credentials: "omit", cache: "no-store",
+  });
+  if (!response.ok) {
+    const error = new ApiError(response.status, await problemOf(response));
+    if (response.status === 401) onUnauthorized(error);
+    throw error;
+  }
+  return response.blob();
+}
+
 /** The API's OpenAPI document (public), fetched once. */
 let documentPromise = null;
 export function openapi() {

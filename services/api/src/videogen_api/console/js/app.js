@@ -4,6 +4,7 @@ import { announce, clear, field, h, notice } from "./dom.js";
 import { generationDetail, generationList, newGeneration } from "./generations.js";
 import { deliveryDetail, eventDetail, webhookDetail, webhookList } from "./webhooks.js";
 import { auditPage } from "./audit.js";
+import { batchDetail, batchList } from "./batches.js";
 import { keyList } from "./keys.js";
 import { budgetsPage, usagePage } from "./usage.js";
 
@@ -15,6 +16,8 @@ const ROUTES = [
   [/^#\/generations\/new$/, "new", newGeneration],
   [/^#\/generations\/(gen_[0-9a-z]+)$/, "generations", generationDetail],
   [/^#\/generations$/, "generations", generationList],
+  [/^#\/batches\/(bat_[0-9A-Za-z_]+)$/, "batches", batchDetail],
+  [/^#\/batches$/, "batches", batchList],
   [/^#\/webhooks\/(wh_[0-9a-z]+)$/, "webhooks", webhookDetail],
   [/^#\/webhooks$/, "webhooks", webhookList],
   [/^#\/deliveries\/(msg_[0-9a-z]+)$/, "webhooks", deliveryDetail],
