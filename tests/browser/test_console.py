@@ -515,3 +515,35 @@ async def test_a_generation_is_deleted_from_its_page_once_confirmed(
         await expect(page.locator("#generations caption")).to_have_text("Newest first. Page 1.")
         assert await page.locator(f"tr[data-id='{made['id']}']").count() == 0
     assert console.errors == [], console.errors
+
+
+async def test_the_form_picks_a_model_of_the_chosen_provider_with_its_price(
+    console: Console, console_stack: Stack
+) -> None:
+    page = console.page
+    await console.open()
+    await console.sign_in(console_stack.key)
+    await console.go("#/generations/new", "New generation")
+    picker = page.get_by_label("Model (optional)", exact=True)
+    await expect(picker).to_be_visible()
+    # The chosen provider's models (GET /v1/models), each with its price; a provider not offered here: none.
+    await page.get_by_label("Provider", exact=True).select_option("mock")
+    await expect(picker.locator("option")).to_have_text(
+        ["The provider's default model", "mock (default) — any $0/s"]
+    )
+    await page.get_by_label("Provider", exact=True).select_option("luma")
+    await expect(picker.locator("option")).to_have_text(["The provider's default model"])
+    await page.get_by_label("Provider", exact=True).select_option("auto")
+    await expect(picker.locator("option")).to_have_text(
+        ["The provider's default model", "mock: mock (default) — any $0/s"]
+    )
+    await check_page(page, "new-generation-model")
+
+    await page.get_by_label("Provider", exact=True).select_option("mock")
+    await picker.select_option("mock")
+    await page.get_by_label("Prompt", exact=True).fill("a heron at dawn")
+    await page.get_by_label("Duration", exact=True).fill("3")
+    await page.get_by_role("button", name="Generate").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("Generation gen_")
+    await expect(page.locator("#generation-model")).to_have_text("mock")
+    assert console.errors == [], console.errors

@@ -368,3 +368,28 @@ async def test_a_generation_waiting_for_the_providers_capacity_shows_its_priorit
 
         for gid in (made["id"], holder):
             assert (await vg(env, "generations", "cancel", gid))[0] == 0
+
+
+async def test_generate_names_a_model_and_models_lists_what_each_makes_and_costs(
+    stack: Stack, tmp_path: Path
+) -> None:
+    env = user_env(stack, tmp_path)
+    code, out, err = await vg(env, "--json", "generate", "a tall lighthouse", "--model", "mock")
+    assert code == 0, err
+    assert json.loads(out)["model"] == "mock"
+    code, _, err = await vg(env, "generate", "x", "--model", "ray-2")  # the mock serves no ray-2
+    assert code != 0 and "has no model 'ray-2'" in err
+
+    code, out, err = await vg(env, "--json", "models", "--provider", "runway", "--image", "--duration", "10")
+    assert code == 0, err
+    assert [m["id"] for m in json.loads(out)] == ["gen4.5", "gen4_turbo"]
+    code, out, _ = await vg(env, "models", "--provider", "luma")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["PROVIDER", "ID", "DEFAULT"]
+    assert lines[1].split()[:3] == ["luma", "ray-2", "yes"] and lines[2].split()[:3] == [
+        "luma",
+        "ray-flash-2",
+        "no",
+    ]
+    assert "720p $0.142" in lines[1]

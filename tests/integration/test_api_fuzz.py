@@ -188,7 +188,7 @@ def _fuzz(base_url: str, key: str, run: RunOnLoop, store: Store) -> Outcome:
     )
     operations = _operations(schema)
     strict_operations = {op.label: op for op in _operations(strict)}
-    assert len(operations) == 39
+    assert len(operations) == 41
     outcome = Outcome()
     with requests.Session() as session:
         # One fresh resource per operation, made before any fuzzing (which may fill the webhook quota).

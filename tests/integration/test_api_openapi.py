@@ -367,6 +367,11 @@ async def test_providers_and_the_video_options_answer_as_documented(answers: Ans
     providers = await answers.call("GET", "/v1/providers", 200)
     assert [p["id"] for p in providers["data"]] == ["mock", "runway", "luma", "pika"]
     await answers.call("GET", "/v1/providers", 401, auth=False)
+    asked = {"provider": "runway", "image_to_video": "true", "duration": "10"}
+    found = await answers.call("GET", "/v1/models", 200, params=asked)
+    assert [m["id"] for m in found["data"]] == ["gen4.5", "gen4_turbo"]
+    await answers.call("GET", "/v1/models", 422, params={"duration": "soon"})
+    await answers.call("GET", "/v1/models", 401, auth=False)
     body = {
         "prompt": "a kite",
         "provider": "mock",
@@ -505,6 +510,7 @@ async def test_every_documented_operation_was_exercised_above(answers: Answers) 
         ("get", "/v1/events"),
         ("get", "/v1/events/{id}"),
         ("get", "/v1/providers"),
+        ("get", "/v1/models"),
         ("post", "/v1/uploads"),
         ("get", "/v1/uploads/{id}"),
         ("delete", "/v1/uploads/{id}"),

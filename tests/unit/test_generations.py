@@ -19,6 +19,7 @@ PUBLIC = {
     "status",
     "prompt",
     "provider",
+    "model",
     "duration",
     "video_url",
     "thumbnail_url",
@@ -93,7 +94,7 @@ def test_new_generation_starts_processing_at_version_1() -> None:
 def test_public_view_has_exactly_the_public_fields() -> None:
     view = public_view(_doc())
     assert set(view) == PUBLIC
-    assert len(view) == 27
+    assert len(view) == 28
     assert set(PUBLIC_FIELDS) == PUBLIC
 
 
@@ -114,6 +115,7 @@ def test_public_view_values_and_iso_timestamps() -> None:
         "status": "processing",
         "prompt": "a cat",
         "provider": "mock",
+        "model": None,
         "duration": 5,
         "video_url": None,
         "thumbnail_url": None,

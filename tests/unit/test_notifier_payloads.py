@@ -20,6 +20,7 @@ GENERATION: dict[str, Any] = {
     "status": "completed",
     "prompt": "a cat",
     "provider": "mock",
+    "model": "mock",
     "duration": 5,
     "video_url": "https://api.example.com/v1/media/gen_01/video.mp4?exp=1&sig=a",
     "thumbnail_url": "https://api.example.com/v1/media/gen_01/thumbnail.jpg?exp=1&sig=b",

@@ -5,7 +5,7 @@ import { AuditEvents, Events, Usage } from "./resources/account.js";
 import { Generations } from "./resources/generations.js";
 import { Batches } from "./resources/batches.js";
 import { ApiKeys, Budgets } from "./resources/keys.js";
-import { Providers, Uploads } from "./resources/uploads.js";
+import { Models, Providers, Uploads } from "./resources/uploads.js";
 import { Deliveries, Webhooks } from "./resources/webhooks.js";
 
 export const VERSION = "0.1.0";
@@ -59,6 +59,7 @@ export class Videogen {
   readonly generations: Generations;
   readonly uploads: Uploads;
   readonly providers: Providers;
+  readonly models: Models;
   readonly webhooks: Webhooks;
   readonly deliveries: Deliveries;
   readonly usage: Usage;
@@ -86,6 +87,7 @@ export class Videogen {
     this.uploads = new Uploads(transport);
     this.generations = new Generations(transport, this.uploads);
     this.providers = new Providers(transport);
+    this.models = new Models(transport);
     this.webhooks = new Webhooks(transport);
     this.deliveries = new Deliveries(transport);
     this.usage = new Usage(transport);

@@ -42,7 +42,7 @@ export type {
   DownloadOptions,
   ImageSource,
 } from "./resources/generations.js";
-export type { UploadSource, UploadOptions } from "./resources/uploads.js";
+export type { UploadSource, UploadOptions, ModelListParams } from "./resources/uploads.js";
 export {
   BATCH_FINISHED_STATUSES,
   DEFAULT_BATCH_POLL_INTERVAL_MS,

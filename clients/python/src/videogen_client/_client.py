@@ -15,7 +15,12 @@ from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
 from videogen_client.resources.batches import AsyncBatches, Batches
-from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.generations import (
+    AsyncGenerations,
+    AsyncModels,
+    AsyncProviders,
+    AsyncUploads,
+)
 from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.sync import (
     ApiKeys,
@@ -24,6 +29,7 @@ from videogen_client.resources.sync import (
     Deliveries,
     Events,
     Generations,
+    Models,
     Providers,
     Uploads,
     Usage,
@@ -69,6 +75,7 @@ class AsyncClient:
         )
         self.generations = AsyncGenerations(self._transport, sleep)
         self.providers = AsyncProviders(self._transport)
+        self.models = AsyncModels(self._transport)
         self.uploads = AsyncUploads(self._transport)
         self.webhooks = AsyncWebhooks(self._transport)
         self.deliveries = AsyncDeliveries(self._transport)
@@ -104,6 +111,7 @@ class Client:
         self._portal = Portal()
         self.generations = Generations(self._portal, self._async.generations)
         self.providers = Providers(self._portal, self._async.providers)
+        self.models = Models(self._portal, self._async.models)
         self.uploads = Uploads(self._portal, self._async.uploads)
         self.webhooks = Webhooks(self._portal, self._async.webhooks)
         self.deliveries = Deliveries(self._portal, self._async.deliveries)

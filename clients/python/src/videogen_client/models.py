@@ -68,6 +68,7 @@ ImageInput = GenerationImage  # what a request sends: the same two fields, exact
 
 class RouteCandidate(Model):
     provider: OpenProvider
+    model: str | None = None  # the model asked of it; None: its default
     reason: str  # why it is there: its health, capacity, price and speed
 
 
@@ -86,6 +87,7 @@ class GenerationAttempt(Model):
     """One try at a provider; ``cost`` in USD (0 if no task was made; None while under way or unknown)."""
 
     provider: OpenProvider
+    model: str | None = None  # the model it asked for
     started_at: datetime
     ended_at: datetime | None = None
     error_code: ErrorCode | str | None = None
@@ -103,6 +105,8 @@ class Generation(Model):
     status: OpenStatus
     prompt: str
     provider: OpenProvider
+    # The model asked of its provider (named, or its default); None for generations made before models.
+    model: str | None = None
     duration: int
     video_url: str | None = None
     thumbnail_url: str | None = None
@@ -200,13 +204,42 @@ class ProviderPrice(Model):
     usd_per_second: float
 
 
+class ModelPrice(Model):
+    resolution: OpenResolution | None = None  # None: any
+    usd_per_second: float
+
+
+class ModelInfo(Model):
+    """One model of one provider (``client.models.list()``): what it makes, what it takes, its price."""
+
+    provider: OpenProvider
+    id: str  # what ``generations.create(model=...)`` names
+    default: bool = False  # what a request to its provider naming no model gets
+    enabled: bool = True  # whether this deployment offers its provider
+    description: str = ""
+    durations: list[int] = []
+    aspect_ratios: list[OpenAspectRatio] = []
+    resolutions: list[OpenResolution] = []
+    default_resolution: OpenResolution
+    text_to_video: bool = True
+    image_to_video: bool = False
+    seed: bool = False
+    negative_prompt: bool = False
+    prices: list[ModelPrice] = []
+
+
+class ModelList(Model):
+    data: list[ModelInfo]
+
+
 class ProviderInfo(Model):
     id: OpenProvider
     enabled: bool  # whether this deployment offers it
     capabilities: ProviderCapabilities
     capacity: ProviderCapacity | None = None  # None until an orchestrator has started with it
     health: ProviderHealth | None = None  # None when not enabled
-    model: str | None = None  # the model this deployment asks it for
+    model: str | None = None  # its default model
+    models: list[ModelInfo] = []  # every model it serves
     prices: list[ProviderPrice] = []
 
 
@@ -274,6 +307,13 @@ class UsageTotals(Model):
     cost: float = 0.0  # USD their providers charged
 
 
+class ModelCost(Model):
+    provider: OpenProvider
+    model: str | None = None  # None: tries recorded before models were
+    attempts: int
+    cost: float
+
+
 class ProviderCost(Model):
     """What one provider charged for the tries made there."""
 
@@ -312,6 +352,7 @@ class Usage(Model):
     data: list[UsageRow]
     api_keys: list[KeyUsage]
     providers: list[ProviderCost] = []  # cost by provider, every try counted
+    models: list[ModelCost] = []  # cost by provider and model
     budgets: list[BudgetRemaining] = []  # what is left of the account's and the key's budgets
 
 

@@ -230,6 +230,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List models and what each can make
+         * @description Every model of every provider the API knows, as this deployment configures them: the durations, aspect ratios and resolutions it makes, whether it takes a first frame, a seed or a negative prompt, its price per second of video by resolution, and whether it is its provider's default (what a request that names no model gets). A request's model field names one; a request it cannot make is a 422 naming its limits. Filter by provider and by what a model can do: ?provider=runway&image_to_video=true&duration=10.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/uploads": {
         parameters: {
             query?: never;
@@ -495,7 +515,7 @@ export interface paths {
         };
         /**
          * Read the account's usage
-         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); cost is what their providers charged (USD), and providers says it by provider, every try at each counted. budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
+         * @description How many generations the account made and how many seconds of video, by UTC day, provider and status, over [start, end) (by default the last 30 days; at most 366 days), in total and per API key. Counted from the generations themselves by when each was made: once each, however often their events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); cost is what their providers charged (USD), and providers says it by provider, every try at each counted, models by provider and model. budgets: what is left now of the account's budgets and of the key's (the one asked about, or else the one making the request).
          */
         get: operations["getUsage"];
         put?: never;
@@ -1016,6 +1036,11 @@ export interface components {
             /** Prompt */
             prompt: string;
             provider: components["schemas"]["Provider"];
+            /**
+             * Model
+             * @description The model asked of its provider: the one named, or the provider's default; a move to another candidate takes that candidate's. Null for generations made before models.
+             */
+            model: string | null;
             /** Duration */
             duration: number;
             /**
@@ -1194,11 +1219,17 @@ export interface components {
              */
             priority?: components["schemas"]["Priority"] | null;
             /**
+             * Model
+             * @description Optional: the model to ask of the provider (GET /v1/models lists them, with what each makes and its price); absent: the provider's default model. A model that cannot make what is asked (its durations: a duration longer than its longest is refused; ratios, resolutions, first frame, seed, negative prompt) is a 422 naming its limits. With "auto" or fallbacks, a candidate named without a model is asked for this one, and skipped if it does not serve it.
+             * @default null
+             */
+            model?: string | null;
+            /**
              * Fallback Providers
              * @description Optional: where else the generation may go, in order, after provider (with "auto": the only providers it may go to). Those that cannot make what is asked, or are not enabled, are skipped (the route says why). A generation moves on only when its attempt cost nothing (the provider was unreachable, answered 5xx or refused for capacity before making a task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task it had accepted with a retriable error; never when whether a task was made is unknown.
              * @default null
              */
-            fallback_providers?: components["schemas"]["Provider"][] | null;
+            fallback_providers?: (components["schemas"]["Provider"] | string)[] | null;
             /**
              * @description Optional: how candidates are ordered.
              * @default null
@@ -1705,11 +1736,17 @@ export interface components {
              */
             priority?: components["schemas"]["Priority"] | null;
             /**
+             * Model
+             * @description Optional: the model to ask of the provider (GET /v1/models lists them, with what each makes and its price); absent: the provider's default model. A model that cannot make what is asked (its durations: a duration longer than its longest is refused; ratios, resolutions, first frame, seed, negative prompt) is a 422 naming its limits. With "auto" or fallbacks, a candidate named without a model is asked for this one, and skipped if it does not serve it.
+             * @default null
+             */
+            model?: string | null;
+            /**
              * Fallback Providers
              * @description Optional: where else the generation may go, in order, after provider (with "auto": the only providers it may go to). Those that cannot make what is asked, or are not enabled, are skipped (the route says why). A generation moves on only when its attempt cost nothing (the provider was unreachable, answered 5xx or refused for capacity before making a task, or its breaker is open), or, with fallback_on_failure, when the provider failed a task it had accepted with a retriable error; never when whether a task was made is unknown.
              * @default null
              */
-            fallback_providers?: components["schemas"]["Provider"][] | null;
+            fallback_providers?: (components["schemas"]["Provider"] | string)[] | null;
             /**
              * @description Optional: how candidates are ordered.
              * @default null
@@ -1739,6 +1776,11 @@ export interface components {
             /** Prompt */
             prompt: string;
             provider: components["schemas"]["Provider"];
+            /**
+             * Model
+             * @description The model asked of its provider: the one named, or the provider's default; a move to another candidate takes that candidate's. Null for generations made before models.
+             */
+            model: string | null;
             /** Duration */
             duration: number;
             /**
@@ -1841,6 +1883,11 @@ export interface components {
          */
         GenerationAttempt: {
             provider: components["schemas"]["Provider"];
+            /**
+             * Model
+             * @description The model it asked for; null if not recorded.
+             */
+            model: string | null;
             /**
              * Started At
              * Format: date-time
@@ -1985,6 +2032,99 @@ export interface components {
              * @description The key's id; null for generations made before keys were recorded.
              */
             api_key_id: string | null;
+        };
+        /**
+         * ModelCost
+         * @description What one model of one provider charged for the range's generations, all their tries of it counted.
+         */
+        ModelCost: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Model
+             * @description Null: tries recorded before models were.
+             */
+            model: string | null;
+            /**
+             * Attempts
+             * @description Tries of it.
+             */
+            attempts: number;
+            /**
+             * Cost
+             * @description USD.
+             */
+            cost: number;
+        };
+        /**
+         * ModelInfo
+         * @description One model of one provider: what it makes, what it takes, and its price.
+         */
+        ModelInfo: {
+            provider: components["schemas"]["Provider"];
+            /**
+             * Id
+             * @description What a request's model field names.
+             */
+            id: string;
+            /**
+             * Default
+             * @description Whether a request to its provider that names no model gets this one.
+             */
+            default: boolean;
+            /**
+             * Enabled
+             * @description Whether this deployment offers its provider.
+             */
+            enabled: boolean;
+            /** Description */
+            description: string;
+            /**
+             * Durations
+             * @description The lengths it makes: a request naming it is made at the nearest at least as long, and refused if longer than its longest.
+             */
+            durations: number[];
+            /** Aspect Ratios */
+            aspect_ratios: components["schemas"]["AspectRatio"][];
+            /** Resolutions */
+            resolutions: components["schemas"]["Resolution"][];
+            default_resolution: components["schemas"]["Resolution"];
+            /**
+             * Text To Video
+             * @description Whether it makes a video from text alone.
+             */
+            text_to_video: boolean;
+            /**
+             * Image To Video
+             * @description Whether it takes a first frame.
+             */
+            image_to_video: boolean;
+            /** Seed */
+            seed: boolean;
+            /** Negative Prompt */
+            negative_prompt: boolean;
+            /**
+             * Prices
+             * @description Per second of video, by resolution.
+             */
+            prices: components["schemas"]["ModelPrice"][];
+        };
+        /**
+         * ModelList
+         * @description The models of every provider the API knows, as this deployment configures them.
+         */
+        ModelList: {
+            /** Data */
+            data: components["schemas"]["ModelInfo"][];
+        };
+        /** ModelPrice */
+        ModelPrice: {
+            /** @description null: any resolution. */
+            resolution: components["schemas"]["Resolution"] | null;
+            /**
+             * Usd Per Second
+             * @description USD per second of video it makes.
+             */
+            usd_per_second: number;
         };
         /**
          * Priority
@@ -2137,9 +2277,14 @@ export interface components {
             health: components["schemas"]["ProviderHealth"] | null;
             /**
              * Model
-             * @description The model this deployment asks it for (what prices apply).
+             * @description Its default model: what a request that names no model gets (GET /v1/models).
              */
             model: string | null;
+            /**
+             * Models
+             * @description Every model it serves (as GET /v1/models).
+             */
+            models: components["schemas"]["ModelInfo"][];
             /**
              * Prices
              * @description What it charges, per model and resolution (docs/providers.md says the sources).
@@ -2259,6 +2404,11 @@ export interface components {
         /** RouteCandidate */
         RouteCandidate: {
             provider: components["schemas"]["Provider"];
+            /**
+             * Model
+             * @description The model asked of it; null: its default model.
+             */
+            model: string | null;
             /**
              * Reason
              * @description Why it is there: its health, capacity, price and speed.
@@ -2406,6 +2556,11 @@ export interface components {
              * @description Cost by provider: what each provider charged for the tries made there.
              */
             providers: components["schemas"]["ProviderCost"][];
+            /**
+             * Models
+             * @description Cost by provider and model: what each model charged for the tries of it.
+             */
+            models: components["schemas"]["ModelCost"][];
             /**
              * Budgets
              * @description What is left now of each budget of the account and of the key asked about (api_key_id), or else of the key making the request; only budgets with a limit.
@@ -2745,6 +2900,24 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /** @description Only models that make this aspect ratio. */
+        ModelAspectRatio: components["schemas"]["AspectRatio"];
+        /** @description Only models that make a video at least this many seconds long. */
+        ModelDuration: number;
+        /** @description true: only the models of providers this deployment offers; false: only the others. */
+        ModelEnabled: boolean;
+        /** @description true: only models that take a first frame; false: only those that do not. */
+        ModelImageToVideo: boolean;
+        /** @description true: only models that take a negative prompt; false: only the others. */
+        ModelNegativePrompt: boolean;
+        /** @description Only this provider's models. */
+        ModelProvider: components["schemas"]["Provider"];
+        /** @description Only models that make this resolution. */
+        ModelResolution: components["schemas"]["Resolution"];
+        /** @description true: only models that take a seed; false: only the others. */
+        ModelSeed: boolean;
+        /** @description true: only models that make a video from text alone; false: only the others. */
+        ModelTextToVideo: boolean;
         /** @description wait=N (RFC 7240): answer once the generation is finished, or after N seconds (at most 60; more counts as 60), whichever is first. Other preferences, and a malformed one, are ignored. */
         PreferWait: string;
         /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
@@ -2825,6 +2998,16 @@ export interface operations {
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            /** @description not-found: image.upload_id names no upload of this account. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description validation-error: a field is invalid (one entry per field in errors; for a routed request that no provider can make, one per provider and reason); provider-unavailable: that provider is not enabled here (errors names provider); idempotency-key-reused: the key was used before with a different body. */
@@ -3350,6 +3533,55 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: {
+                /** @description Only this provider's models. */
+                provider?: components["parameters"]["ModelProvider"];
+                /** @description true: only models that take a first frame; false: only those that do not. */
+                image_to_video?: components["parameters"]["ModelImageToVideo"];
+                /** @description true: only models that make a video from text alone; false: only the others. */
+                text_to_video?: components["parameters"]["ModelTextToVideo"];
+                /** @description Only models that make a video at least this many seconds long. */
+                duration?: components["parameters"]["ModelDuration"];
+                /** @description Only models that make this aspect ratio. */
+                aspect_ratio?: components["parameters"]["ModelAspectRatio"];
+                /** @description Only models that make this resolution. */
+                resolution?: components["parameters"]["ModelResolution"];
+                /** @description true: only models that take a seed; false: only the others. */
+                seed?: components["parameters"]["ModelSeed"];
+                /** @description true: only models that take a negative prompt; false: only the others. */
+                negative_prompt?: components["parameters"]["ModelNegativePrompt"];
+                /** @description true: only the models of providers this deployment offers; false: only the others. */
+                enabled?: components["parameters"]["ModelEnabled"];
+            };
+            header?: {
+                /** @description Your id for the request, echoed in the answer's X-Request-Id when it is 1 to 128 letters, digits and . _ : - characters; otherwise one is made up. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The models that match every filter given, each provider's together. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
     };

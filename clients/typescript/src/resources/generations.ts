@@ -78,7 +78,8 @@ export class Generations {
 
   /** Submit a generation; it is durably stored when this resolves. The call carries an `Idempotency-Key`
    * (one made here unless given), reused by every retry of it, so a retry never makes a second generation.
-   * What each provider can make (aspect ratios, resolutions, seed, …): `client.providers.list()`. */
+   * What each provider can make (aspect ratios, resolutions, seed, …): `client.providers.list()`; its models,
+   * one of which `model` may name: `client.models.list()`. */
   async create(params: GenerationCreateParams, options: CreateOptions = {}): Promise<Generation> {
     const { idempotencyKey, ...call } = options;
     const { image, ...fields } = params;

@@ -1,6 +1,10 @@
-/** `client.uploads` and `client.providers`. */
+/** `client.uploads`, `client.providers` and `client.models`. */
 import type { RequestOptions, Transport } from "../core/transport.js";
-import type { ProviderInfo, ProviderList, Upload } from "../models.js";
+import type { ModelInfo, ModelList, ProviderInfo, ProviderList, Upload } from "../models.js";
+import type { operations } from "../generated/openapi.js";
+
+/** What `client.models.list` filters by: each one given must hold. */
+export type ModelListParams = NonNullable<operations["listModels"]["parameters"]["query"]>;
 
 /** An image: a `Blob` or `File`, its bytes, or a stream of them (a web `ReadableStream`, or any async
  * iterable of bytes, such as a Node stream from `fs.createReadStream`). */
@@ -74,5 +78,20 @@ export class Providers {
   /** Every provider the API knows, whether this deployment offers it, and what it can make. */
   async list(options?: RequestOptions): Promise<ProviderInfo[]> {
     return (await this.#t.request<ProviderList>("GET", "providers", options)).data;
+  }
+}
+
+export class Models {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** Every model of every provider, as this deployment configures them: what each makes and takes, its
+   * prices, whether it is its provider's default. Filters: `{ provider: "runway", image_to_video: true,
+   * duration: 10 }`. Name one as `model` in `generations.create`. */
+  async list(params: ModelListParams = {}, options?: RequestOptions): Promise<ModelInfo[]> {
+    return (await this.#t.request<ModelList>("GET", "models", { ...options, query: params })).data;
   }
 }

@@ -14,6 +14,7 @@ const OPERATIONS = {
   streamGenerationEvents: "generations.events",
   getMedia: "generations.download", // the signed video_url a completed generation carries
   listProviders: "providers.list",
+  listModels: "models.list",
   createUpload: "uploads.create",
   getUpload: "uploads.get",
   deleteUpload: "uploads.delete",

@@ -345,3 +345,35 @@ function holdingStream(data, then = () => undefined) {
     then();
   };
 }
+
+test("models.list() filters by what a model can do, and create() names a model", async () => {
+  const model = {
+    provider: "runway",
+    id: "gen4_turbo",
+    default: false,
+    enabled: true,
+    description: "",
+    durations: [5, 10],
+    aspect_ratios: ["16:9", "9:16"],
+    resolutions: ["720p"],
+    default_resolution: "720p",
+    text_to_video: false,
+    image_to_video: true,
+    seed: true,
+    negative_prompt: false,
+    prices: [{ resolution: null, usd_per_second: 0.05 }],
+  };
+  api.answers = [json({ data: [model] }), json(generation({ model: "veo3.1" }), 202)];
+  const { client } = clientOf(api);
+  const found = await client.models.list({ provider: "runway", image_to_video: true, duration: 10 });
+  assert.deepEqual(found, [model]);
+  const made = await client.generations.create({
+    prompt: "a fox",
+    provider: "runway",
+    duration: 8,
+    model: "veo3.1",
+  });
+  assert.equal(made.model, "veo3.1");
+  assert.equal(api.requests[0].url, "/v1/models?provider=runway&image_to_video=true&duration=10");
+  assert.equal(JSON.parse(api.requests[1].body).model, "veo3.1");
+});

@@ -34,6 +34,8 @@ def ended(
         return None
     return {
         "provider": record.provider,
+        # The model the adapter asked for (its plan's), else the one the generation recorded.
+        "model": (record.provider_request or {}).get("model") or record.model,
         "pool": record.provider_pool,
         "started_at": started,
         "ended_at": now,

@@ -60,6 +60,8 @@ class Capabilities:
     image: bool  # a first frame (image-to-video)
     seed: bool
     negative_prompt: bool
+    # A video from text alone (False: only from a first frame, as Runway's Gen-4 Turbo).
+    text: bool = True
     # The provider's own spelling of each aspect ratio, where it differs from ours.
     native_ratios: dict[str, str] = field(default_factory=dict)
 
@@ -146,10 +148,13 @@ def frame_size(aspect_ratio: str, resolution: str) -> tuple[int, int]:
     return round(width / 2) * 2, round(height / 2) * 2
 
 
-def unsupported(provider: Provider, options: dict[str, Any]) -> list[dict[str, str]]:
+def unsupported(
+    provider: Provider, options: dict[str, Any], caps: Capabilities | None = None
+) -> list[dict[str, str]]:
     """Field errors for what ``options`` (the request's optional fields that were given) asks of
-    ``provider`` and it cannot do: each names the field and what the provider would accept."""
-    caps = CAPABILITIES[provider]
+    ``provider`` (of its model whose capabilities are ``caps``; None: its default model's) and it cannot do:
+    each names the field and what the provider would accept."""
+    caps = caps or CAPABILITIES[provider]
     errors: list[dict[str, str]] = []
 
     def refuse(name: str, message: str) -> None:

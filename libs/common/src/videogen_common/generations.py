@@ -71,6 +71,7 @@ def new_record(
     batch_id: str | None = None,
     custom_id: str | None = None,
     item_events: bool | None = None,
+    model: str | None = None,
 ) -> GenerationRecord:
     """A new generation. ``options``: the request's ``VIDEO_OPTIONS`` (and ``image``) that were given;
     ``metadata``: the client's own keys and values. Neither is stored when empty, so a spec-minimum request is
@@ -97,6 +98,7 @@ def new_record(
         resolution=given.get("resolution"),
         seed=given.get("seed"),
         negative_prompt=given.get("negative_prompt"),
+        model=model,
         metadata=dict(metadata) if metadata else None,
         image_key=image_key,
         image_type=image_type,

@@ -1,6 +1,7 @@
 """What each provider charges, in US dollars per second of video, by model (and resolution where the provider
-prices by it): one table (``DEFAULT_PRICES``, from the providers' published prices; docs/providers.md says
-where each figure comes from and when it was read), overridden per deployment by ``VIDEOGEN_PRICES`` (JSON).
+prices by it): the prices of the catalogue's models (``videogen_common.catalogue``: the built-in table, from
+the providers' published prices, as ``VIDEOGEN_MODELS`` changes it; docs/providers.md says where each figure
+comes from and when it was read), overridden per deployment by ``VIDEOGEN_PRICES`` (JSON).
 
 The api estimates a generation's cost with it when it is created (its first candidate, the seconds that
 provider will make of it); the orchestrator prices each attempt when it ends (the model, resolution and
@@ -11,89 +12,39 @@ where that provider says it does."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from videogen_common.capabilities import CAPABILITIES, nearest_duration
+from videogen_common.catalogue import ANY_RESOLUTION, BUILT_IN, Catalogue, PriceError, parse_overrides
 from videogen_common.domain import Provider
 from videogen_common.failures import ErrorCode, GenerationError
 
 # model -> resolution ("*": any) -> USD per second of video
 ModelPrices = dict[str, dict[str, float]]
-ANY_RESOLUTION = "*"
 
-# The model each provider's adapter asks for unless the deployment chose another (its *_MODEL setting).
+# The model each provider's adapter asks for unless the deployment chose another (its *_MODEL setting), and
+# every built-in model's published list prices: both read from the one table of models
+# (``videogen_common.catalogue.BUILT_IN``; docs/providers.md, "Prices", says where each figure comes from).
 DEFAULT_MODELS: dict[Provider, str] = {
-    Provider.MOCK: "mock",
-    Provider.RUNWAY: "gen4.5",
-    Provider.LUMA: "ray-2",
-    Provider.PIKA: "fal-ai/pika/v2.2/text-to-video",
+    p: spec.id for p in Provider if (spec := Catalogue(BUILT_IN).default(p.value)) is not None
 }
+DEFAULT_PRICES: dict[Provider, ModelPrices] = Catalogue(BUILT_IN).price_table()
 
-# Published list prices (docs/providers.md, "Prices"): Runway in credits of $0.01 per second; Luma per
-# million pixels, here per second of a 16:9 video at 24 fps at each resolution; Pika on fal per 5-second
-# video at each resolution.
-DEFAULT_PRICES: dict[Provider, ModelPrices] = {
-    Provider.MOCK: {"mock": {ANY_RESOLUTION: 0.0}},
-    Provider.RUNWAY: {
-        "gen4.5": {ANY_RESOLUTION: 0.12},
-        "gen4_turbo": {ANY_RESOLUTION: 0.05},
-        "veo3.1": {ANY_RESOLUTION: 0.40},
-        "veo3.1_fast": {ANY_RESOLUTION: 0.15},
-    },
-    Provider.LUMA: {
-        "ray-2": {"540p": 0.08, "720p": 0.142, "1080p": 0.318, "4k": 1.274},
-        "ray-flash-2": {"540p": 0.0274, "720p": 0.0487, "1080p": 0.1095, "4k": 0.438},
-    },
-    Provider.PIKA: {
-        "fal-ai/pika/v2.2/text-to-video": {"720p": 0.04, "1080p": 0.09},
-        "fal-ai/pika/v2.2/image-to-video": {"720p": 0.04, "1080p": 0.09},
-    },
-}
+__all__ = [
+    "DEFAULT_MODELS",
+    "DEFAULT_PRICES",
+    "DIGITS",
+    "ModelPrices",
+    "PriceError",
+    "PriceTable",
+    "billed_seconds",
+    "charged",
+    "parse_overrides",
+]
 
 # Costs are kept to a hundredth of a cent.
 DIGITS = 4
-
-
-class PriceError(ValueError):
-    """``VIDEOGEN_PRICES`` is not what it must be."""
-
-
-def parse_overrides(raw: str) -> dict[Provider, ModelPrices]:
-    """``VIDEOGEN_PRICES``: ``{"<provider>": {"<model>": <USD per second> | {"<resolution>": <USD per second>,
-    ...}}}``; each model given replaces that model's prices. Empty: none."""
-    if not raw.strip():
-        return {}
-    try:
-        given = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise PriceError(f"not JSON: {exc}") from None
-    if not isinstance(given, dict):
-        raise PriceError("must be a JSON object of providers")
-    overrides: dict[Provider, ModelPrices] = {}
-    for name, models in given.items():
-        try:
-            provider = Provider(name)
-        except ValueError:
-            raise PriceError(f"unknown provider {name!r}") from None
-        if not isinstance(models, dict) or not models:
-            raise PriceError(f"{name}: must map models to prices")
-        overrides[provider] = {model: _per_resolution(name, model, price) for model, price in models.items()}
-    return overrides
-
-
-def _per_resolution(provider: str, model: str, price: Any) -> dict[str, float]:
-    prices = price if isinstance(price, dict) else {ANY_RESOLUTION: price}
-    checked: dict[str, float] = {}
-    for resolution, value in prices.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise PriceError(f"{provider} {model} {resolution}: a price is a number of dollars, at least 0")
-        checked[str(resolution)] = float(value)
-    if not checked:
-        raise PriceError(f"{provider} {model}: no prices")
-    return checked
 
 
 def billed_seconds(provider: str, duration: int) -> int:
@@ -106,13 +57,25 @@ class PriceTable:
     """The defaults with the deployment's overrides."""
 
     prices: Mapping[Provider, ModelPrices]
+    # The durations each catalogued model makes ((provider, model) -> seconds): what an estimate bills.
+    durations: Mapping[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
-    def with_overrides(cls, raw: str = "") -> PriceTable:
-        merged = {provider: dict(models) for provider, models in DEFAULT_PRICES.items()}
+    def with_overrides(cls, raw: str = "", catalogue: Catalogue | None = None) -> PriceTable:
+        """The prices of ``catalogue``'s models (None: the built-in ones) with ``raw`` (``VIDEOGEN_PRICES``)
+        over them; a model ``raw`` prices that the catalogue does not list is priced too (a deployment's
+        *_MODEL may name one)."""
+        catalogue = catalogue or Catalogue(BUILT_IN)
+        merged = {provider: dict(models) for provider, models in catalogue.price_table().items()}
         for provider, models in parse_overrides(raw).items():
             merged.setdefault(provider, {}).update(models)
-        return cls(merged)
+        durations = {(m.provider.value, m.id): m.capabilities.durations for m in catalogue.models}
+        return cls(merged, durations)
+
+    def seconds(self, provider: str, model: str | None, duration: int) -> int:
+        """The seconds ``model`` (None: the provider's default) makes for a request of ``duration``."""
+        offered = self.durations.get((provider, model or DEFAULT_MODELS[Provider(provider)]))
+        return nearest_duration(duration, offered) if offered else billed_seconds(provider, duration)
 
     def per_second(self, provider: str, model: str | None, resolution: str | None) -> float | None:
         """USD per second of ``model`` (None: the provider's default) at ``resolution``; None when the table
@@ -130,7 +93,7 @@ class PriceTable:
     ) -> float | None:
         """What a request of ``duration`` seconds costs at the provider, if it is made."""
         rate = self.per_second(provider, model, resolution)
-        return None if rate is None else round(rate * billed_seconds(provider, duration), DIGITS)
+        return None if rate is None else round(rate * self.seconds(provider, model, duration), DIGITS)
 
     def of_plan(self, provider: str, plan: Mapping[str, Any] | None, duration: int) -> float | None:
         """What the provider charges for the task a plan asked for (its model, resolution and seconds; the
@@ -141,7 +104,7 @@ class PriceTable:
             return None
         seconds = plan.get("duration_s")
         if not isinstance(seconds, int):
-            seconds = billed_seconds(provider, duration)
+            seconds = self.seconds(provider, plan.get("model"), duration)
         return round(rate * seconds, DIGITS)
 
     def public(self, provider: str) -> list[dict[str, Any]]:

@@ -98,9 +98,14 @@ class ProviderState:
 class Candidate:
     provider: str
     reason: str
+    # The model asked of it (``videogen_common.catalogue``); None: its provider's default.
+    model: str | None = None
 
-    def to_doc(self) -> dict[str, str]:
-        return {"provider": self.provider, "reason": self.reason}
+    def to_doc(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"provider": self.provider, "reason": self.reason}
+        if self.model is not None:
+            doc["model"] = self.model
+        return doc
 
 
 def _state(states: Mapping[str, ProviderState], provider: str) -> ProviderState:

@@ -4,6 +4,7 @@ with ``load_settings`` and passes it down; nothing reads the environment at impo
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -11,6 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from videogen_common.catalogue import Catalogue, CatalogueError
 from videogen_common.destinations.addresses import parse_cidrs
 from videogen_common.domain import Provider
 from videogen_common.pricing import PriceTable, parse_overrides
@@ -80,6 +82,10 @@ class CommonSettings(BaseSettings):
     # Providers' prices over the defaults (videogen_common.pricing), as JSON: {"<provider>": {"<model>": <USD
     # per second> | {"<resolution>": <USD per second>}}}. Empty: the published prices docs/providers.md lists.
     prices: str = ""
+    # Models over the built-in catalogue (videogen_common.catalogue), as JSON: {"<provider>": {"<model>": null
+    # (remove it) | {<field>: <value>, ...} (add it, or change those fields)}}. Empty: the providers' current
+    # models as docs/providers.md lists them.
+    models: str = ""
 
     @property
     def image_fetch_networks(self) -> list[IPv4Network | IPv6Network]:
@@ -97,10 +103,24 @@ class CommonSettings(BaseSettings):
         parse_cidrs(value)
         return value
 
+    @cached_property
+    def catalogue(self) -> Catalogue:
+        """The built-in models with ``models`` and ``prices`` applied (parsed once per settings object)."""
+        return Catalogue.configured(self.models, self.prices)
+
     @property
     def price_table(self) -> PriceTable:
-        """The defaults with ``prices`` over them (build it once: it parses the setting)."""
-        return PriceTable.with_overrides(self.prices)
+        """The catalogue's prices with ``prices`` over them (build it once: it parses the settings)."""
+        return PriceTable.with_overrides(self.prices, self.catalogue)
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, value: str, info: ValidationInfo) -> str:
+        try:
+            Catalogue.configured(value, info.data.get("prices", ""))
+        except CatalogueError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("prices")
     @classmethod

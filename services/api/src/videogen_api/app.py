@@ -25,6 +25,7 @@ from videogen_api.settings import ApiSettings
 from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
 from videogen_common.clock import Clock, SystemClock
+from videogen_common.domain import Provider
 from videogen_common.media import open_media_store
 from videogen_common.metrics import new_registry
 from videogen_common.repositories.batched_inserts import InsertBatcher
@@ -56,6 +57,7 @@ def create_app(
     app[state.DRAIN] = drain
     app[state.EVENT_STREAMS] = {}
     app[state.PRICES] = settings.price_table
+    app[state.CATALOGUE] = settings.catalogue
     app.on_response_prepare.append(drain.on_response_prepare)
     app.on_response_prepare.append(rate_limit_headers)
     app.on_response_prepare.append(console.security_headers)
@@ -91,8 +93,10 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     app[state.GENERATIONS] = generations = GenerationRepository(store)
     app[state.GENERATION_READS] = GenerationReads(store)
     app[state.INSERTS] = InsertBatcher(generations)
+    catalogue = app[state.CATALOGUE]
+    defaults = {p.value: spec.id for p in Provider if (spec := catalogue.default(p.value)) is not None}
     app[state.PROVIDER_STATES] = ProviderStates(
-        store, app[state.CLOCK], settings.provider_state_cache_seconds
+        store, app[state.CLOCK], settings.provider_state_cache_seconds, defaults=defaults
     )
     try:
         yield

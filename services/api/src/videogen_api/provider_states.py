@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from videogen_common.capabilities import CAPABILITIES
@@ -30,11 +30,16 @@ class Snapshot:
     at: datetime
     pools: dict[str, list[ProviderPool]]
     health: dict[str, list[PoolHealth]]
+    # Each provider's default model in the deployment's catalogue (until an orchestrator says otherwise).
+    defaults: Mapping[str, str] = field(default_factory=dict)
 
     def model_of(self, provider: str) -> str:
-        """The model the deployment uses the provider for (its default until an orchestrator said)."""
+        """The model the deployment uses the provider for when a request names none: what its orchestrators
+        say (their *_MODEL setting), else the catalogue's default."""
         models = [pool.model for pool in self.pools.get(provider, ()) if pool.model]
-        return models[0] if models else DEFAULT_MODELS[Provider(provider)]
+        if models:
+            return models[0]
+        return self.defaults.get(provider) or DEFAULT_MODELS[Provider(provider)]
 
     def resolution_of(self, provider: str) -> str:
         """The resolution the provider makes when a request does not say."""
@@ -42,11 +47,17 @@ class Snapshot:
         return given[0] if given else CAPABILITIES[Provider(provider)].default_resolution
 
     def estimate(
-        self, prices: PriceTable, provider: str, resolution: str | None, duration: int
+        self,
+        prices: PriceTable,
+        provider: str,
+        resolution: str | None,
+        duration: int,
+        model: str | None = None,
     ) -> float | None:
-        """What the provider charges for a request of ``duration`` s at ``resolution`` (None: its default)."""
+        """What the provider charges for a request of ``duration`` s of ``model`` (None: the default one) at
+        ``resolution`` (None: its default)."""
         return prices.estimate(
-            provider, self.model_of(provider), resolution or self.resolution_of(provider), duration
+            provider, model or self.model_of(provider), resolution or self.resolution_of(provider), duration
         )
 
     def state(self, provider: str, price: float | None) -> ProviderState:
@@ -61,8 +72,14 @@ class Snapshot:
 
 class ProviderStates:
     def __init__(
-        self, store: Store, clock: Clock, ttl_seconds: float, monotonic: Callable[[], float] = time.monotonic
+        self,
+        store: Store,
+        clock: Clock,
+        ttl_seconds: float,
+        monotonic: Callable[[], float] = time.monotonic,
+        defaults: Mapping[str, str] | None = None,
     ) -> None:
+        self._defaults = dict(defaults or {})
         self._pools = ProviderPoolRepository(store)
         self._health = ProviderHealthRepository(store)
         self._clock = clock
@@ -96,6 +113,6 @@ class ProviderStates:
         health: dict[str, list[PoolHealth]] = {}
         for key in await self._health.everything():
             health.setdefault(key.provider, []).append(key)
-        snapshot = Snapshot(self._clock.now(), pools, health)
+        snapshot = Snapshot(self._clock.now(), pools, health, self._defaults)
         self._cached = (snapshot, self._monotonic() + self._ttl)
         return snapshot

@@ -12,6 +12,7 @@ from videogen_api.ratelimit import RateLimiter
 from videogen_api.settings import ApiSettings
 from videogen_api.spend import AccountLimits, Reservations
 from videogen_api.status_feed import StatusFeed
+from videogen_common.catalogue import Catalogue
 from videogen_common.clock import Clock
 from videogen_common.media import MediaStore
 from videogen_common.pricing import PriceTable
@@ -43,5 +44,7 @@ EVENT_STREAMS = web.AppKey("event_streams", dict[str, int])
 # The providers' keys and health as routing reads them (cached), and their prices.
 PROVIDER_STATES = web.AppKey("provider_states", ProviderStates)
 PRICES = web.AppKey("prices", PriceTable)
+# The models each provider serves (videogen_common.catalogue), as the deployment configures them.
+CATALOGUE = web.AppKey("catalogue", Catalogue)
 # Absent when rate limiting is disabled.
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)

@@ -132,6 +132,7 @@ def job_for(
     """What the adapter is asked to make of the generation, with its first frame (its bytes, and a link to
     our copy signed for an hour, for the providers that fetch it) if it has one."""
     image_url = None
+    spec = settings.catalogue.get(record.provider, record.model) if record.model is not None else None
     if frame is not None:
         image_url = signed_media_url(
             settings.public_base_url,
@@ -151,5 +152,7 @@ def job_for(
         resolution=record.resolution,
         seed=record.seed,
         negative_prompt=record.negative_prompt,
+        model=record.model,
+        durations=spec.capabilities.durations if spec is not None else None,
         on_progress=on_progress,
     )

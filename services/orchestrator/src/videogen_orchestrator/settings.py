@@ -89,18 +89,19 @@ class OrchestratorSettings(CommonSettings):
     runway_api_version: str = "2024-11-06"
     # Runway's model for text to video, and from a first frame unless runway_image_model names another
     # (gen4_turbo makes videos only from an image); the adapter refuses at start-up a model Runway does not
-    # serve (providers/runway.py: TEXT_MODELS, IMAGE_MODELS).
-    runway_model: str = "gen4.5"
+    # serve (providers/runway.py: TEXT_MODELS, IMAGE_MODELS). Each *_MODEL is what a request that names no
+    # model gets (unset: the catalogue's default model of the provider, videogen_common.catalogue).
+    runway_model: str | None = None
     runway_image_model: str | None = None
     luma_api_key: SecretStr | None = None
     luma_api_keys: list[ProviderKey] = Field(default_factory=list)
     luma_base_url: str = "https://api.lumalabs.ai/dream-machine/v1"
-    luma_model: str = "ray-2"
+    luma_model: str | None = None
     luma_resolution: str = "720p"
     fal_api_key: SecretStr | None = None
     fal_api_keys: list[ProviderKey] = Field(default_factory=list)
     fal_base_url: str = "https://queue.fal.run"
-    pika_model: str = "fal-ai/pika/v2.2/text-to-video"
+    pika_model: str | None = None
     pika_resolution: str = "720p"
     # Generations the whole deployment runs at a provider at once, across every orchestrator instance (unset:
     # no limit of ours); with several keys (``*_API_KEYS``) each key's ``max_concurrency`` instead.
@@ -180,13 +181,16 @@ class OrchestratorSettings(CommonSettings):
         return [PoolConfig(provider, None, key, limit, model, resolution)]
 
     def model_of(self, provider: Provider) -> tuple[str, str]:
-        """The model the provider's adapter asks for, and its resolution unless a request says."""
-        return {
-            Provider.MOCK: ("mock", CAPABILITIES[Provider.MOCK].default_resolution),
-            Provider.RUNWAY: (self.runway_model, CAPABILITIES[Provider.RUNWAY].default_resolution),
-            Provider.LUMA: (self.luma_model, self.luma_resolution),
-            Provider.PIKA: (self.pika_model.strip("/"), self.pika_resolution),
-        }[provider]
+        """The model the provider's adapter asks for when a generation names none (its *_MODEL, else the
+        catalogue's default), and its resolution unless a request says."""
+        chosen: str | None = getattr(self, f"{provider.value}_model", None)
+        if chosen is None:
+            default = self.catalogue.default(provider.value)
+            chosen = default.id if default is not None else provider.value
+        resolution: str = getattr(
+            self, f"{provider.value}_resolution", CAPABILITIES[provider].default_resolution
+        )
+        return chosen.strip("/"), resolution
 
     def max_requests_per_second(self, provider: Provider) -> float | None:
         rate: float | None = getattr(self, f"{provider.value}_max_requests_per_second", None)

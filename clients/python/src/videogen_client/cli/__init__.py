@@ -55,6 +55,20 @@ PROVIDER_COLUMNS = (
     "waiting",
     "health",
 )
+MODEL_COLUMNS = (
+    "provider",
+    "id",
+    "default",
+    "enabled",
+    "durations",
+    "aspect_ratios",
+    "resolutions",
+    "text",
+    "image",
+    "seed",
+    "negative",
+    "usd_per_second",
+)
 USAGE_COLUMNS = ("date", "provider", "status", "generations", "seconds", "video_seconds", "cost")
 AUDIT_COLUMNS = ("created_at", "type", "target", "actor", "data")
 EVENT_COLUMNS = ("created_at", "id", "type", "subject")
@@ -135,6 +149,7 @@ def _generate(args: argparse.Namespace) -> int:
             prompt=args.prompt,
             provider=args.provider,
             duration=args.duration,
+            model=args.model,
             aspect_ratio=args.aspect_ratio,
             resolution=args.resolution,
             seed=args.seed,
@@ -255,6 +270,56 @@ def _providers(args: argparse.Namespace) -> int:
     return OK
 
 
+def _models(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        found = client.models.list(
+            provider=args.provider,
+            image_to_video=True if args.image else None,
+            duration=args.duration,
+            aspect_ratio=args.aspect_ratio,
+            resolution=args.resolution,
+            enabled=True if args.enabled else None,
+        )
+    if args.json:
+        print(output.as_json(found))
+        return OK
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    rows = [
+        {
+            "provider": m.provider,
+            "id": m.id,
+            "default": yes(m.default),
+            "enabled": yes(m.enabled),
+            "durations": m.durations,
+            "aspect_ratios": m.aspect_ratios,
+            "resolutions": m.resolutions,
+            "text": yes(m.text_to_video),
+            "image": yes(m.image_to_video),
+            "seed": yes(m.seed),
+            "negative": yes(m.negative_prompt),
+            "usd_per_second": ", ".join(f"{p.resolution or 'any'} ${p.usd_per_second:g}" for p in m.prices),
+        }
+        for m in found
+    ]
+    print(output.rows_table(rows, MODEL_COLUMNS))
+    return OK
+
+
+def _models_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    smodels = _command(
+        sub, "models", "each provider's models: what each makes and takes, its price, the default", _models
+    )
+    smodels.add_argument("--provider", metavar="PROVIDER", help="only this provider's models")
+    smodels.add_argument("--image", action="store_true", help="only models that take a first frame")
+    smodels.add_argument("--duration", type=int, help="only models that make a video this long")
+    smodels.add_argument("--aspect-ratio", **_open_choice(AspectRatio, "aspect ratio"))
+    smodels.add_argument("--resolution", **_open_choice(Resolution, "resolution"))
+    smodels.add_argument("--enabled", action="store_true", help="only models of providers offered here")
+
+
 def _capacity(running: int, limit: int | None) -> str:
     """``running/limit`` (the limit in use now), or the count alone without a limit."""
     return f"{running}/{limit}" if limit is not None else str(running)
@@ -362,6 +427,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"{', '.join(known(Provider))}, ..., or auto: any enabled provider that can make it",
     )
     generate.add_argument("--duration", type=int, default=5, help="seconds, 3-10")
+    generate.add_argument("--model", help="the provider's model (see `vg models`; default: its default)")
     generate.add_argument("--aspect-ratio", **_open_choice(AspectRatio, "aspect ratio (see `vg providers`)"))
     generate.add_argument("--resolution", **_open_choice(Resolution, "resolution (see `vg providers`)"))
     generate.add_argument("--seed", type=int, help="the same seed and prompt, the same video")
@@ -382,7 +448,8 @@ def _parser() -> argparse.ArgumentParser:
         "--fallback",
         type=_providers_list,
         metavar="PROVIDER[,PROVIDER...]",
-        help="where else it may go, in order (with --provider auto: the only providers it may go to)",
+        help="where else it may go, in order (with --provider auto: the only providers it may go to); "
+        "PROVIDER:MODEL names a model there",
     )
     generate.add_argument(
         "--sort", metavar="SORT", help=f"{', '.join(known(Sort))}: how --provider auto orders candidates"
@@ -416,6 +483,7 @@ def _parser() -> argparse.ArgumentParser:
         _providers,
     )
 
+    _models_command(sub)
     susage = _command(sub, "usage", "generations and seconds of video by day, provider and status", _usage)
     susage.add_argument("--start", type=_moment, help="a date or an ISO 8601 time (default: 30 days ago)")
     susage.add_argument("--end", type=_moment, help="a date or an ISO 8601 time (default: now)")

@@ -23,6 +23,8 @@ from videogen_client.errors import (
 from videogen_client.models import (
     Generation,
     GenerationList,
+    ModelInfo,
+    ModelList,
     ProviderInfo,
     ProviderList,
     RoutingOptions,
@@ -47,6 +49,7 @@ class CreateParams(TypedDict, total=False):
     prompt: Required[str]
     provider: Required[Provider | Literal["auto"] | str]
     duration: Required[int]
+    model: str | None
     aspect_ratio: AspectRatio | str | None
     resolution: Resolution | str | None
     seed: int | None
@@ -85,7 +88,8 @@ class AsyncGenerations:
     async def create(self, **params: Unpack[CreateParams]) -> Generation:
         """Submit a generation; it is durably stored when this returns. The call carries an
         ``Idempotency-Key`` (one made here unless given), reused by every retry of it, so a retry never
-        makes a second generation. ``aspect_ratio``, ``resolution``, ``seed``, ``negative_prompt``: what the
+        makes a second generation. ``model``: the provider's model to ask for (``client.models.list()``;
+        None: its default). ``aspect_ratio``, ``resolution``, ``seed``, ``negative_prompt``: what the
         provider can make is in ``client.providers.list()``. ``metadata``: your own keys and values, returned
         on the generation and in its webhooks. ``image``: the first frame, as an ``https://`` URL, an
         upload's id, or a file (a path, bytes or a binary file object, uploaded first). ``deadline_seconds``:
@@ -94,9 +98,9 @@ class AsyncGenerations:
 
         Routing: ``provider="auto"`` lets the API pick any enabled provider that can make it;
         ``fallback_providers`` names where else it may go, in order (with ``"auto"``: the only providers it
-        may go to); ``routing={"sort": "price"}`` (or ``"speed"``) orders the candidates; with
-        ``fallback_on_failure=True`` it also moves on when a provider failed a task it had accepted. Where it
-        went and why are ``generation.route`` and ``generation.attempts``.
+        may go to), each a provider or ``"provider:model"``; ``routing={"sort": "price"}`` (or ``"speed"``)
+        orders the candidates; with ``fallback_on_failure=True`` it also moves on when a provider failed a
+        task it had accepted. Where it went and why are ``generation.route`` and ``generation.attempts``.
 
         ``retention_days``: delete its video, thumbnail and first frame this many days after the video is
         made, sooner than the deployment (or your account) would; never later."""
@@ -321,6 +325,45 @@ class AsyncProviders:
         """Every provider the API knows, whether this deployment offers it, and what it can make."""
         response = await self._t.request("GET", "providers")
         return ProviderList.model_validate_json(response.content).data
+
+
+class AsyncModels:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def list(
+        self,
+        *,
+        provider: Provider | str | None = None,
+        image_to_video: bool | None = None,
+        text_to_video: bool | None = None,
+        duration: int | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        resolution: Resolution | str | None = None,
+        seed: bool | None = None,
+        negative_prompt: bool | None = None,
+        enabled: bool | None = None,
+    ) -> list[ModelInfo]:
+        """Every model of every provider, as this deployment configures them (what each makes and takes,
+        its prices, whether it is its provider's default): those matching every filter given."""
+        flags = {
+            "image_to_video": image_to_video,
+            "text_to_video": text_to_video,
+            "seed": seed,
+            "negative_prompt": negative_prompt,
+            "enabled": enabled,
+        }
+        params: dict[str, Any] = {
+            "provider": provider,
+            "duration": duration,
+            "aspect_ratio": aspect_ratio,
+            "resolution": resolution,
+            **{name: ("true" if value else "false") for name, value in flags.items() if value is not None},
+        }
+        response = await self._t.request(
+            "GET", "models", params={k: v for k, v in params.items() if v is not None}
+        )
+        return ModelList.model_validate_json(response.content).data
 
 
 class AsyncUploads:

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from videogen_client._portal import Twin, blocking, iterated
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
-from videogen_client.resources.generations import AsyncGenerations, AsyncProviders, AsyncUploads
+from videogen_client.resources.generations import (
+    AsyncGenerations,
+    AsyncModels,
+    AsyncProviders,
+    AsyncUploads,
+)
 from videogen_client.resources.keys import AsyncApiKeys, AsyncBudgets
 from videogen_client.resources.webhooks import AsyncDeliveries, AsyncWebhooks
 
@@ -60,6 +65,12 @@ class Providers(Twin[AsyncProviders]):
     """``client.providers`` of the sync ``Client``: ``AsyncProviders``, called."""
 
     list = blocking(AsyncProviders.list)
+
+
+class Models(Twin[AsyncModels]):
+    """``client.models`` of the sync ``Client``: ``AsyncModels``, called."""
+
+    list = blocking(AsyncModels.list)
 
 
 class Usage(Twin[AsyncUsage]):

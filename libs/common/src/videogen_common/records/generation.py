@@ -23,6 +23,7 @@ PUBLIC_FIELDS = (
     "status",
     "prompt",
     "provider",
+    "model",
     "duration",
     "video_url",
     "thumbnail_url",
@@ -173,6 +174,10 @@ class GenerationRecord:
     resolution: str | None = None
     seed: int | None = None
     negative_prompt: str | None = None
+    # The model asked of its provider (``videogen_common.catalogue``): the one the request named, or its
+    # provider's default as the api resolved it at creation; a move to another candidate takes that
+    # candidate's. None: made before models could be named (its provider's adapter chose).
+    model: str | None = None
     metadata: Mapping[str, str] | None = None
     queue_reason: str | None = None
     # Where the first frame's bytes are in media storage, and their type.
@@ -310,6 +315,7 @@ class GenerationRecord:
             views.append(
                 {
                     "provider": self.provider,
+                    "model": (self.provider_request or {}).get("model") or self.model,
                     "started_at": isoformat(started),
                     "ended_at": isoformat(self.updated_at) if self.status.terminal else None,
                     "error_code": str(self.error.code) if self.error is not None else None,
@@ -339,6 +345,7 @@ class GenerationRecord:
             "status": status.value,
             "prompt": self.prompt,
             "provider": self.provider,
+            "model": self.model,
             "duration": self.duration,
             "video_url": self.video_url,
             "thumbnail_url": self.thumbnail_url,
@@ -399,6 +406,7 @@ def _attempt_view(attempt: Mapping[str, Any]) -> Doc:
     ended = attempt.get("ended_at")
     return {
         "provider": attempt["provider"],
+        "model": attempt.get("model"),
         "started_at": isoformat(attempt["started_at"]),
         "ended_at": isoformat(ended) if ended is not None else None,
         "error_code": attempt.get("error_code"),
@@ -413,7 +421,13 @@ def _route_view(route: Mapping[str, Any] | None) -> Doc | None:
         "requested": route["requested"],
         "sort": route.get("sort"),
         "fallback_on_failure": bool(route.get("fallback_on_failure", False)),
-        "candidates": [{"provider": c["provider"], "reason": c["reason"]} for c in route["candidates"]],
-        "skipped": [{"provider": c["provider"], "reason": c["reason"]} for c in route.get("skipped") or ()],
+        "candidates": [
+            {"provider": c["provider"], "model": c.get("model"), "reason": c["reason"]}
+            for c in route["candidates"]
+        ],
+        "skipped": [
+            {"provider": c["provider"], "model": c.get("model"), "reason": c["reason"]}
+            for c in route.get("skipped") or ()
+        ],
         "reason": route.get("reason"),
     }

@@ -51,11 +51,23 @@ class UsageGroup:
 
 @dataclass(frozen=True, slots=True)
 class ProviderCharges:
-    """What one provider charged for the tries made there (``UsageRepository.by_provider``)."""
+    """What one provider charged for the tries made there (``UsageRepository.by_provider``), or, with
+    ``model``, for the tries of one of its models (``UsageRepository.by_model``; None: tries recorded
+    before models were)."""
 
     provider: str
     attempts: int
     cost: float
+    model: str | None = None
+
+
+def totals_by_provider(charges: list[ProviderCharges]) -> list[ProviderCharges]:
+    """Charges by (provider, model) summed per provider, by provider."""
+    summed: dict[str, tuple[int, float]] = {}
+    for c in charges:
+        attempts, cost = summed.get(c.provider, (0, 0.0))
+        summed[c.provider] = (attempts + c.attempts, cost + c.cost)
+    return [ProviderCharges(p, a, round(cost, DIGITS)) for p, (a, cost) in sorted(summed.items())]
 
 
 def of_range(account_id: str, start: datetime, end: datetime) -> Doc:
@@ -107,15 +119,25 @@ class UsageRepository:
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
     ) -> list[ProviderCharges]:
         """The tries at each provider of the account's generations created in [start, end) that ended, and
-        what they cost: one aggregation over the same range, each generation's ``provider_attempts``
-        unwound (a generation tried at two providers counts at each)."""
+        what they cost (``by_model`` summed per provider)."""
+        return totals_by_provider(await self.by_model(account_id, start, end, api_key_id))
+
+    async def by_model(
+        self, account_id: str, start: datetime, end: datetime, api_key_id: str | None
+    ) -> list[ProviderCharges]:
+        """The tries at each (provider, model) of the account's generations created in [start, end) that
+        ended, and what they cost: one aggregation over the same range, each generation's
+        ``provider_attempts`` unwound (a generation tried at two providers counts at each)."""
         pipeline: list[Doc] = [
             *_of_range(account_id, start, end, api_key_id),
             # $unwind leaves out a generation without attempts (no provider was tried).
             {"$unwind": "$provider_attempts"},
             {
                 "$group": {
-                    "_id": "$provider_attempts.provider",
+                    "_id": {
+                        "provider": "$provider_attempts.provider",
+                        "model": {"$ifNull": ["$provider_attempts.model", None]},
+                    },
                     "attempts": {"$sum": 1},
                     "cost": {"$sum": {"$ifNull": ["$provider_attempts.cost", 0]}},
                 }
@@ -123,8 +145,16 @@ class UsageRepository:
         ]
         groups = await (await self._generations.aggregate(pipeline)).to_list(None)
         return sorted(
-            (ProviderCharges(g["_id"], int(g["attempts"]), round(float(g["cost"]), DIGITS)) for g in groups),
-            key=lambda charges: charges.provider,
+            (
+                ProviderCharges(
+                    g["_id"]["provider"],
+                    int(g["attempts"]),
+                    round(float(g["cost"]), DIGITS),
+                    g["_id"].get("model"),
+                )
+                for g in groups
+            ),
+            key=lambda charges: (charges.provider, charges.model or ""),
         )
 
     async def charged_by_day(

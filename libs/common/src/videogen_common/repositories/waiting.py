@@ -150,7 +150,7 @@ class WaitingRepository:
         none began), to its next candidate ``provider``: a compare-and-set that drops everything of the old
         provider (its key, its place in a line there, the submit's mark, plan and task id) and keeps the try
         that ended (``attempt``). ``reason`` says why, on its route. None if it moved since ``record``."""
-        cleared = (
+        cleared: tuple[str, ...] = (
             "queue_place",
             "provider_pool",
             "submit_started_at",
@@ -161,7 +161,15 @@ class WaitingRepository:
             "wait_deadline",
         )
         route = {**record.route, "reason": reason} if record.route is not None else None
+        # The model the route chose at that candidate (None: its provider's default).
+        model = next(
+            (c.get("model") for c in (route or {}).get("candidates") or () if c["provider"] == provider), None
+        )
         changes: Doc = {"provider": provider, "updated_at": now, "progress": None}
+        if model is not None:
+            changes["model"] = model
+        else:
+            cleared = (*cleared, "model")
         if route is not None:
             changes["route.reason"] = reason
         write: Doc = {
@@ -181,6 +189,7 @@ class WaitingRepository:
         return replace(
             record,
             provider=provider,
+            model=model,
             updated_at=now,
             version=record.version + 1,
             progress=None,

@@ -271,7 +271,7 @@ async def _judged(request: web.Request, items: list[bytes], now: datetime) -> _J
                 continue
             seen.add(item.custom_id)
         try:
-            destination = routed(item, settings.providers, snapshot, app[state.PRICES])
+            destination = routed(item, settings.providers, snapshot, app[state.PRICES], app[state.CATALOGUE])
             image_key, image_type = await _first_frame(request, item, now)
         except Problem as refusal:
             errors = refusal.extensions.get("errors") or [
@@ -367,6 +367,7 @@ def _item_record(
         priority=item.priority.value if item.priority is not None else "low",
         budget_hold=hold.to_doc() if hold is not None else None,
         route=valid.destination.route,
+        model=valid.destination.model,
         estimated_cost=valid.destination.estimated_cost,
         retention_days=item.retention_days,
         batch_id=batch.id,

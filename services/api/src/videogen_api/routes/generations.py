@@ -174,6 +174,7 @@ async def _first_frame(
     headers=("Location", REPLAYED_HEADER, PREFERENCE_APPLIED),
     errors={
         **BODY_ERRORS,
+        404: problem("not-found: image.upload_id names no upload of this account."),
         422: problem(
             "validation-error: a field is invalid (one entry per field in errors; for a routed request that "
             "no provider can make, one per provider and reason); "
@@ -204,7 +205,7 @@ async def create_generation(request: web.Request) -> web.Response:
     )
     # Where it goes first (its candidates and why, when it asks for routing), and what that costs.
     snapshot = await app[state.PROVIDER_STATES].snapshot()
-    destination = routed(body, settings.providers, snapshot, app[state.PRICES])
+    destination = routed(body, settings.providers, snapshot, app[state.PRICES], app[state.CATALOGUE])
     options = body.options()
     account = account_of(request)
     request_id = request[REQUEST_ID_KEY]
@@ -253,6 +254,7 @@ async def create_generation(request: web.Request) -> web.Response:
         priority=body.priority.value if body.priority is not None else None,
         budget_hold=hold.to_doc() if hold is not None else None,
         route=destination.route,
+        model=destination.model,
         estimated_cost=destination.estimated_cost,
         retention_days=body.retention_days,
     )

@@ -28,7 +28,7 @@ from videogen_common.domain import Status
 from videogen_common.pricing import DIGITS
 from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository
 from videogen_common.repositories.keys import ApiKeyRepository
-from videogen_common.repositories.usage import UsageGroup, UsageRepository
+from videogen_common.repositories.usage import UsageGroup, UsageRepository, totals_by_provider
 from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
@@ -166,7 +166,7 @@ def usage_view(groups: list[UsageGroup], start: datetime, end: datetime, api_key
         "key. Counted from the generations themselves by when each was made: once each, however often their "
         "events were delivered. seconds is what was asked for, video_seconds what was made (completed ones); "
         "cost is what their providers charged (USD), and providers says it by provider, every try at each "
-        "counted. "
+        "counted, models by provider and model. "
         "budgets: what is left now of the account's budgets and of the key's (the one asked about, or else "
         "the one making the request)."
     ),
@@ -183,11 +183,16 @@ async def get_usage(request: web.Request) -> web.Response:
     account = account_of(request)
     usage = UsageRepository(app[state.STORE])
     groups = await usage.groups(account, start, end, api_key_id)
-    charges = await usage.by_provider(account, start, end, api_key_id)
+    by_model = await usage.by_model(account, start, end, api_key_id)
     budgets = remaining_view(await _budgets_left(request, account, api_key_id, now))
-    providers = [{"provider": c.provider, "attempts": c.attempts, "cost": c.cost} for c in charges]
+    providers = [
+        {"provider": c.provider, "attempts": c.attempts, "cost": c.cost} for c in totals_by_provider(by_model)
+    ]
+    models = [
+        {"provider": c.provider, "model": c.model, "attempts": c.attempts, "cost": c.cost} for c in by_model
+    ]
     view = usage_view(groups, start, end, api_key_id)
-    return json_response({**view, "providers": providers, "budgets": budgets})
+    return json_response({**view, "providers": providers, "models": models, "budgets": budgets})
 
 
 async def _budgets_left(

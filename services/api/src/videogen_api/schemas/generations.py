@@ -156,6 +156,47 @@ ProviderChoice = Annotated[
 ]
 
 
+def _fallback_choice(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """One error for a value that is neither a provider nor "provider:model"."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "enum",
+            "Input should be a provider ({expected}) or provider:model",
+            {"expected": _CHOICES},
+        ) from None
+
+
+MAX_MODEL_CHARS = 200
+ModelId = Annotated[
+    str, Field(min_length=1, max_length=MAX_MODEL_CHARS, pattern=r"^[A-Za-z0-9][\x21-\x7e]*$")
+]
+ProviderModel = Annotated[
+    str,
+    Field(
+        max_length=MAX_MODEL_CHARS + 10,
+        pattern=rf"^({'|'.join(p.value for p in Provider)}):[A-Za-z0-9][\x21-\x7e]*$",
+    ),
+]
+FallbackChoice = Annotated[
+    Provider | ProviderModel,
+    WrapValidator(_fallback_choice),
+    Field(
+        description="A provider (its default model, or the model named in model if it serves it), or "
+        '"provider:model" (that model there, e.g. "luma:ray-flash-2").'
+    ),
+]
+
+
+def fallback_parts(choice: Provider | str) -> tuple[Provider, str | None]:
+    """A fallback's provider, and the model it names (None: none named)."""
+    if isinstance(choice, Provider):
+        return choice, None
+    provider, _, model = choice.partition(":")
+    return Provider(provider), model or None
+
+
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -213,8 +254,18 @@ class GenerateRequest(BaseModel):
             "you ahead of other accounts, which share the provider fairly."
         ),
     ] = None
+    model: Annotated[
+        ModelId | None,
+        Field(
+            description="Optional: the model to ask of the provider (GET /v1/models lists them, with what "
+            "each makes and its price); absent: the provider's default model. A model that cannot make what "
+            "is asked (its durations: a duration longer than its longest is refused; ratios, resolutions, "
+            'first frame, seed, negative prompt) is a 422 naming its limits. With "auto" or fallbacks, a '
+            "candidate named without a model is asked for this one, and skipped if it does not serve it.",
+        ),
+    ] = None
     fallback_providers: Annotated[
-        list[Provider] | None,
+        list[FallbackChoice] | None,
         Field(
             min_length=1,
             max_length=len(Provider),
@@ -247,7 +298,7 @@ class GenerateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _fallbacks_once(self) -> GenerateRequest:
-        given = self.fallback_providers or []
+        given = [fallback_parts(choice)[0] for choice in self.fallback_providers or []]
         if len(set(given)) != len(given):
             raise PydanticCustomError("unique", "fallback_providers must not repeat a provider")
         if self.provider in given:
@@ -325,6 +376,7 @@ class GenerationImage(Body):
 
 class RouteCandidate(Body):
     provider: Provider
+    model: Annotated[str | None, Field(description="The model asked of it; null: its default model.")]
     reason: Annotated[str, Field(description="Why it is there: its health, capacity, price and speed.")]
 
 
@@ -349,6 +401,7 @@ class GenerationAttempt(Body):
     """One try at a provider."""
 
     provider: Provider
+    model: Annotated[str | None, Field(description="The model it asked for; null if not recorded.")]
     started_at: Moment
     ended_at: Annotated[Moment | None, Field(description="Null while it is under way.")]
     error_code: Annotated[ErrorCode | None, Field(description="Why it failed; null if it made the video.")]
@@ -369,6 +422,13 @@ class Generation(Body):
     status: Status
     prompt: str
     provider: Provider
+    model: Annotated[
+        str | None,
+        Field(
+            description="The model asked of its provider: the one named, or the provider's default; a "
+            "move to another candidate takes that candidate's. Null for generations made before models."
+        ),
+    ]
     duration: Annotated[int, Field(ge=MIN_DURATION_S, le=MAX_DURATION_S)]
     video_url: Annotated[str | None, Field(description="A signed link, once completed.")]
     thumbnail_url: Annotated[str | None, Field(description="A signed link, once completed.")]

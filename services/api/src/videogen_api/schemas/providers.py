@@ -79,6 +79,44 @@ class ProviderPrice(Body):
     usd_per_second: Annotated[float, Field(ge=0, description="USD per second of video it makes.")]
 
 
+class ModelPrice(Body):
+    resolution: Annotated[Resolution | None, Field(description="null: any resolution.")]
+    usd_per_second: Annotated[float, Field(ge=0, description="USD per second of video it makes.")]
+
+
+class ModelInfo(Body):
+    """One model of one provider: what it makes, what it takes, and its price."""
+
+    provider: Provider
+    id: Annotated[str, Field(description="What a request's model field names.")]
+    default: Annotated[
+        bool, Field(description="Whether a request to its provider that names no model gets this one.")
+    ]
+    enabled: Annotated[bool, Field(description="Whether this deployment offers its provider.")]
+    description: str
+    durations: Annotated[
+        list[int],
+        Field(
+            description="The lengths it makes: a request naming it is made at the nearest at least as long, "
+            "and refused if longer than its longest."
+        ),
+    ]
+    aspect_ratios: list[AspectRatio]
+    resolutions: list[Resolution]
+    default_resolution: Resolution
+    text_to_video: Annotated[bool, Field(description="Whether it makes a video from text alone.")]
+    image_to_video: Annotated[bool, Field(description="Whether it takes a first frame.")]
+    seed: bool
+    negative_prompt: bool
+    prices: Annotated[list[ModelPrice], Field(description="Per second of video, by resolution.")]
+
+
+class ModelList(Body):
+    """The models of every provider the API knows, as this deployment configures them."""
+
+    data: list[ModelInfo]
+
+
 class ProviderInfo(Body):
     id: Provider
     enabled: Annotated[bool, Field(description="Whether this deployment offers it.")]
@@ -91,8 +129,10 @@ class ProviderInfo(Body):
         ProviderHealth | None, Field(description="Its breaker and recent results; null when not enabled.")
     ]
     model: Annotated[
-        str | None, Field(description="The model this deployment asks it for (what prices apply).")
+        str | None,
+        Field(description="Its default model: what a request that names no model gets (GET /v1/models)."),
     ]
+    models: Annotated[list[ModelInfo], Field(description="Every model it serves (as GET /v1/models).")]
     prices: Annotated[
         list[ProviderPrice],
         Field(description="What it charges, per model and resolution (docs/providers.md says the sources)."),

@@ -43,6 +43,15 @@ class ProviderCost(Body):
     cost: Annotated[float, Field(ge=0, description="USD.")]
 
 
+class ModelCost(Body):
+    """What one model of one provider charged for the range's generations, all their tries of it counted."""
+
+    provider: Provider
+    model: Annotated[str | None, Field(description="Null: tries recorded before models were.")]
+    attempts: Annotated[int, Field(ge=0, description="Tries of it.")]
+    cost: Annotated[float, Field(ge=0, description="USD.")]
+
+
 class KeyUsage(UsageTotals):
     """What one API key made."""
 
@@ -63,6 +72,10 @@ class Usage(Body):
     providers: Annotated[
         list[ProviderCost],
         Field(description="Cost by provider: what each provider charged for the tries made there."),
+    ]
+    models: Annotated[
+        list[ModelCost],
+        Field(description="Cost by provider and model: what each model charged for the tries of it."),
     ]
     budgets: Annotated[
         list[BudgetRemaining],

@@ -26,6 +26,10 @@ class Job:
     resolution: str | None = None
     seed: int | None = None
     negative_prompt: str | None = None
+    # The model the generation asks of its provider (None: the adapter's own, the deployment's *_MODEL), and
+    # the durations the catalogue says it makes (None: the adapter's table of its models).
+    model: str | None = None
+    durations: tuple[int, ...] | None = None
     # The first frame, when the request gave one: its bytes and type, and a signed link to our copy of it
     # (for providers that fetch it themselves).
     image: bytes | None = field(default=None, repr=False)

@@ -52,7 +52,7 @@ class LumaAdapter(ModelResolutionAdapter):
         body: dict[str, Any] = {
             "generation_type": "video",
             "prompt": job.prompt,
-            "model": self.model,
+            "model": plan["model"],
             "resolution": plan["resolution"],
             "aspect_ratio": plan["aspect_ratio"],
             "duration": f"{plan['duration_s']}s",  # Ray makes "5s" or "9s"

@@ -167,10 +167,10 @@ class PikaAdapter(ModelResolutionAdapter):
             "duration": plan["duration_s"],
             "resolution": plan["resolution"],
         }
-        model = self.model
+        model = plan["model"]
         if (image := data_uri(job)) is not None:
             # The image-to-video model: its frame follows the image, so it takes no aspect ratio.
-            model, body["image_url"] = plan["model"], image
+            body["image_url"] = image
         else:
             body["aspect_ratio"] = plan["aspect_ratio"]
         if job.seed is not None:
@@ -203,7 +203,7 @@ class PikaAdapter(ModelResolutionAdapter):
     def plan(self, job: Job) -> dict[str, Any]:
         plan = super().plan(job)
         if job.image is not None:
-            plan["model"] = image_model(self.model)
+            plan["model"] = image_model(plan["model"])
             plan["aspect_ratio"] = None  # the image's
         return plan
 

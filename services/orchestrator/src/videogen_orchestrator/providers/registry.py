@@ -92,19 +92,22 @@ def _adapter(settings: OrchestratorSettings, provider: Provider, http: ProviderH
     if provider is Provider.RUNWAY:
         return RunwayAdapter(
             http,
-            model=settings.runway_model,
+            model=settings.model_of(Provider.RUNWAY)[0],
             image_model=settings.runway_image_model,
             poll_interval_seconds=cadence,
         )
     if provider is Provider.LUMA:
         return LumaAdapter(
             http,
-            model=settings.luma_model,
+            model=settings.model_of(Provider.LUMA)[0],
             resolution=settings.luma_resolution,
             poll_interval_seconds=cadence,
         )
     return PikaAdapter(
-        http, model=settings.pika_model, resolution=settings.pika_resolution, poll_interval_seconds=cadence
+        http,
+        model=settings.model_of(Provider.PIKA)[0],
+        resolution=settings.pika_resolution,
+        poll_interval_seconds=cadence,
     )
 
 

@@ -252,8 +252,8 @@ class ModelResolutionAdapter(RemoteAdapter):
     def plan(self, job: Job) -> dict[str, Any]:
         return planned(
             job,
-            self.capabilities.durations,
-            model=self.model,
+            job.durations or self.capabilities.durations,
+            model=job.model or self.model,
             resolution=job.resolution or self.resolution,
             aspect_ratio=self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO),
         )

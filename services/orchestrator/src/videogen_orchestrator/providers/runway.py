@@ -93,10 +93,14 @@ class RunwayAdapter(RemoteAdapter):
 
     def plan(self, job: Job) -> dict[str, Any]:
         ratio = self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO)
+        # The generation's model (the deployment's default one takes its image model from a first frame).
+        model = job.model or self.model
+        fallback = job.durations or self.capabilities.durations
         if job.image is not None:
-            asked = {"model": self.image_model, "ratio": ratio, "from_image": True}
-            return planned(job, IMAGE_MODELS[self.image_model], **asked)
-        return planned(job, TEXT_MODELS[self.model], model=self.model, ratio=ratio)
+            model = self.image_model if model == self.model else model
+            asked = {"model": model, "ratio": ratio, "from_image": True}
+            return planned(job, IMAGE_MODELS.get(model, fallback), **asked)
+        return planned(job, TEXT_MODELS.get(model, fallback), model=model, ratio=ratio)
 
     async def submit(self, job: Job) -> str:
         plan = self.plan(job)
@@ -108,6 +112,8 @@ class RunwayAdapter(RemoteAdapter):
         }
         if job.seed is not None:
             body["seed"] = job.seed
+        if job.negative_prompt is not None:  # the api lets one through only to a model that takes it (Veo)
+            body["negativePrompt"] = job.negative_prompt
         path = "/v1/text_to_video"
         if (image := data_uri(job)) is not None:
             # The same task, started from the client's image: inline while Runway takes it as a data URI.

@@ -236,12 +236,44 @@ function asked(g) {
   return rows;
 }
 
+/** A model's prices, per second of video by resolution: "720p $0.142/s, 1080p $0.318/s". */
+function priceOf(model) {
+  return model.prices.map((p) => `${p.resolution ?? "any"} $${p.usd_per_second}/s`).join(", ");
+}
+
+/** The form's model field as a picker of the chosen provider's models (GET /v1/models), each with its price:
+ * re-filled whenever the provider changes; with "auto", every model, named with its provider. */
+async function modelPicker(fields, signal) {
+  const modelField = fields.find((f) => f.name === "model");
+  const providerField = fields.find((f) => f.name === "provider");
+  if (!modelField || !providerField) return;
+  const { data: models } = await api("GET", "/models", { signal });
+  const picker = h("select", { id: modelField.control.id, name: "model" });
+  picker.setAttribute("aria-describedby", modelField.control.getAttribute("aria-describedby"));
+  modelField.control.replaceWith(picker);
+  function refill() {
+    const provider = providerField.control.value;
+    const shown = models.filter((m) => m.enabled && (provider === "auto" || m.provider === provider));
+    const options = [["", "The provider's default model"]];
+    for (const m of shown) {
+      const name = provider === "auto" ? `${m.provider}: ${m.id}` : m.id;
+      options.push([m.id, `${name}${m.default ? " (default)" : ""} — ${priceOf(m)}`]);
+    }
+    clear(picker).append(...options.map(([v, label]) => h("option", { value: v }, label)));
+  }
+  refill();
+  providerField.control.addEventListener("change", refill);
+  modelField.control = picker;
+  modelField.value = () => picker.value || undefined;
+}
+
 export async function newGeneration(main, { signal }) {
   const doc = await openapi();
   const request = doc.paths["/v1/generate"].post.requestBody.content["application/json"].schema;
   const schema = resolve(doc, request);
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties).map(([name, prop]) => controlFor(doc, name, prop, required.has(name)));
+  await modelPicker(fields, signal);
   const outcome = h("div");
   const submit = h("button", { type: "submit" }, "Generate");
   const form = h("form", { novalidate: true, id: "new-generation" }, fields.map((f) => f.wrap), h("div.actions", {}, submit), outcome);
@@ -323,6 +355,7 @@ export async function generationDetail(main, { signal, params: [id] }) {
       h("dt", {}, "Prompt"),
       h("dd", { id: "generation-prompt" }, g.deleted ? h("span.hint", {}, "erased") : g.prompt),
       h("dt", {}, "Provider"), h("dd", {}, g.provider),
+      g.model ? [h("dt", {}, "Model"), h("dd", { id: "generation-model" }, g.model)] : null,
       h("dt", {}, "Duration"), h("dd", {}, `${g.duration} s`),
       h("dt", {}, "Created"), h("dd", {}, when(g.created_at)),
       h("dt", {}, "Updated"), h("dd", {}, when(g.updated_at)),
