@@ -48,6 +48,11 @@ const OPERATIONS = {
   cancelBatch: "batches.cancel",
 };
 
+// Operations the API serves to others than its tenants: no SDK method.
+const NOT_FOR_TENANTS = new Set([
+  "providerCallback", // the providers' callbacks (Luma, fal) to the URL a create gave them
+]);
+
 async function documentedOperations() {
   const types = await readFile(new URL("../../src/generated/openapi.ts", import.meta.url), "utf8");
   const operations = types.slice(types.indexOf("export interface operations {"));
@@ -57,7 +62,7 @@ async function documentedOperations() {
 test("every operation of the API has an SDK method", async () => {
   const documented = await documentedOperations();
   assert.ok(documented.length > 10);
-  const missing = documented.filter((id) => !(id in OPERATIONS));
+  const missing = documented.filter((id) => !(id in OPERATIONS) && !NOT_FOR_TENANTS.has(id));
   assert.deepEqual(missing, [], `operations with no SDK method: add one, and a line above`);
   const client = new Videogen({ apiKey: "vg_test", baseURL: "http://127.0.0.1:9/v1" });
   for (const [id, path] of Object.entries(OPERATIONS)) {
