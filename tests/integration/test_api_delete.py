@@ -300,7 +300,7 @@ class HeldPuts(PassThroughMedia):
         self.through = asyncio.Event()
 
     async def put(self, key: str, data: bytes) -> None:
-        if key.endswith("video.mp4"):
+        if key.rsplit("/", 1)[-1].startswith("video"):  # video.mp4, or video-{fence}.mp4 of a lease holder
             self.putting.set()
             await self.through.wait()
         await self.inner.put(key, data)

@@ -36,6 +36,7 @@ SCOPE_OF: dict[str, Scope] = {
     "deleteGeneration": Scope.GENERATIONS_WRITE,
     "streamGenerationEvents": Scope.GENERATIONS_READ,
     "listProviders": Scope.GENERATIONS_READ,
+    "listModels": Scope.GENERATIONS_READ,
     "createUpload": Scope.GENERATIONS_WRITE,
     "getUpload": Scope.GENERATIONS_READ,
     "deleteUpload": Scope.GENERATIONS_WRITE,
