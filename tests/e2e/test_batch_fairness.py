@@ -6,10 +6,11 @@ Account ``acme`` sends single requests, ``CLIENTS`` clients one after the other 
 the provider: half the limit, with two accounts waiting). They are timed first alone, then while account
 ``bulk``'s batch of ``BATCH`` items keeps the provider full. In fair turn (admission: a freed slot goes to
 the waiting account with the fewest running there) a single waits for the next slot to free, not behind the
-batch: its time from creation to completion with the batch present is within 1.5 times its time alone, median
-and 90th percentile. The tasks are slow enough (``TASK_S``) that the time is the provider's, not the
-machine's, and vary in length as a provider's do (``_task_seconds``); the singles meet the batch once it runs
-(its requests sent, its first round of tasks turned over), not in the seconds before its first slot frees."""
+batch: its time from creation to completion with the batch present is within 1.5 times its time alone at the
+median, and its 90th percentile (of 12: the second slowest, one draw from the tail) within twice. The tasks
+are slow enough (``TASK_S``) that the time is the provider's, not the machine's, and vary in length as a
+provider's do (``_task_seconds``); the singles meet the batch once it runs (its requests sent, its first round
+of tasks turned over), not in the seconds before its first slot frees."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ TASK_S = 10.0
 CLIENTS = 3  # the single requests in flight at once: within the account's fair share (LIMIT / 2)
 PER_CLIENT = 4  # each client's singles, one after the other: 12 timed per phase
 BATCH = 2000
-BOUND = 1.5
+BOUND = 1.5  # the median's
+TAIL_BOUND = 2.0  # the 90th percentile's: a starved single (60 s and more before the intake) fails it at once
 BULK = "bulk item "
 _SPREAD = 0.618034  # the golden ratio's fraction: its multiples spread evenly over [0, 1)
 
@@ -183,4 +185,4 @@ async def test_a_batch_of_two_thousand_does_not_slow_another_accounts_single_req
 
     median_alone, p90_alone, median_with, p90_with = report["create→completed"]
     assert median_with <= BOUND * median_alone, report
-    assert p90_with <= BOUND * p90_alone, report
+    assert p90_with <= TAIL_BOUND * p90_alone, report
