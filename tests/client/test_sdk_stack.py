@@ -111,7 +111,10 @@ async def test_a_deleted_generation_reads_as_its_tombstone_and_an_upload_is_read
             timeout=WAIT_S,
         )
         assert made.video_url is not None
-        kept = await client.generations.create(prompt="kept", provider="mock", duration=3)
+        # Both ended before usage is read, so only the deletion could move the totals.
+        kept = await client.generations.create_and_wait(
+            prompt="kept", provider="mock", duration=3, timeout=WAIT_S
+        )
         before = await client.usage.get()
 
         await client.generations.delete(made.id)
