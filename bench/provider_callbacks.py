@@ -21,8 +21,11 @@ modes, each on a database of its own:
 
 Per mode: provider requests per generation (creates, reads, 429s; the video's download aside), the
 orchestrator's store commands per generation, the hand-over (from the moment the provider's task ended to
-the generation's ``completed``: p50 and p90), and the throughput ÷ the provider's capacity (limit ÷ task
-time).
+the generation's ``completed``: p50 and p90), the throughput ÷ the provider's capacity (limit ÷ task
+time, from the first start to the last ``completed``: the drain at the end counts, when tasks of uneven length
+leave slots empty with nothing left to start), and the slots used: the share of the provider's slots its
+tasks held while generations still waited to start there (the orchestrator's own share of capacity: a slot
+empty while work waited is a freed slot not yet seen, or not yet refilled).
 """
 
 from __future__ import annotations
@@ -250,11 +253,13 @@ async def one_mode(urls: EngineUrls, workdir: Path, args: argparse.Namespace, mo
                 if stored.get(gid) in fake.tasks
             ]
             provider_requests = sum(1 for _, path in fake.requests if not path.startswith("/files/"))
+            busy = slots_used(list(fake.tasks.values()), args.limit)
             return {
                 "generations": len(ids),
                 "failed": wiring.sink.failed,
                 "seconds": elapsed,
                 "ratio": len(ids) / elapsed / (args.limit / args.task_seconds),
+                "busy": busy,
                 "requests_per_generation": provider_requests / len(ids),
                 "refusals_per_generation": fake.capacity_refusals / len(ids),
                 "commands_per_generation": commands / len(ids),
@@ -263,6 +268,15 @@ async def one_mode(urls: EngineUrls, workdir: Path, args: argparse.Namespace, mo
                 "handover_mean_s": statistics.fmean(handovers),
                 "callbacks": len(fake.callbacks),
             }
+
+
+def slots_used(tasks: list[FakeTask], limit: int) -> float:
+    """The share of the provider's slots its tasks held while generations still waited to start there: from
+    the first task's create to the last's (after it, nothing waits, and the slots empty as the tasks end)."""
+    opened = min(task.created_at for task in tasks)
+    closed = max(task.created_at for task in tasks)
+    held = sum(max(0.0, min(task.ends_at(), closed) - max(task.created_at, opened)) for task in tasks)
+    return held / (limit * (closed - opened))
 
 
 def _wall(moment: datetime) -> float:
@@ -282,13 +296,13 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(
         f"{'mode':<12} {'provider req/gen':>16} {'429s/gen':>9} {'store cmd/gen':>14} "
-        f"{'hand-over p50':>14} {'p90':>7} {'capacity':>9} {'failed':>7}"
+        f"{'hand-over p50':>14} {'p90':>7} {'capacity':>9} {'slots used':>11} {'failed':>7}"
     )
     for mode, r in results.items():
         print(
             f"{mode:<12} {r['requests_per_generation']:16.2f} {r['refusals_per_generation']:9.2f} "
             f"{r['commands_per_generation']:14.1f} {r['handover_p50_s']:13.3f}s {r['handover_p90_s']:6.3f}s "
-            f"{r['ratio']:9.3f} {r['failed']:7d}"
+            f"{r['ratio']:9.3f} {r['busy']:11.3f} {r['failed']:7d}"
         )
     print(f"callbacks the provider sent (called back): {results['called back']['callbacks']}")
 

@@ -356,3 +356,23 @@ async def test_with_its_callbacks_lost_a_generation_is_completed_by_the_safety_n
     # Every read came after a wait of the safety net's interval.
     waits = on_luma.run.clock.slept.count(0.3)
     assert waits >= 1 and on_luma.provider_requests().count(LUMA_READ) == waits
+
+
+async def test_a_read_that_fails_after_a_wake_up_is_tried_again_at_the_polling_cadence(
+    store: Store, base_env: dict[str, str], tmp_path: Path, topics: Topics, luma: FakeLuma
+) -> None:
+    # The callback is spent on a read Luma answers 503 (no retries in the adapter): the next read comes at the
+    # polling cadence, not after the safety net's minute (the test's timeout is a third of that).
+    luma.fail_next(1, status=503, kind="poll")
+    async with callbacks(
+        store, base_env, tmp_path, topics, luma, provider_retry_attempts=1, poll_interval_seconds=0.05
+    ) as on_luma:
+        doc = await on_luma.run_one()
+
+    assert doc["status"] == "completed", doc["error"]
+    assert on_luma.run.watch.taken == 1
+    assert on_luma.provider_requests() == [LUMA_CREATE, LUMA_READ, LUMA_READ]
+    # One wait for the callback (which it ended), then one at the polling cadence, before the second read.
+    slept = on_luma.run.clock.slept
+    assert slept.count(SAFETY_NET) == 1 and slept.count(0.05) == 1
+    assert slept.index(SAFETY_NET) < slept.index(0.05)

@@ -218,9 +218,10 @@ class GenerationActor:
                 return await self._end(record, refused)
             task_id = record.provider_task_id
             assert task_id is not None
+            unanswered = False
             while True:
                 if wait:
-                    await self._watch.pause(record, adapter)
+                    await self._watch.pause(record, adapter, unanswered=unanswered)
                 if (overdue := late(self._settings, record, self._clock.now())) is not None:
                     result = await self._finish(record, Failed(overdue))
                     if isinstance(result, Finished):
@@ -230,7 +231,7 @@ class GenerationActor:
                 step = await self._poll_step(record, adapter, task_id, job, progress)
                 if not isinstance(step, PollAgain):
                     return await self._end(record, step)
-                record, wait = step.record, step.pause
+                record, wait, unanswered = step.record, step.pause, step.unanswered
         except LeaseLost:
             log.info(
                 "lease lost or generation canceled; stopping",
@@ -316,7 +317,7 @@ class GenerationActor:
                 "provider did not answer; polling again",
                 extra={"generation_id": record.id, "account_id": record.account_id, "error": str(exc)},
             )
-            return PollAgain(record)
+            return PollAgain(record, unanswered=True)
 
     # -- submitting ---------------------------------------------------------------------------------------
 

@@ -87,10 +87,13 @@ RunResult = Finished | Lost | Refused | Failover
 @dataclass(frozen=True, slots=True)
 class PollAgain:
     """(Inside the actor.) Not finished yet: poll again, holding ``record``; ``pause`` first unless the poll
-    was cut short by the client's deadline (then the deadline is looked at at once)."""
+    was cut short by the client's deadline (then the deadline is looked at at once). ``unanswered``: the read
+    failed for now, so the next comes at the polling cadence even where callbacks would otherwise wake it (a
+    wake-up already spent on the failed read will not come again)."""
 
     record: GenerationRecord
     pause: bool = True
+    unanswered: bool = False
 
 
 class LeaseLost(Exception):

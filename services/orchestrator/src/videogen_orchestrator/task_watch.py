@@ -84,13 +84,16 @@ class TaskWatch:
         event.set()
         return True
 
-    async def pause(self, record: GenerationRecord, adapter: ProviderAdapter) -> None:
+    async def pause(
+        self, record: GenerationRecord, adapter: ProviderAdapter, *, unanswered: bool = False
+    ) -> None:
         """Wait until the task is to be read again: the polling cadence (a fraction of the task's age, the
         provider's own least interval, sooner while the provider is contended), or, for a provider that calls
-        back, until its callback wakes the generation or the safety net's interval passes. Never past the
-        client's deadline or the generation's."""
+        back, until its callback wakes the generation or the safety net's interval passes — the polling
+        cadence instead when the last read went ``unanswered`` (the callback that woke it is spent). Never
+        past the client's deadline or the generation's."""
         now = self._clock.now()
-        if self.called_back(adapter):
+        if self.called_back(adapter) and not unanswered:
             pause = min(self._safety_net, self._until_deadline(record))
         else:
             contended = self._contended is not None and self._contended(record.provider)
