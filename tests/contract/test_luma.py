@@ -85,8 +85,8 @@ def test_the_contract_is_held_to_the_sdk_version_it_names() -> None:
 
 def test_the_states_the_adapter_reads_are_the_sdks() -> None:
     states = typing.get_args(typing.get_args(Generation.model_fields["state"].annotation)[0])
-    assert {*LumaAdapter.queued_statuses, *LumaAdapter.running_statuses, "completed", "failed"} == set(states)
-    assert LumaAdapter.status_field == "state"
+    assert {*LumaAdapter.statuses.queued, *LumaAdapter.statuses.running, "completed", "failed"} == set(states)
+    assert LumaAdapter.statuses.field == "state"
 
 
 def test_the_models_ratios_and_resolutions_we_offer_are_the_sdks() -> None:

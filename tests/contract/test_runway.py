@@ -143,8 +143,8 @@ def test_the_statuses_the_adapter_reads_are_the_sdks() -> None:
         for status in typing.get_args(member.model_fields["status"].annotation)
     }
     ours = {
-        *RunwayAdapter.queued_statuses,
-        *RunwayAdapter.running_statuses,
+        *RunwayAdapter.statuses.queued,
+        *RunwayAdapter.statuses.running,
         "SUCCEEDED",
         "FAILED",
         "CANCELLED",

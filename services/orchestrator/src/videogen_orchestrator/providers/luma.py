@@ -14,7 +14,12 @@ from videogen_common.domain import Provider
 from videogen_common.failures import ErrorCode, GenerationError
 from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskStatus
 from videogen_orchestrator.providers.http import ProviderHTTP
-from videogen_orchestrator.providers.remote import ModelResolutionAdapter, failed, looks_like_moderation
+from videogen_orchestrator.providers.remote import (
+    ModelResolutionAdapter,
+    TaskStatuses,
+    failed,
+    looks_like_moderation,
+)
 
 
 def failure(reason: str | None) -> GenerationError:
@@ -28,9 +33,7 @@ def failure(reason: str | None) -> GenerationError:
 class LumaAdapter(ModelResolutionAdapter):
     name = "luma"
     submit_safe_statuses = (429, 502, 503)
-    status_field = "state"
-    queued_statuses = ("queued",)
-    running_statuses = ("dreaming",)
+    statuses = TaskStatuses(queued=("queued",), running=("dreaming",), field="state")
     capabilities = CAPABILITIES[Provider.LUMA]
     can_cancel = True
     calls_back = True

@@ -31,6 +31,7 @@ from videogen_orchestrator.providers.base import Job, Output, TaskState, TaskSta
 from videogen_orchestrator.providers.http import ProviderHTTP, Reply
 from videogen_orchestrator.providers.remote import (
     ModelResolutionAdapter,
+    TaskStatuses,
     UnsureSubmit,
     failed,
     looks_like_moderation,
@@ -137,9 +138,7 @@ def failure(body: Any, status: int | None = None) -> GenerationError:
 class PikaAdapter(ModelResolutionAdapter):
     name = "pika"
     auth_scheme = "Key"
-    queued_statuses = ("IN_QUEUE",)
-    running_statuses = ("IN_PROGRESS",)
-    detail_fields = ("queue_position",)
+    statuses = TaskStatuses(queued=("IN_QUEUE",), running=("IN_PROGRESS",), details=("queue_position",))
     capabilities = CAPABILITIES[Provider.PIKA]
     can_cancel = True
     calls_back = True

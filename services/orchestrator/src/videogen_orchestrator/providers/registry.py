@@ -82,32 +82,24 @@ def _base_url(settings: OrchestratorSettings, provider: Provider) -> str:
 def _headers(settings: OrchestratorSettings, provider: Provider, key: str) -> dict[str, str]:
     if provider is Provider.RUNWAY:
         return RunwayAdapter.headers(key, settings.runway_api_version)
-    if provider is Provider.LUMA:
-        return LumaAdapter.headers(key)
-    return PikaAdapter.headers(key)
+    return _MODEL_RESOLUTION[provider].headers(key)
+
+
+# The adapters made from a model and a resolution (each provider's resolution is a setting of its own).
+_MODEL_RESOLUTION: dict[Provider, type[LumaAdapter] | type[PikaAdapter]] = {
+    Provider.LUMA: LumaAdapter,
+    Provider.PIKA: PikaAdapter,
+}
 
 
 def _adapter(settings: OrchestratorSettings, provider: Provider, http: ProviderHTTP) -> ProviderAdapter:
-    cadence = settings.poll_interval_of(provider)
+    model, cadence = settings.model_of(provider)[0], settings.poll_interval_of(provider)
     if provider is Provider.RUNWAY:
-        return RunwayAdapter(
-            http,
-            model=settings.model_of(Provider.RUNWAY)[0],
-            image_model=settings.runway_image_model,
-            poll_interval_seconds=cadence,
-        )
-    if provider is Provider.LUMA:
-        return LumaAdapter(
-            http,
-            model=settings.model_of(Provider.LUMA)[0],
-            resolution=settings.luma_resolution,
-            poll_interval_seconds=cadence,
-        )
-    return PikaAdapter(
-        http,
-        model=settings.model_of(Provider.PIKA)[0],
-        resolution=settings.pika_resolution,
-        poll_interval_seconds=cadence,
+        image_model = settings.runway_image_model
+        return RunwayAdapter(http, model=model, image_model=image_model, poll_interval_seconds=cadence)
+    resolution = settings.luma_resolution if provider is Provider.LUMA else settings.pika_resolution
+    return _MODEL_RESOLUTION[provider](
+        http, model=model, resolution=resolution, poll_interval_seconds=cadence
     )
 
 

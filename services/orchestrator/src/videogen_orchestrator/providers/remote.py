@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from videogen_common.capabilities import DEFAULT_ASPECT_RATIO, Capabilities, nearest_duration
@@ -89,6 +90,18 @@ def failed(
     return TaskState(TaskStatus.FAILED, error=GenerationError(code, message, provider_code), details=details)
 
 
+@dataclass(frozen=True)
+class TaskStatuses:
+    """How a provider's status answer says where its task is: the field that holds the task's status, the
+    values of it that mean "waiting in the provider's queue" and "running" (any other: ended, or unknown),
+    and the answer's other fields recorded with it (``TaskState.details``)."""
+
+    queued: Collection[str] = ()
+    running: Collection[str] = ()
+    details: tuple[str, ...] = ()
+    field: str = "status"
+
+
 class RemoteAdapter(AdapterDefaults):
     """Base of the adapters that call a provider's HTTP API through ``ProviderHTTP``. A submit is paid for
     (``pays_per_submit``, the default); an adapter whose provider can stop a task declares ``can_cancel``."""
@@ -102,12 +115,8 @@ class RemoteAdapter(AdapterDefaults):
     submit_safe_statuses: Collection[int] = (429,)
     # ``Authorization: <auth_scheme> <API key>``.
     auth_scheme = "Bearer"
-    # The status answer's field that holds the task's status, the values of it that mean "waiting in the
-    # provider's queue" and "running", and the other fields recorded with it (``TaskState.details``).
-    status_field = "status"
-    queued_statuses: Collection[str] = ()
-    running_statuses: Collection[str] = ()
-    detail_fields: tuple[str, ...] = ()
+    # How the status answer says where the task is.
+    statuses: TaskStatuses = TaskStatuses()
 
     def __init__(self, http: ProviderHTTP, *, poll_interval_seconds: float | None = None) -> None:
         self.http = http
@@ -132,11 +141,11 @@ class RemoteAdapter(AdapterDefaults):
         if not reply.ok:
             return TaskState(TaskStatus.FAILED, error=self.refusal(reply))
         task: dict[str, Any] = reply.body if isinstance(reply.body, dict) else {}
-        status = task.get(self.status_field)
-        details = {"provider_status": status, **{name: task.get(name) for name in self.detail_fields}}
-        if status in self.queued_statuses:
+        status = task.get(self.statuses.field)
+        details = {"provider_status": status, **{name: task.get(name) for name in self.statuses.details}}
+        if status in self.statuses.queued:
             return TaskState(TaskStatus.QUEUED, details=details)
-        if status in self.running_statuses:
+        if status in self.statuses.running:
             return TaskState(TaskStatus.RUNNING, details=details, progress=self.running_progress(task))
         return await self.final_state(task_id, status, task, details)
 

@@ -21,7 +21,7 @@ from videogen_common.images import EXTENSIONS
 from videogen_common.routing import TaskMade
 from videogen_orchestrator.providers.base import Job, Output, ProviderError, TaskState, TaskStatus, data_uri
 from videogen_orchestrator.providers.http import ProviderHTTP, TransientFailure
-from videogen_orchestrator.providers.remote import RemoteAdapter, failed, message_of, planned
+from videogen_orchestrator.providers.remote import RemoteAdapter, TaskStatuses, failed, message_of, planned
 
 API_VERSION = "2024-11-06"
 DEFAULT_MODEL = "gen4.5"
@@ -60,9 +60,7 @@ class RunwayAdapter(RemoteAdapter):
     name = "runway"
     # Runway documents 429 and 502/503/504 (load shedding) as safe to retry.
     submit_safe_statuses = (429, 502, 503, 504)
-    queued_statuses = ("PENDING", "THROTTLED")
-    running_statuses = ("RUNNING",)
-    detail_fields = ("progress",)
+    statuses = TaskStatuses(queued=("PENDING", "THROTTLED"), running=("RUNNING",), details=("progress",))
     capabilities = CAPABILITIES[Provider.RUNWAY]
     can_cancel = True
     poll_interval_seconds = POLL_INTERVAL_SECONDS
