@@ -11,10 +11,11 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
+from pydantic import BaseModel
 
 from videogen_client.errors import BUDGET_EXCEEDED, APIConnectionError, APITimeoutError, status_error
 from videogen_client.models import Problem
@@ -26,6 +27,16 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTION
 MAX_RETRY_AFTER_S = 60.0
 
 Sleep = Callable[[float], Awaitable[None]]
+M = TypeVar("M", bound=BaseModel)
+
+
+class Sent(TypedDict, total=False):
+    """What a call sends besides its method and path: the keywords of ``Transport.request``."""
+
+    json_body: Any
+    params: Mapping[str, Any] | None
+    headers: Mapping[str, str] | None
+    files: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,11 @@ class Transport:
                 continue
             raise status_error(status, problem, response.headers.get(REQUEST_ID), retry_after)
 
+    async def call(self, answer: type[M], method: str, path: str, **sent: Unpack[Sent]) -> M:
+        """``request``'s answer read as the model ``answer``."""
+        response = await self.request(method, path, **sent)
+        return answer.model_validate_json(response.content)
+
     async def events(
         self, path: str, last_event_id: str | None = None
     ) -> AsyncGenerator[ServerSentEvent, None]:
@@ -203,6 +219,13 @@ class Transport:
 
     async def _wait(self, retry: int, retry_after: float | None) -> None:
         await self._sleep(self.policy.delay(retry, retry_after, self._rand()))
+
+
+class Resource:
+    """A resource of the API (``client.generations``, ``client.batches``...), called through ``transport``."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
 
 
 def _query(params: Mapping[str, Any] | None) -> httpx.QueryParams | None:

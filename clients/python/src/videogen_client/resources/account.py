@@ -3,21 +3,18 @@ keys and webhooks, and what happened on it as its webhooks deliver it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import date, datetime
-from typing import Unpack
+from typing import Any, Unpack
 
 from videogen_client._keywords import spelled_out
 from videogen_client._paging import CreatedBetween, walk
-from videogen_client._transport import Transport
+from videogen_client._transport import M, Resource, Transport
 from videogen_client.enums import AuditEventType, EventType
 from videogen_client.models import AuditEvent, AuditEventList, Event, EventList, Usage
 
 
-class AsyncUsage:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncUsage(Resource):
     async def get(
         self,
         *,
@@ -28,8 +25,7 @@ class AsyncUsage:
         """Generations and seconds of video by UTC day, provider and status over [start, end) (by default
         the last 30 days), in total and per API key; ``api_key_id``: only that key's."""
         params = {"start": start, "end": end, "api_key_id": api_key_id}
-        response = await self._t.request("GET", "usage", params=params)
-        return Usage.model_validate_json(response.content)
+        return await self._t.call(Usage, "GET", "usage", params=params)
 
 
 class AuditEventFilters(CreatedBetween, total=False):
@@ -46,17 +42,12 @@ class EventFilters(CreatedBetween, total=False):
     subject_id: str | None
 
 
-class AsyncAuditEvents:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncAuditEvents(Resource):
     @spelled_out
     async def list_page(
         self, *, limit: int | None = None, cursor: str | None = None, **filters: Unpack[AuditEventFilters]
     ) -> AuditEventList:
-        params = {**filters, "type": _types(filters.get("type")), "limit": limit, "cursor": cursor}
-        response = await self._t.request("GET", "audit-events", params=params)
-        return AuditEventList.model_validate_json(response.content)
+        return await _typed_page(self._t, AuditEventList, "audit-events", filters, limit=limit, cursor=cursor)
 
     @spelled_out
     def list(
@@ -66,29 +57,38 @@ class AsyncAuditEvents:
         return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
 
 
-class AsyncEvents:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncEvents(Resource):
     async def get(self, event_id: str) -> Event:
         """One event: what happened, to what, and the data its deliveries carried (a delivery's
         ``event_id``)."""
-        response = await self._t.request("GET", f"events/{event_id}")
-        return Event.model_validate_json(response.content)
+        return await self._t.call(Event, "GET", f"events/{event_id}")
 
     @spelled_out
     async def list_page(
         self, *, limit: int | None = None, cursor: str | None = None, **filters: Unpack[EventFilters]
     ) -> EventList:
-        params = {**filters, "type": _types(filters.get("type")), "limit": limit, "cursor": cursor}
-        response = await self._t.request("GET", "events", params=params)
-        return EventList.model_validate_json(response.content)
+        return await _typed_page(self._t, EventList, "events", filters, limit=limit, cursor=cursor)
 
     @spelled_out
     def list(self, *, page_size: int | None = None, **filters: Unpack[EventFilters]) -> AsyncIterator[Event]:
         """The account's events that match (of these types; about this generation, endpoint or account),
         newest first, page after page as it is iterated."""
         return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
+
+
+async def _typed_page(
+    transport: Transport,
+    answer: type[M],
+    path: str,
+    filters: Mapping[str, Any],
+    *,
+    limit: int | None,
+    cursor: str | None,
+) -> M:
+    """A page of the listing at ``path`` (audit events or events) that matches ``filters``: ``type``, one or
+    several, as the API takes them (comma-separated)."""
+    params = {**filters, "type": _types(filters.get("type")), "limit": limit, "cursor": cursor}
+    return await transport.call(answer, "GET", path, params=params)
 
 
 def _types(given: str | Sequence[str] | None) -> str | None:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from videogen_client._paging import walk
 from videogen_client._portal import Twin, blocking, iterated
-from videogen_client._transport import REQUEST_ID, Transport, _problem
+from videogen_client._transport import REQUEST_ID, Resource, _problem
 from videogen_client.enums import Status
 from videogen_client.errors import APITimeoutError, status_error
 from videogen_client.models import FieldError, Generation, GenerationError, Model, Problem
@@ -150,10 +150,7 @@ def _body(
     return body
 
 
-class AsyncBatches:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncBatches(Resource):
     async def create(
         self,
         items: Sequence[BatchItem | Mapping[str, Any]],
@@ -169,18 +166,14 @@ class AsyncBatches:
         ``ValidationError`` whose ``problem`` lists them. With ``idempotency_key`` a re-send (a retry) answers
         the same batch."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
-        response = await self._t.request(
-            "POST", "batches", json_body=_body(items, metadata, on_invalid, item_events), headers=headers
-        )
-        return Batch.model_validate_json(response.content)
+        body = _body(items, metadata, on_invalid, item_events)
+        return await self._t.call(Batch, "POST", "batches", json_body=body, headers=headers)
 
     async def retrieve(self, batch_id: str) -> Batch:
-        response = await self._t.request("GET", f"batches/{batch_id}")
-        return Batch.model_validate_json(response.content)
+        return await self._t.call(Batch, "GET", f"batches/{batch_id}")
 
     async def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> BatchList:
-        response = await self._t.request("GET", "batches", params={"limit": limit, "cursor": cursor})
-        return BatchList.model_validate_json(response.content)
+        return await self._t.call(BatchList, "GET", "batches", params={"limit": limit, "cursor": cursor})
 
     def list(self, *, page_size: int | None = None) -> AsyncIterator[Batch]:
         """Every batch of the account, newest first, page after page."""
@@ -201,8 +194,9 @@ class AsyncBatches:
             "limit": limit,
             "cursor": cursor,
         }
-        response = await self._t.request("GET", f"batches/{batch_id}/generations", params=params)
-        return BatchGenerationList.model_validate_json(response.content)
+        return await self._t.call(
+            BatchGenerationList, "GET", f"batches/{batch_id}/generations", params=params
+        )
 
     def generations(
         self,
@@ -221,8 +215,7 @@ class AsyncBatches:
 
     async def cancel(self, batch_id: str) -> BatchCancel:
         """Cancel every item that has not started; ``not_canceled`` lists those left to finish."""
-        response = await self._t.request("POST", f"batches/{batch_id}/cancel")
-        return BatchCancel.model_validate_json(response.content)
+        return await self._t.call(BatchCancel, "POST", f"batches/{batch_id}/cancel")
 
     async def wait(
         self,

@@ -11,7 +11,7 @@ from typing import IO, Any, Literal, Required, TypedDict, Unpack
 
 from videogen_client._keywords import spelled_out
 from videogen_client._paging import CreatedBetween, walk
-from videogen_client._transport import IDEMPOTENCY_KEY, Sleep, Transport
+from videogen_client._transport import IDEMPOTENCY_KEY, Resource, Sleep, Transport
 from videogen_client.enums import AspectRatio, Priority, Provider, Resolution, Status
 from videogen_client.errors import (
     APIConnectionError,
@@ -76,11 +76,11 @@ class GenerationFilters(CreatedBetween, total=False):
 _BODY = tuple(name for name in CreateParams.__annotations__ if name != "idempotency_key")
 
 
-class AsyncGenerations:
+class AsyncGenerations(Resource):
     def __init__(
         self, transport: Transport, sleep: Sleep, monotonic: Callable[[], float] = time.monotonic
     ) -> None:
-        self._t = transport
+        super().__init__(transport)
         self._sleep = sleep
         self._monotonic = monotonic
 
@@ -112,8 +112,9 @@ class AsyncGenerations:
             body["fallback_providers"] = list(body["fallback_providers"])
         if "routing" in body:
             body["routing"] = _routing(body["routing"])
-        response = await self._t.request("POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key})
-        return Generation.model_validate_json(response.content)
+        return await self._t.call(
+            Generation, "POST", "generate", json_body=body, headers={IDEMPOTENCY_KEY: key}
+        )
 
     async def _image(self, image: ImageSource) -> dict[str, str]:
         if isinstance(image, str):
@@ -126,8 +127,7 @@ class AsyncGenerations:
         return {"upload_id": upload.id}
 
     async def get(self, generation_id: str) -> Generation:
-        response = await self._t.request("GET", f"generations/{generation_id}")
-        return Generation.model_validate_json(response.content)
+        return await self._t.call(Generation, "GET", f"generations/{generation_id}")
 
     @spelled_out
     async def list_page(
@@ -142,8 +142,7 @@ class AsyncGenerations:
             "limit": limit,
             "cursor": cursor,
         }
-        response = await self._t.request("GET", "generations", params=params)
-        return GenerationList.model_validate_json(response.content)
+        return await self._t.call(GenerationList, "GET", "generations", params=params)
 
     @spelled_out
     def list(
@@ -153,8 +152,7 @@ class AsyncGenerations:
         return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor, **filters))
 
     async def cancel(self, generation_id: str) -> Generation:
-        response = await self._t.request("POST", f"generations/{generation_id}/cancel")
-        return Generation.model_validate_json(response.content)
+        return await self._t.call(Generation, "POST", f"generations/{generation_id}/cancel")
 
     async def delete(self, generation_id: str) -> None:
         """Delete the generation: its video, thumbnail and first frame are deleted from storage (its links
@@ -216,10 +214,9 @@ class AsyncGenerations:
         what is left of the wait, and than the client's read timeout."""
         read = self._t.http.timeout.read
         seconds = max(1, int(min(left, MAX_PREFER_WAIT_S, (read or 65.0) - 5.0)))
-        response = await self._t.request(
-            "GET", f"generations/{generation_id}", headers={"Prefer": f"wait={seconds}"}
+        return await self._t.call(
+            Generation, "GET", f"generations/{generation_id}", headers={"Prefer": f"wait={seconds}"}
         )
-        return Generation.model_validate_json(response.content)
 
     @spelled_out
     async def create_and_wait(
@@ -317,20 +314,13 @@ def _routing(routing: RoutingOptions | Mapping[str, Any] | None) -> dict[str, An
     return dict(routing)
 
 
-class AsyncProviders:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncProviders(Resource):
     async def list(self) -> list[ProviderInfo]:
         """Every provider the API knows, whether this deployment offers it, and what it can make."""
-        response = await self._t.request("GET", "providers")
-        return ProviderList.model_validate_json(response.content).data
+        return (await self._t.call(ProviderList, "GET", "providers")).data
 
 
-class AsyncModels:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncModels(Resource):
     async def list(
         self,
         *,
@@ -360,16 +350,10 @@ class AsyncModels:
             "resolution": resolution,
             **{name: ("true" if value else "false") for name, value in flags.items() if value is not None},
         }
-        response = await self._t.request(
-            "GET", "models", params={k: v for k, v in params.items() if v is not None}
-        )
-        return ModelList.model_validate_json(response.content).data
+        return (await self._t.call(ModelList, "GET", "models", params=params)).data
 
 
-class AsyncUploads:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncUploads(Resource):
     async def create(self, file: Path | bytes | IO[bytes]) -> Upload:
         """Upload an image (PNG, JPEG or WebP; the API tells the type from the content) for use as a first
         frame: pass ``image=upload.id`` to ``generations.create``."""
@@ -381,13 +365,11 @@ class AsyncUploads:
         else:
             data, name = await asyncio.to_thread(file.read), "image"
         files = {"file": (name, data, "application/octet-stream")}
-        response = await self._t.request("POST", "uploads", files=files)
-        return Upload.model_validate_json(response.content)
+        return await self._t.call(Upload, "POST", "uploads", files=files)
 
     async def get(self, upload_id: str) -> Upload:
         """The upload, until it expires or is deleted (then ``NotFoundError``)."""
-        response = await self._t.request("GET", f"uploads/{upload_id}")
-        return Upload.model_validate_json(response.content)
+        return await self._t.call(Upload, "GET", f"uploads/{upload_id}")
 
     async def delete(self, upload_id: str) -> None:
         """Delete the upload's image from storage now; it can no longer be used as a first frame."""

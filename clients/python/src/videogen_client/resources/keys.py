@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from videogen_client._paging import walk
-from videogen_client._transport import Transport, given
+from videogen_client._transport import Resource, given
 from videogen_client.enums import Scope
 from videogen_client.models import ApiKey, ApiKeyBudgets, ApiKeyCreated, ApiKeyList
 from videogen_client.models import Budgets as BudgetState
@@ -22,10 +22,7 @@ def _budgets(budgets: BudgetsIn | None) -> dict[str, Any] | None:
     return budgets.model_dump() if isinstance(budgets, ApiKeyBudgets) else dict(budgets)
 
 
-class AsyncApiKeys:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncApiKeys(Resource):
     async def create(
         self,
         *,
@@ -38,43 +35,34 @@ class AsyncApiKeys:
         key itself, shown this once. ``budgets``: its own, e.g. ``{"daily_video_seconds": 600}``."""
         expires = expires_at.isoformat() if expires_at is not None else None
         body = {"name": name, "scopes": list(scopes), **given(expires_at=expires, budgets=_budgets(budgets))}
-        response = await self._t.request("POST", "api-keys", json_body=body)
-        return ApiKeyCreated.model_validate_json(response.content)
+        return await self._t.call(ApiKeyCreated, "POST", "api-keys", json_body=body)
 
     async def list_page(self, *, limit: int | None = None, cursor: str | None = None) -> ApiKeyList:
-        response = await self._t.request("GET", "api-keys", params={"limit": limit, "cursor": cursor})
-        return ApiKeyList.model_validate_json(response.content)
+        return await self._t.call(ApiKeyList, "GET", "api-keys", params={"limit": limit, "cursor": cursor})
 
     def list(self, *, page_size: int | None = None) -> AsyncIterator[ApiKey]:
         """Every key of the account, newest first (revoked ones too), page after page."""
         return walk(lambda cursor: self.list_page(limit=page_size, cursor=cursor))
 
     async def get(self, key_id: str) -> ApiKey:
-        response = await self._t.request("GET", f"api-keys/{key_id}")
-        return ApiKey.model_validate_json(response.content)
+        return await self._t.call(ApiKey, "GET", f"api-keys/{key_id}")
 
     async def update(
         self, key_id: str, *, name: str | None = None, budgets: BudgetsIn | None = None
     ) -> ApiKey:
         """Rename it, or replace its own budgets (a budget left out has no limit)."""
         body = given(name=name, budgets=_budgets(budgets))
-        response = await self._t.request("PATCH", f"api-keys/{key_id}", json_body=body)
-        return ApiKey.model_validate_json(response.content)
+        return await self._t.call(ApiKey, "PATCH", f"api-keys/{key_id}", json_body=body)
 
     async def revoke(self, key_id: str) -> ApiKey:
         """It stops working within seconds on every api replica (at once on the one answering)."""
-        response = await self._t.request("DELETE", f"api-keys/{key_id}")
-        return ApiKey.model_validate_json(response.content)
+        return await self._t.call(ApiKey, "DELETE", f"api-keys/{key_id}")
 
 
-class AsyncBudgets:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncBudgets(Resource):
     async def get(self) -> BudgetState:
         """The account's budgets, and what is left of each until when."""
-        response = await self._t.request("GET", "budgets")
-        return BudgetState.model_validate_json(response.content)
+        return await self._t.call(BudgetState, "GET", "budgets")
 
     async def set(
         self,
@@ -91,5 +79,4 @@ class AsyncBudgets:
             "daily_cost": daily_cost,
             "monthly_cost": monthly_cost,
         }
-        response = await self._t.request("PUT", "budgets", json_body=body)
-        return BudgetState.model_validate_json(response.content)
+        return await self._t.call(BudgetState, "PUT", "budgets", json_body=body)

@@ -9,7 +9,7 @@ from typing import Unpack
 
 from videogen_client._keywords import spelled_out
 from videogen_client._paging import CreatedBetween, walk
-from videogen_client._transport import Transport, given
+from videogen_client._transport import Resource, given
 from videogen_client.enums import DeliveryStatus, EventType
 from videogen_client.models import (
     Delivery,
@@ -29,22 +29,18 @@ class DeliveryFilters(CreatedBetween, total=False):
     event_type: str | None
 
 
-class AsyncWebhooks:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncWebhooks(Resource):
     async def create(self, *, url: str, events: Sequence[EventType | str]) -> WebhookCreated:
         """Register an endpoint; the answer carries its signing secret, shown this once."""
-        response = await self._t.request("POST", "webhooks", json_body={"url": url, "events": list(events)})
-        return WebhookCreated.model_validate_json(response.content)
+        return await self._t.call(
+            WebhookCreated, "POST", "webhooks", json_body={"url": url, "events": list(events)}
+        )
 
     async def list(self) -> list[Webhook]:
-        response = await self._t.request("GET", "webhooks")
-        return WebhookList.model_validate_json(response.content).data
+        return (await self._t.call(WebhookList, "GET", "webhooks")).data
 
     async def get(self, webhook_id: str) -> Webhook:
-        response = await self._t.request("GET", f"webhooks/{webhook_id}")
-        return Webhook.model_validate_json(response.content)
+        return await self._t.call(Webhook, "GET", f"webhooks/{webhook_id}")
 
     async def update(
         self,
@@ -56,29 +52,25 @@ class AsyncWebhooks:
     ) -> Webhook:
         """Change what is given; ``active=True`` re-enables an endpoint the service disabled."""
         body = given(url=url, events=list(events) if events is not None else None, active=active)
-        response = await self._t.request("PATCH", f"webhooks/{webhook_id}", json_body=body)
-        return Webhook.model_validate_json(response.content)
+        return await self._t.call(Webhook, "PATCH", f"webhooks/{webhook_id}", json_body=body)
 
     async def delete(self, webhook_id: str) -> None:
         await self._t.request("DELETE", f"webhooks/{webhook_id}")
 
     async def rotate_secret(self, webhook_id: str) -> RotatedSecret:
         """A new signing secret (shown this once); deliveries are signed with both for the overlap."""
-        response = await self._t.request("POST", f"webhooks/{webhook_id}/rotate-secret")
-        return RotatedSecret.model_validate_json(response.content)
+        return await self._t.call(RotatedSecret, "POST", f"webhooks/{webhook_id}/rotate-secret")
 
     async def send_test(self, webhook_id: str) -> Delivery:
         """Send the endpoint a test event now; the answer is its delivery, to follow with
         ``client.deliveries.get``."""
-        response = await self._t.request("POST", f"webhooks/{webhook_id}/test")
-        return Delivery.model_validate_json(response.content)
+        return await self._t.call(Delivery, "POST", f"webhooks/{webhook_id}/test")
 
     async def recover(self, webhook_id: str, *, since: datetime) -> int:
         """Queue again the endpoint's failed deliveries created since ``since``; returns how many."""
-        response = await self._t.request(
-            "POST", f"webhooks/{webhook_id}/recover", json_body={"since": since.isoformat()}
-        )
-        return Recovered.model_validate_json(response.content).requeued
+        body = {"since": since.isoformat()}
+        recovered = await self._t.call(Recovered, "POST", f"webhooks/{webhook_id}/recover", json_body=body)
+        return recovered.requeued
 
     @spelled_out
     async def deliveries_page(
@@ -90,8 +82,7 @@ class AsyncWebhooks:
         **filters: Unpack[DeliveryFilters],
     ) -> DeliveryList:
         params = {**filters, "limit": limit, "cursor": cursor}
-        response = await self._t.request("GET", f"webhooks/{webhook_id}/deliveries", params=params)
-        return DeliveryList.model_validate_json(response.content)
+        return await self._t.call(DeliveryList, "GET", f"webhooks/{webhook_id}/deliveries", params=params)
 
     @spelled_out
     def deliveries(
@@ -103,15 +94,10 @@ class AsyncWebhooks:
         )
 
 
-class AsyncDeliveries:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
+class AsyncDeliveries(Resource):
     async def get(self, delivery_id: str) -> Delivery:
-        response = await self._t.request("GET", f"deliveries/{delivery_id}")
-        return Delivery.model_validate_json(response.content)
+        return await self._t.call(Delivery, "GET", f"deliveries/{delivery_id}")
 
     async def retry(self, delivery_id: str) -> Delivery:
         """Send a failed delivery again now."""
-        response = await self._t.request("POST", f"deliveries/{delivery_id}/retry")
-        return Delivery.model_validate_json(response.content)
+        return await self._t.call(Delivery, "POST", f"deliveries/{delivery_id}/retry")
