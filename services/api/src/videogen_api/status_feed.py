@@ -27,12 +27,10 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
-
 from videogen_common.domain import TERMINAL, Status
 from videogen_common.events import Envelope, EnvelopeError
 from videogen_common.records.generation import GenerationRecord
+from videogen_common.topic_tail import follow_from_end
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +46,6 @@ RECHECK_BATCH = 500
 # How often a waiter that asked for cues gets one (an event stream's keep-alive), in how many slots.
 CUE_SECONDS = 15.0
 CUE_SLOTS = 30
-RETRY_SECONDS = 2.0
 STOP_SECONDS = 5.0
 # Changes held for one waiter beyond this: the oldest are dropped (the newest is always kept).
 QUEUE_LIMIT = 64
@@ -301,40 +298,15 @@ class StatusFeed:
             watched.known = key
 
     async def _follow(self) -> None:
-        while not self._stopping:
-            consumer = AIOKafkaConsumer(
-                bootstrap_servers=self._bootstrap,
-                group_id=None,  # every partition, read by this process alone
-                auto_offset_reset="latest",
-                enable_auto_commit=False,
-                fetch_max_wait_ms=100,
-            )
-            try:
-                await consumer.start()
-                await consumer.topics()  # the cluster's metadata, this topic's partitions in it
-                partitions = consumer.partitions_for_topic(self._topic)
-                if not partitions:
-                    raise KafkaError(f"topic {self._topic} not found yet")
-                consumer.assign([TopicPartition(self._topic, p) for p in sorted(partitions)])
-                await consumer.seek_to_end()
-                self.ready.set()
-                while not self._stopping:
-                    batches = await consumer.getmany(timeout_ms=1000)
-                    for records in batches.values():
-                        for record in records:
-                            self._hand_over(record.key, record.value)
-            except KafkaError as exc:
-                log.warning(
-                    "status feed not reading (broker unreachable, or no topic yet); waiters read the store",
-                    extra={"error": repr(exc), "retry_seconds": RETRY_SECONDS},
-                )
-            finally:
-                self.ready.clear()
-                with contextlib.suppress(KafkaError, TimeoutError):
-                    async with asyncio.timeout(STOP_SECONDS):
-                        await consumer.stop()
-            if not self._stopping:
-                await asyncio.sleep(RETRY_SECONDS)
+        await follow_from_end(
+            self._bootstrap,
+            self._topic,
+            self._hand_over,
+            ready=self.ready,
+            stopping=lambda: self._stopping,
+            fetch_wait_ms=100,
+            unread="status feed not reading (broker unreachable, or no topic yet); waiters read the store",
+        )
 
     def _hand_over(self, key: bytes | None, value: bytes | None) -> None:
         if key is None or value is None:

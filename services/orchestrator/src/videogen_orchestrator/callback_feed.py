@@ -10,15 +10,11 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
-
 from videogen_common.provider_callbacks import WakeUp
+from videogen_common.topic_tail import follow_from_end
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 2.0
-STOP_SECONDS = 5.0
 # The longest a fetch waits for a wake-up: the broker may hold a fetch this long before answering with one
 # that has arrived (measured with the bench's broker: 21 ms from a task's end to its wake-up at 100 ms, 11 ms
 # at 20 ms); idle, it costs each instance ~50 small fetches a second.
@@ -47,42 +43,17 @@ class CallbackFeed:
             self._task = None
 
     async def _follow(self) -> None:
-        while not self._stopping:
-            consumer = AIOKafkaConsumer(
-                bootstrap_servers=self._bootstrap,
-                group_id=None,  # every partition, read by this instance alone
-                auto_offset_reset="latest",
-                enable_auto_commit=False,
-                fetch_max_wait_ms=FETCH_WAIT_MS,
-            )
-            try:
-                await consumer.start()
-                await consumer.topics()
-                partitions = consumer.partitions_for_topic(self._topic)
-                if not partitions:
-                    raise KafkaError(f"topic {self._topic} not found yet")
-                consumer.assign([TopicPartition(self._topic, p) for p in sorted(partitions)])
-                assigned = [TopicPartition(self._topic, p) for p in sorted(partitions)]
-                await consumer.seek_to_end()
-                for partition in assigned:  # the end resolved now: nothing sent from here on is skipped
-                    await consumer.position(partition)
-                self.ready.set()
-                while not self._stopping:
-                    batches = await consumer.getmany(timeout_ms=1000)
-                    for records in batches.values():
-                        for record in records:
-                            wake = WakeUp.from_json(record.value) if record.value is not None else None
-                            if wake is not None:
-                                self._on_wake(wake)
-            except KafkaError as exc:
-                log.warning(
-                    "not reading provider callbacks (broker unreachable, or no topic yet); tasks are polled",
-                    extra={"error": repr(exc), "retry_seconds": RETRY_SECONDS},
-                )
-            finally:
-                self.ready.clear()
-                with contextlib.suppress(KafkaError, TimeoutError):
-                    async with asyncio.timeout(STOP_SECONDS):
-                        await consumer.stop()
-            if not self._stopping:
-                await asyncio.sleep(RETRY_SECONDS)
+        await follow_from_end(
+            self._bootstrap,
+            self._topic,
+            self._hand_over,
+            ready=self.ready,
+            stopping=lambda: self._stopping,
+            fetch_wait_ms=FETCH_WAIT_MS,
+            unread="not reading provider callbacks (broker unreachable, or no topic yet); tasks are polled",
+        )
+
+    def _hand_over(self, key: bytes | None, value: bytes | None) -> None:
+        wake = WakeUp.from_json(value) if value is not None else None
+        if wake is not None:
+            self._on_wake(wake)
