@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, get_type_hints
 
 import httpx
 
 from videogen_client._keywords import init_like
-from videogen_client._portal import Portal
+from videogen_client._portal import Portal, Twin
 from videogen_client._transport import ApiKeyAuth, RetryPolicy, Sleep, Transport
 from videogen_client.errors import VideogenError
 from videogen_client.resources.account import AsyncAuditEvents, AsyncEvents, AsyncUsage
@@ -104,23 +104,27 @@ class Client:
     on an event loop of its own, in a background thread; progress callbacks are called from that thread).
     ``http_client``, if given, is an ``httpx.AsyncClient``."""
 
+    # Each resource is the twin of the ``AsyncClient``'s of the same name (``__init__`` makes them all).
+    generations: Generations
+    providers: Providers
+    models: Models
+    uploads: Uploads
+    webhooks: Webhooks
+    deliveries: Deliveries
+    usage: Usage
+    audit_events: AuditEvents
+    events: Events
+    api_keys: ApiKeys
+    budgets: Budgets
+    batches: Batches
+
     @init_like(AsyncClient.__init__)
     def __init__(self, **arguments: Any) -> None:
         self._async = AsyncClient(**arguments)
         self.base_url = self._async.base_url
         self._portal = Portal()
-        self.generations = Generations(self._portal, self._async.generations)
-        self.providers = Providers(self._portal, self._async.providers)
-        self.models = Models(self._portal, self._async.models)
-        self.uploads = Uploads(self._portal, self._async.uploads)
-        self.webhooks = Webhooks(self._portal, self._async.webhooks)
-        self.deliveries = Deliveries(self._portal, self._async.deliveries)
-        self.usage = Usage(self._portal, self._async.usage)
-        self.audit_events = AuditEvents(self._portal, self._async.audit_events)
-        self.events = Events(self._portal, self._async.events)
-        self.api_keys = ApiKeys(self._portal, self._async.api_keys)
-        self.budgets = Budgets(self._portal, self._async.budgets)
-        self.batches = Batches(self._portal, self._async.batches)
+        for name, twin in _TWINS.items():
+            setattr(self, name, twin(self._portal, getattr(self._async, name)))
 
     def close(self) -> None:
         self._portal.run(self._async.close())
@@ -133,3 +137,11 @@ class Client:
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+# The sync client's resources, each by its name: the annotations above.
+_TWINS: dict[str, type[Twin[Any]]] = {
+    name: hint
+    for name, hint in get_type_hints(Client).items()
+    if isinstance(hint, type) and issubclass(hint, Twin)
+}
