@@ -17,7 +17,13 @@ import httpx
 from httpx_sse import ServerSentEvent, SSEError, aconnect_sse
 from pydantic import BaseModel
 
-from videogen_client.errors import BUDGET_EXCEEDED, APIConnectionError, APITimeoutError, status_error
+from videogen_client.errors import (
+    BUDGET_EXCEEDED,
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    status_error,
+)
 from videogen_client.models import Problem
 
 REQUEST_ID = "X-Request-Id"
@@ -73,6 +79,14 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
 def given(**fields: Any) -> dict[str, Any]:
     """A request body of the ``fields`` given: those that are not None (left out, the API's default)."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+async def status_error_of(response: httpx.Response, retry_after: float | None) -> APIStatusError:
+    """The SDK's error for the API's error answer ``response`` (read first, if it was streamed)."""
+    await response.aread()
+    return status_error(
+        response.status_code, _problem(response), response.headers.get(REQUEST_ID), retry_after
+    )
 
 
 def _problem(response: httpx.Response) -> Problem:
@@ -170,18 +184,17 @@ class Transport:
             if status < 400:
                 return response
             retry_after = retry_after_seconds(response.headers)
-            await response.aread()
-            problem = _problem(response)
+            error = await status_error_of(response, retry_after)
             # 429 and 503 are refusals (nothing was done); 502 and 504 may hide work done upstream. A spent
             # budget is a 429 that no wait short of its reset helps.
-            retriable = (status in (429, 503) and problem.type != BUDGET_EXCEEDED) or (
+            retriable = (status in (429, 503) and error.type != BUDGET_EXCEEDED) or (
                 status in (502, 504) and repeatable
             )
             if retriable and retry < self.policy.max_retries:
                 await self._wait(retry, retry_after)
                 retry += 1
                 continue
-            raise status_error(status, problem, response.headers.get(REQUEST_ID), retry_after)
+            raise error
 
     async def call(self, answer: type[M], method: str, path: str, **sent: Unpack[Sent]) -> M:
         """``request``'s answer read as the model ``answer``."""
@@ -203,13 +216,7 @@ class Transport:
             ) as source:
                 response = source.response
                 if response.status_code >= 400:
-                    await response.aread()
-                    raise status_error(
-                        response.status_code,
-                        _problem(response),
-                        response.headers.get(REQUEST_ID),
-                        retry_after_seconds(response.headers),
-                    )
+                    raise await status_error_of(response, retry_after_seconds(response.headers))
                 async for event in source.aiter_sse():
                     yield event
         except httpx.TimeoutException as exc:

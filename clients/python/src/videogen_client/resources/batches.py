@@ -16,9 +16,9 @@ from pydantic import Field
 
 from videogen_client._paging import walk
 from videogen_client._portal import Twin, blocking, iterated
-from videogen_client._transport import REQUEST_ID, Resource, _problem
+from videogen_client._transport import Resource, status_error_of
 from videogen_client.enums import Status
-from videogen_client.errors import APITimeoutError, status_error
+from videogen_client.errors import APITimeoutError
 from videogen_client.models import FieldError, Generation, GenerationError, Model, Problem
 from videogen_client.resources.generations import CreateParams
 
@@ -247,10 +247,7 @@ class AsyncBatches(Resource):
         """The batch's results file, line by line, as the API wrote it (JSON, one item per line)."""
         async with self._t.stream(f"batches/{batch_id}/results") as response:
             if response.status_code >= 400:
-                await response.aread()
-                raise status_error(
-                    response.status_code, _problem(response), response.headers.get(REQUEST_ID), None
-                )
+                raise await status_error_of(response, None)
             async for line in response.aiter_lines():
                 if line.strip():
                     yield line
