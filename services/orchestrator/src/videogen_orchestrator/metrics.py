@@ -95,6 +95,12 @@ class OrchestratorMetrics:
         self.in_flight = Gauge(
             "videogen_generations_in_flight", "Generations this instance is running now.", registry=registry
         )
+        self.callbacks_reading = Gauge(
+            "videogen_provider_callbacks_reading",
+            "1 while this instance reads the providers' callbacks (VIDEOGEN_PROVIDER_CALLBACKS on), 0 while "
+            "it cannot (the broker away): its tasks at Luma and fal then wait for the safety-net poll.",
+            registry=registry,
+        )
         self.unfinished = Gauge(
             "videogen_generations_unfinished",
             "Generations not yet finished, in the whole store, by status (refreshed periodically; every "

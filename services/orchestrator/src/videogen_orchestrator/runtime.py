@@ -145,8 +145,9 @@ class OrchestratorRuntime(Service):
         self._sweeps.start()
         if settings.provider_callbacks:  # the providers' callbacks wake the actors waiting on their tasks
             topic = Topics(settings.topic_prefix).callbacks
-            self._callbacks = CallbackFeed(settings.kafka_bootstrap, topic, self.parts.watch.wake)
-            self._callbacks.start()
+            feed = self._callbacks = CallbackFeed(settings.kafka_bootstrap, topic, self.parts.watch.wake)
+            self.metrics.callbacks_reading.set_function(lambda: float(feed.ready.is_set()))
+            feed.start()
         self.ready.set()
         log.info("orchestrator ready", extra={"instance": settings.orchestrator_instance})
 
