@@ -295,7 +295,7 @@ class _Follower:
         self.latest = generation
         if changed and self._on_progress is not None:
             self._on_progress(generation)
-        return generation.status in ("completed", "failed")
+        return generation.terminal
 
     def finished(self) -> Generation:
         """The finished generation, if completed; raises ``GenerationFailedError`` if it failed."""
