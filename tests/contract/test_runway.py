@@ -43,6 +43,7 @@ from tests.support.fake_providers.common import Exchange
 from tests.support.fake_providers.runway import FakeRunway
 from tests.support.images import solid_image
 from videogen_common.capabilities import CAPABILITIES
+from videogen_common.catalogue import Catalogue
 from videogen_common.domain import Provider
 from videogen_orchestrator.providers.base import Job
 from videogen_orchestrator.providers.http import ProviderHTTP, RetryPolicy
@@ -59,6 +60,7 @@ SDK_VERSION = "5.24.0"
 TEXT_PARAMS = text_to_video_create_params.TextToVideoCreateParams
 IMAGE_PARAMS = image_to_video_create_params.ImageToVideoCreateParams
 RATIOS = CAPABILITIES[Provider.RUNWAY].aspect_ratios
+CATALOGUE = Catalogue.configured()
 
 
 @pytest.fixture
@@ -159,15 +161,27 @@ def test_runway_is_read_no_more_often_than_its_sdk_says_it_may_be() -> None:
     assert OrchestratorSettings.model_fields["runway_poll_interval_seconds"].default == POLL_INTERVAL_SECONDS
 
 
+def resolutions_of(model: str) -> tuple[str, ...]:
+    """What the catalogue says the model makes (the api lets no other resolution through to it)."""
+    spec = CATALOGUE.get(Provider.RUNWAY, model)
+    assert spec is not None, model
+    return spec.capabilities.resolutions
+
+
 @pytest.mark.parametrize("model", sorted(TEXT_MODELS))
 async def test_every_text_to_video_body_the_adapter_can_build_is_one_the_sdk_types(model: str) -> None:
     http = RecordingHTTP({("POST", "/v1/"): {"id": "task_1"}})
     adapter = RunwayAdapter(http, model=model)
+    resolutions = resolutions_of(model)
     for ratio in RATIOS:
-        for duration in range(1, 13):
-            for seed in (None, 0, 4_294_967_295):
-                await adapter.submit(Job("gen_1", "a fox", duration, aspect_ratio=ratio, seed=seed))
-    assert len(http.sent) == len(RATIOS) * 12 * 3
+        for resolution in resolutions:
+            for duration in range(1, 13):
+                for seed in (None, 0, 4_294_967_295):
+                    job = Job(
+                        "gen_1", "a fox", duration, aspect_ratio=ratio, seed=seed, resolution=resolution
+                    )
+                    await adapter.submit(job)
+    assert len(http.sent) == len(RATIOS) * len(resolutions) * 12 * 3
     for method, path, body in http.sent:
         assert (method, path) == ("POST", "/v1/text_to_video")
         check_body(union_member(TEXT_PARAMS, model), body)
@@ -177,10 +191,15 @@ async def test_every_text_to_video_body_the_adapter_can_build_is_one_the_sdk_typ
 async def test_every_image_to_video_body_the_adapter_can_build_is_one_the_sdk_types(model: str) -> None:
     http = RecordingHTTP({("POST", "/v1/"): {"id": "task_1"}})
     adapter = RunwayAdapter(http, image_model=model)
+    resolutions = resolutions_of(model)
     for ratio in RATIOS:
-        for duration in range(1, 13):
-            await adapter.submit(dataclasses.replace(first_frame(), duration=duration, aspect_ratio=ratio))
-    assert len(http.sent) == len(RATIOS) * 12
+        for resolution in resolutions:
+            for duration in range(1, 13):
+                job = dataclasses.replace(
+                    first_frame(), duration=duration, aspect_ratio=ratio, resolution=resolution
+                )
+                await adapter.submit(job)
+    assert len(http.sent) == len(RATIOS) * len(resolutions) * 12
     for method, path, body in http.sent:
         assert (method, path) == ("POST", "/v1/image_to_video")
         check_body(union_member(IMAGE_PARAMS, model), body)

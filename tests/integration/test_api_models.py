@@ -124,7 +124,7 @@ async def test_the_catalogue_is_served_with_each_models_limits_prices_and_defaul
         "description": "",
         "durations": [4, 6, 8],
         "aspect_ratios": ["16:9", "9:16"],
-        "resolutions": ["720p"],
+        "resolutions": ["720p", "1080p"],
         "default_resolution": "720p",
         "text_to_video": True,
         "image_to_video": True,
@@ -180,11 +180,14 @@ async def test_each_provider_lists_its_models(client: Client, key: str) -> None:
 
 async def test_a_named_model_is_recorded_and_estimated_at_its_price(client: Client, key: str) -> None:
     default = await create(client, key, provider="runway", duration=5)
-    veo = await create(client, key, provider="runway", model="veo3.1", duration=5, negative_prompt="fog")
+    veo = await create(
+        client, key, provider="runway", model="veo3.1", duration=5, negative_prompt="fog", resolution="1080p"
+    )
     flash = await create(client, key, provider="luma", model="ray-flash-2", duration=5, resolution="1080p")
 
     assert (default["model"], default["estimated_cost"]) == ("gen4.5", 0.6)  # 5 s at $0.12
     assert (veo["model"], veo["estimated_cost"]) == ("veo3.1", 2.4)  # Veo makes 6 s for 5: at $0.40
+    assert veo["resolution"] == "1080p"  # Veo makes 1080p (gen4.5 does not: the 422s below)
     assert (flash["model"], flash["estimated_cost"]) == ("ray-flash-2", 0.5475)  # 5 s at $0.1095
     response = await client.get(f"/v1/generations/{veo['id']}", headers=bearer(key))
     assert (await response.json())["model"] == "veo3.1"
@@ -197,6 +200,7 @@ async def test_a_named_model_is_recorded_and_estimated_at_its_price(client: Clie
         ({"model": "gen4_turbo"}, "image", "gen4_turbo makes videos only from a first frame"),
         ({"model": "gen4.5", "negative_prompt": "fog"}, "negative_prompt", "does not take a negative prompt"),
         ({"model": "veo3.1_fast", "aspect_ratio": "1:1"}, "aspect_ratio", "not 1:1"),
+        ({"model": "gen4.5", "resolution": "1080p"}, "resolution", "not 1080p"),
     ],
 )
 async def test_a_request_a_named_model_cannot_make_is_a_422_naming_the_model_and_its_limits(

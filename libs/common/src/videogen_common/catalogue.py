@@ -118,14 +118,25 @@ def _model(
 # Published list prices (docs/providers.md, "Prices"): Runway in credits of $0.01 per second; Luma per million
 # pixels, here per second of a 16:9 video at 24 fps at each resolution; Pika on fal per 5-second video at each
 # resolution. Runway's models and their durations: the runwayml SDK's ``text_to_video_create_params`` and
-# ``image_to_video_create_params`` (one TypedDict per model; only the 1280:720 and 720:1280 ratios, which
-# every one of them takes); Luma's: the lumaai SDK's ``generations.video_create_params``; Pika 2.2 on fal: its
-# endpoints' documented inputs.
+# ``image_to_video_create_params`` (one TypedDict per model; the 1280:720 and 720:1280 ratios, which every
+# one of them takes, and Veo's 1920:1080 and 1080:1920 at 1080p); Luma's: the lumaai SDK's
+# ``generations.video_create_params``; Pika 2.2 on fal: its endpoints' documented inputs.
+VEO, HD = (4, 6, 8), ("720p", "1080p")
 BUILT_IN: tuple[ModelSpec, ...] = (
     _model(Provider.MOCK, "mock", {ANY_RESOLUTION: 0.0}, default=True),
     _model(Provider.RUNWAY, "gen4.5", {ANY_RESOLUTION: 0.12}, default=True),
-    _model(Provider.RUNWAY, "veo3.1", {ANY_RESOLUTION: 0.40}, durations=(4, 6, 8), negative_prompt=True),
-    _model(Provider.RUNWAY, "veo3.1_fast", {ANY_RESOLUTION: 0.15}, durations=(4, 6, 8), negative_prompt=True),
+    # Veo makes 1080p too (Runway's 1920:1080 and 1080:1920), at the same credits a second.
+    _model(
+        Provider.RUNWAY, "veo3.1", {ANY_RESOLUTION: 0.40}, durations=VEO, resolutions=HD, negative_prompt=True
+    ),
+    _model(
+        Provider.RUNWAY,
+        "veo3.1_fast",
+        {ANY_RESOLUTION: 0.15},
+        durations=VEO,
+        resolutions=HD,
+        negative_prompt=True,
+    ),
     # Gen-4 Turbo starts only from an image.
     _model(Provider.RUNWAY, "gen4_turbo", {ANY_RESOLUTION: 0.05}, durations=(5, 10), text=False),
     _model(

@@ -33,6 +33,9 @@ TEXT_MODELS: dict[str, tuple[int, ...]] = {
 }
 # ... and each image-to-video model: those, and Gen-4 Turbo, which starts only from an image.
 IMAGE_MODELS: dict[str, tuple[int, ...]] = {**TEXT_MODELS, "gen4_turbo": (5, 10)}
+# Runway names a video's size by its pixels: 1080p is asked for as these (Veo's), 720p as the ratios'
+# ``native_ratios`` in ``videogen_common.capabilities``.
+FULL_HD = {"1280:720": "1920:1080", "720:1280": "1080:1920"}
 # The longest ``data:`` URI Runway takes as an input (5 MB); a larger first frame is uploaded first.
 MAX_DATA_URI_CHARS = 5_000_000
 # The least time between two reads of one task: Runway asks for five seconds (its SDK waits 6 ± 1.5 s).
@@ -91,6 +94,8 @@ class RunwayAdapter(RemoteAdapter):
 
     def plan(self, job: Job) -> dict[str, Any]:
         ratio = self.capabilities.native_ratio(job.aspect_ratio or DEFAULT_ASPECT_RATIO)
+        if job.resolution == "1080p":  # the api lets it through only to a model that makes it (Veo)
+            ratio = FULL_HD[ratio]
         # The generation's model (the deployment's default one takes its image model from a first frame).
         model = job.model or self.model
         fallback = job.durations or self.capabilities.durations
