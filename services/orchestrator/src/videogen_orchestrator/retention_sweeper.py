@@ -70,28 +70,23 @@ class Swept:
     held: bool = field(default=True, repr=False)
 
 
+@dataclass(kw_only=True, eq=False)
 class RetentionSweeper:
-    def __init__(
-        self,
-        *,
-        store: Store,
-        media: MediaStore,
-        clock: Clock,
-        owner: str,
-        lease: timedelta,
-        batch: int,
-        on_swept: Callable[[Swept], None] | None = None,
-    ) -> None:
-        self._store = store
-        self._media = media
-        self._clock = clock
-        self._owner = owner
-        self._lease = lease
-        self._batch = batch
-        self._on_swept = on_swept
-        self._locks = LockRepository(store)
-        self._generations = GenerationDeletions(store)
-        self._uploads = UploadRepository(store)
+    """One instance's sweeper: its store and media storage, the sweep's lock held as ``owner`` for ``lease``
+    at a time, ``batch`` generations or uploads read a page; ``on_swept`` is told of each pass."""
+
+    store: Store
+    media: MediaStore
+    clock: Clock
+    owner: str
+    lease: timedelta
+    batch: int
+    on_swept: Callable[[Swept], None] | None = None
+
+    def __post_init__(self) -> None:
+        self._locks = LockRepository(self.store)
+        self._generations = GenerationDeletions(self.store)
+        self._uploads = UploadRepository(self.store)
 
     async def run_once(self) -> Swept:
         """One pass, if this instance holds the lock (``held`` False if another does)."""
@@ -108,8 +103,8 @@ class RetentionSweeper:
             if await self._hold():
                 await self._expire(swept)
         finally:
-            if self._on_swept is not None:
-                self._on_swept(swept)
+            if self.on_swept is not None:
+                self.on_swept(swept)
             if swept.generations or swept.uploads or swept.postponed or swept.failed:
                 log.info(
                     "swept media past its retention",
@@ -123,28 +118,28 @@ class RetentionSweeper:
                 )
             if swept.expired:
                 log.info("removed history past its keeping", extra=swept.expired)
-            await self._locks.release(LOCK, self._owner)
+            await self._locks.release(LOCK, self.owner)
         return swept
 
     async def _expire(self, swept: Swept) -> None:
         """Remove the events, deliveries and audit events made longer ago than each is kept (``expired``: the
         counts of those that removed any)."""
-        now = self._clock.now()
+        now = self.clock.now()
         removed = {
-            "events": await EventRepository(self._store).expire_before(now - events.KEPT),
-            "deliveries": await DeliveryRepository(self._store).expire_before(now - deliveries.KEPT),
-            "audit_events": await AuditRepository(self._store).expire_before(now - audit.KEPT),
+            "events": await EventRepository(self.store).expire_before(now - events.KEPT),
+            "deliveries": await DeliveryRepository(self.store).expire_before(now - deliveries.KEPT),
+            "audit_events": await AuditRepository(self.store).expire_before(now - audit.KEPT),
         }
         swept.expired = {name: count for name, count in removed.items() if count}
 
     async def _hold(self) -> bool:
-        now = self._clock.now()
-        return await self._locks.hold(LOCK, self._owner, now, now + self._lease)
+        now = self.clock.now()
+        return await self._locks.hold(LOCK, self.owner, now, now + self.lease)
 
     async def _generation_batch(self, swept: Swept) -> bool:
         """One page of generations due: whether it did anything (else the pass moves on)."""
-        now = self._clock.now()
-        due = await self._generations.due(now, self._batch)
+        now = self.clock.now()
+        due = await self._generations.due(now, self.batch)
         waiting = [item.id for item in due if item.deleted and item.owes_events]
         ready = [item for item in due if not (item.deleted and item.owes_events)]
         keys = [key for item in ready if not item.deleted for key in item.keys]
@@ -154,7 +149,7 @@ class RetentionSweeper:
         for item in ready:
             if item.deleted:
                 try:
-                    erased = await erase_generation(self._store, self._media, item.id, item.account_id)
+                    erased = await erase_generation(self.store, self.media, item.id, item.account_id)
                 except MediaDeleteFailed as exc:
                     log.warning("media of a deleted generation not deleted: %s", exc, extra={"id": item.id})
                     failed.add(item.id)
@@ -171,8 +166,8 @@ class RetentionSweeper:
     async def _upload_batch(self, swept: Swept, passed: list[str]) -> bool:
         """One page of expired uploads, but for those ``passed`` over this pass (an image the storage kept:
         they are added to it)."""
-        now = self._clock.now()
-        due = await self._uploads.due(now, self._batch, passed)
+        now = self.clock.now()
+        due = await self._uploads.due(now, self.batch, passed)
         kept = await self._delete([key for _, key in due])
         swept.objects += len(due) - len(kept)
         passed += [upload_id for upload_id, key in due if key in kept]
@@ -184,7 +179,7 @@ class RetentionSweeper:
     async def _delete(self, keys: list[str]) -> frozenset[str]:
         """Delete these objects: the keys the storage would not delete (it deleted the others)."""
         try:
-            await self._media.delete(keys)
+            await self.media.delete(keys)
         except MediaDeleteFailed as exc:
             log.warning("media past its retention not deleted: %s", exc)
             return frozenset(exc.keys)
