@@ -136,13 +136,19 @@ class Lane:
         self._on_worker_exit(self)
 
     async def _work(self) -> None:
-        while self._queue and not self.paused(self._clock.now()):  # paused: the queue waits for the cooldown
-            if len(self._workers) > self.worker_cap():
-                # The endpoint is failing: the surplus workers retire (each leaves the count at once, so
-                # the last one goes on probing).
-                self._workers.discard(asyncio.current_task())
-                return
-            await self._send(self, self.take())
+        try:
+            while self._queue and not self.paused(
+                self._clock.now()
+            ):  # paused: the queue waits for the cooldown
+                if len(self._workers) > self.worker_cap():
+                    # The endpoint is failing: the surplus workers retire (the last one goes on probing).
+                    return
+                await self._send(self, self.take())
+        finally:
+            # Out of the count in the same step that found nothing (more) to do, not when the task's done
+            # callback runs later: a job offered in between starts a worker of its own instead of waiting in
+            # the queue for the sweep.
+            self._workers.discard(asyncio.current_task())
 
     # The breaker and the probe.
 
