@@ -161,7 +161,9 @@ class WaitingLane:
     ever a safe lower bound). Finding the lane's next generation is a look at the places from ``head`` on,
     a few at a time: its cost does not grow with the number waiting. ``pending`` says the lane may hold
     someone; ``waiting`` counts them (kept as they join and leave, set to 0 when the lane is found empty);
-    ``since`` is when the lane's current run of waiting began."""
+    ``since`` is when the lane's current run of waiting began; ``joins`` counts every join ever made, so that
+    a reader marks the lane empty only if nobody joined since it read the lane (a generation rejoining at the
+    place it kept moves neither ``tail`` nor ``head``)."""
 
     id: str
     provider: str
@@ -172,6 +174,7 @@ class WaitingLane:
     pending: bool = False
     waiting: int = 0
     since: datetime | None = None
+    joins: int = 0
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> WaitingLane:
@@ -185,4 +188,5 @@ class WaitingLane:
             pending=bool(doc.get("pending", False)),
             waiting=max(0, doc.get("waiting", 0)),
             since=doc.get("since"),
+            joins=doc.get("joins", 0),
         )

@@ -15,9 +15,10 @@ route (``move_provider``) by compare-and-set writes on its document, like every 
 
 Joining a lane is three steps, in this order: take a place (``tail``), write the key on the generation (while
 it is still leased), then lower the lane's ``head`` to that place if it is above it and mark the lane pending
-(``joined``). A reader that moved ``head`` past a place whose key was not yet written is corrected by the
-third step; a joiner that dies before it still holds its lease, so the generation is resumed and joins
-again."""
+(``joined``, which also counts the join). A reader that moved ``head`` past a place whose key was not yet
+written is corrected by the third step, and a reader that looked before the key was written marks the lane
+empty only if no join was counted since it read the lane; a joiner that dies before the third step still
+holds its lease, so the generation is resumed and joins again."""
 
 from __future__ import annotations
 
@@ -90,7 +91,11 @@ class WaitingRepository:
         most ``place``."""
         await self._lanes.update_one(
             {"_id": lane},
-            {"$min": {"head": place, "since": since}, "$set": {"pending": True}, "$inc": {"waiting": 1}},
+            {
+                "$min": {"head": place, "since": since},
+                "$set": {"pending": True},
+                "$inc": {"waiting": 1, "joins": 1},
+            },
         )
 
     async def left(self, lane: str) -> None:
@@ -244,8 +249,11 @@ class WaitingRepository:
                     current = replace(current, head=end)
                     continue
             else:
+                # Empty only if nobody joined since the lane was read: a joiner whose key was written after
+                # the look above has marked the lane since (``joined``), and keeps it marked.
+                unjoined = current.joins or {"$in": [0, None]}  # a lane from before ``joins`` has none
                 emptied = await self._lanes.update_one(
-                    {"_id": current.id, "tail": current.tail, "head": current.head},
+                    {"_id": current.id, "tail": current.tail, "head": current.head, "joins": unjoined},
                     {"$set": {"pending": False, "waiting": 0}, "$unset": {"since": ""}},
                 )
                 if emptied.modified_count == 1:
