@@ -135,7 +135,13 @@ class ChaosStack:
             "VIDEOGEN_MONGO_URL": store_url,
             "VIDEOGEN_MONGO_DB": f"chaos_{self.tag}",
             "VIDEOGEN_TOPIC_PREFIX": f"c{self.tag}.",
-            "VIDEOGEN_TOPIC_PARTITIONS": "2",
+            # The broker's own default: killed, the in-memory broker forgets its topics, and a client's
+            # metadata request makes each again with the broker's default of 4 partitions before the
+            # restart's migrate can make it with ours. With 2, producers spread keys over 4 partitions while
+            # the consumer groups read the 2 they joined with until their metadata refresh (minutes): events
+            # on the other two went unread past the soak's convergence bound (27 generations' events, once in
+            # six runs).
+            "VIDEOGEN_TOPIC_PARTITIONS": "4",
             "VIDEOGEN_DATA_DIR": str(self.workdir / "data"),
             "VIDEOGEN_ORCHESTRATOR_GROUP": f"orch-{self.tag}",
             "VIDEOGEN_NOTIFIER_GROUP": f"notif-{self.tag}",
