@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from videogen_api.paging import DEFAULT_LIMIT, Cursor, Limit
 from videogen_api.query import Param, once, refused
-from videogen_api.schemas.generations import METADATA_KEY
+from videogen_api.schemas.generation_inputs import METADATA_KEY
 from videogen_common.domain import Provider, Status
 from videogen_common.repositories.generation_reads import GenerationFilter
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from videogen_api.problems import Problem, invalid
 from videogen_api.provider_states import Snapshot
-from videogen_api.schemas.generations import AUTO_PROVIDER, GenerateRequest, fallback_parts
+from videogen_api.schemas.generation_inputs import AUTO_PROVIDER, fallback_parts
+from videogen_api.schemas.generations import GenerateRequest
 from videogen_common.capabilities import unsupported
 from videogen_common.catalogue import Catalogue, refusals
 from videogen_common.domain import Provider

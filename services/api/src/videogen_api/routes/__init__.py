@@ -5,6 +5,7 @@ from aiohttp import web
 from videogen_api.routes import (
     api_keys,
     audit,
+    batch_items,
     batches,
     budgets,
     console,
@@ -26,6 +27,7 @@ from videogen_api.routes import (
 TABLES: tuple[web.RouteTableDef, ...] = (
     generations.routes,
     batches.routes,
+    batch_items.routes,
     deletions.routes,
     events.routes,
     providers.routes,

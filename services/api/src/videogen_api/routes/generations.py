@@ -130,7 +130,7 @@ async def _waited(
     return found, waited
 
 
-async def _first_frame(
+async def first_frame(
     request: web.Request, body: GenerateRequest, now: datetime
 ) -> tuple[str | None, str | None]:
     """Where the orchestrator finds the first frame asked for (internal fields of the generation: the media
@@ -211,7 +211,7 @@ async def create_generation(request: web.Request) -> web.Response:
     request_id = request[REQUEST_ID_KEY]
     now = app[state.CLOCK].now()
     try:
-        image_key, image_type = await _first_frame(request, body, now)
+        image_key, image_type = await first_frame(request, body, now)
     except Problem:
         # A repeat of a request that was accepted answers as it did, even if its upload has expired since.
         if key is not None:

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from videogen_api.schemas.common import BatchStatus, Body, Moment, NextCursor, OnInvalid, ValidationProblem
-from videogen_api.schemas.generations import GenerateRequest, Generation, Metadata
+from videogen_api.schemas.generation_inputs import Metadata
+from videogen_api.schemas.generations import GenerateRequest, Generation
 
 MAX_ITEMS = 10_000
 # Invalid items a refusal lists (the first ones, by index).
