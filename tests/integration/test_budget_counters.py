@@ -138,13 +138,13 @@ async def test_a_budget_set_mid_month_starts_from_the_generations_charged_second
     await made(1, 9, "key_a")
     month = (period_start(Period.MONTH, NOW), period_end(Period.MONTH, NOW))
     seconds, cost = Meter.VIDEO_SECONDS, Meter.COST
-    assert await UsageRepository(store).charged_by_day("acme", None, *month) == {
+    assert await UsageRepository(store).charged_by_day("acme", None, *month, now=NOW) == {
         "01": {seconds: 9, cost: 900_000},
         "03": {seconds: 12, cost: 500_000},  # key_b's 7 s had no price: counted 0
         "30": {seconds: 14, cost: 1_400_000},
     }
     counters = BudgetCounterRepository(store)
-    used = await UsageRepository(store).charged_by_day("acme", "key_a", *month)
+    used = await UsageRepository(store).charged_by_day("acme", "key_a", *month, now=NOW)
     assert {day: u[seconds] for day, u in used.items()} == {"01": 9, "03": 5, "30": 14}
     await counters.start_counting("acme", "key_a", used, NOW)
     limits = Limits(

@@ -56,7 +56,7 @@ from videogen_common.store import Engine, Store, connect
 Doc = dict[str, Any]
 
 # Collections that grow with the generations made (and are kept: their retention is a later change).
-GROWING = frozenset({"generations", "events", "deliveries", "audit_events", "uploads"})
+GROWING = frozenset({"generations", "events", "deliveries", "audit_events", "uploads", "usage_days"})
 # At most this many documents read by one command: a window of a listing, a month of usage, a sweep's batch.
 # The measuring account holds about 1,000 generations, 1,000 events and 1,000 deliveries, so a read of it
 # whole fails.
@@ -220,11 +220,13 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
         "listing, created before": lambda: reads.newest_first(
             account, GenerationFilter(created_before=now - timedelta(days=100)), None, PAGE
         ),
-        "usage, a month": lambda: usage.groups(account, *month, None),
-        "usage by provider, a month": lambda: usage.by_provider(account, *month, None),
-        "usage of a key, a month": lambda: usage.groups(account, *month, key["_id"]),
-        "budgets' month charged, by day": lambda: usage.charged_by_day(account, None, *month),
-        "budgets' month charged of a key, by day": lambda: usage.charged_by_day(account, key["_id"], *month),
+        "usage, a month": lambda: usage.groups(account, *month, None, now=now),
+        "usage by provider, a month": lambda: usage.by_provider(account, *month, None, now=now),
+        "usage of a key, a month": lambda: usage.groups(account, *month, key["_id"], now=now),
+        "budgets' month charged, by day": lambda: usage.charged_by_day(account, None, *month, now=now),
+        "budgets' month charged of a key, by day": lambda: usage.charged_by_day(
+            account, key["_id"], *month, now=now
+        ),
         "events, first page": lambda: events.page_of_account(account, EventFilter(), None, PAGE),
         "events of a type": lambda: events.page_of_account(
             account, EventFilter(types=["video.failed"]), None, PAGE

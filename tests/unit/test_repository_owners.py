@@ -61,6 +61,7 @@ OWNERS: dict[str, set[str]] = {
     "account_settings": {"account_settings"},
     "locks": {"locks"},
     "batches": {"batches"},
+    "usage_days": {"usage"},  # the rows of settled days
     "migrations": {"indexes"},  # how far a data migration got (``fill_metadata_pairs``)
 }
 # Modules whose writes name no collection: the outbox settles the ``outbox`` of any source collection's

@@ -112,6 +112,11 @@ class Store:
         return self.db["budget_counters"]
 
     @property
+    def usage_days(self) -> AsyncCollection[Doc]:
+        """Each account's usage by settled UTC day (``repositories.usage``): one per account and day."""
+        return self.db["usage_days"]
+
+    @property
     def account_slots(self) -> AsyncCollection[Doc]:
         """The orchestrator's per-account count of generations in flight (one document per account)."""
         return self.db["account_slots"]

@@ -243,5 +243,5 @@ async def start_counting(
     this month (nothing was counted while it had none). Called before the limits are stored; it only ever
     raises the counter, so a reservation against limits a concurrent request set first is not overwritten."""
     month = (period_start(Period.MONTH, now), period_end(Period.MONTH, now))
-    used = await UsageRepository(store).charged_by_day(account_id, api_key_id, *month)
+    used = await UsageRepository(store).charged_by_day(account_id, api_key_id, *month, now=now)
     await BudgetCounterRepository(store).start_counting(account_id, owner, used, now)

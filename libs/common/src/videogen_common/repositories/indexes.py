@@ -28,6 +28,7 @@ from videogen_common.repositories import (
     provider_pools,
     rate_limits,
     uploads,
+    usage,
     waiting,
     webhooks,
 )
@@ -67,6 +68,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     "orchestrators": instances.INDEXES,
     "budget_counters": budgets.COUNTER_INDEXES,
     "batches": batches.INDEXES,
+    "usage_days": usage.INDEXES,
 }
 
 

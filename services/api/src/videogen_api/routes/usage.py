@@ -2,8 +2,9 @@
 and status over a time range, in total and per API key.
 
 Counted from the generations themselves (one document each, whatever happened to its events), by when each
-was made: an event delivered twice, a request redelivered, a retried webhook count nothing twice. One
-aggregation over the account's range of the ``by_account`` index; the range is at most a year."""
+was made: an event delivered twice, a request redelivered, a retried webhook count nothing twice. Settled
+days are read from their rows, the rest of the range live from the ``by_account`` index
+(``repositories.usage``); the range is at most a year."""
 
 from __future__ import annotations
 
@@ -182,8 +183,8 @@ async def get_usage(request: web.Request) -> web.Response:
     start, end, api_key_id = parse_range(request.query, now)
     account = account_of(request)
     usage = UsageRepository(app[state.STORE])
-    groups = await usage.groups(account, start, end, api_key_id)
-    by_model = await usage.by_model(account, start, end, api_key_id)
+    groups = await usage.groups(account, start, end, api_key_id, now=now)
+    by_model = await usage.by_model(account, start, end, api_key_id, now=now)
     budgets = remaining_view(await _budgets_left(request, account, api_key_id, now))
     providers = [
         {"provider": c.provider, "attempts": c.attempts, "cost": c.cost} for c in totals_by_provider(by_model)
