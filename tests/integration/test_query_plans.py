@@ -36,7 +36,9 @@ import pytest
 from bench.history import MEASURING_ACCOUNT, Mix, load
 from pymongo.monitoring import CommandFailedEvent, CommandListener, CommandStartedEvent, CommandSucceededEvent
 
+from videogen.migrate import migrate_store
 from videogen_common.domain import Status
+from videogen_common.earlier_outboxes import adopt_owed_events
 from videogen_common.repositories.audit import KEPT as AUDIT_KEPT
 from videogen_common.repositories.audit import AuditFilter, AuditRepository
 from videogen_common.repositories.deletions import GenerationDeletions
@@ -45,7 +47,12 @@ from videogen_common.repositories.deliveries import DeliveryClaims, DeliveryFilt
 from videogen_common.repositories.events import KEPT as EVENTS_KEPT
 from videogen_common.repositories.events import EventFilter, EventRepository
 from videogen_common.repositories.generation_reads import GenerationFilter, GenerationReads
-from videogen_common.repositories.indexes import MIGRATIONS, fill_metadata_pairs
+from videogen_common.repositories.indexes import (
+    METADATA_PAIRS_MIGRATION,
+    MIGRATIONS,
+    fill_metadata_pairs,
+    requeue_account_waits,
+)
 from videogen_common.repositories.leases import LeaseRepository
 from videogen_common.repositories.outbox import OutboxRepository
 from videogen_common.repositories.usage import UsageRepository
@@ -191,6 +198,8 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
     assert key is not None
     month = (now - timedelta(days=30), now)
     usage, events = UsageRepository(store), EventRepository(store)
+    # The migration step's first run: the one-time backfill of media due times reads every generation, once.
+    await migrate_store(store, 30, now)
     deliveries, audit = DeliveryRepository(store), AuditRepository(store)
     leases, waiting = LeaseRepository(store), WaitingRepository(store)
 
@@ -199,7 +208,7 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
 
     async def walk_again() -> object:
         # The migration's first run over the whole history (its mark forgotten), a week at most a window.
-        await store.db[MIGRATIONS].delete_many({})
+        await store.db[MIGRATIONS].delete_many({"_id": METADATA_PAIRS_MIGRATION})
         return await fill_metadata_pairs(store, batch=100, widest=timedelta(days=7), now=now)
 
     return {
@@ -249,6 +258,9 @@ async def _operations(store: Store, now: datetime) -> dict[str, Callable[[], Awa
         "deliveries due": lambda: drain(DeliveryClaims(store, "t").due(now)),
         "admission: lanes pending": lambda: waiting.pending_at("runway"),
         "migration: metadata pairs": walk_again,
+        "migration: events owed by earlier versions": lambda: adopt_owed_events(store, now),
+        "migration step, a next run (videogen migrate)": lambda: migrate_store(store, 30, now),
+        "migration: account queues to the providers' lines": lambda: requeue_account_waits(store),
         # The retention sweeper's removal of the history past its keeping (last: it removes some of it).
         "expiry: events": lambda: events.expire_before(now - EVENTS_KEPT),
         "expiry: deliveries": lambda: deliveries.expire_before(now - DELIVERIES_KEPT),

@@ -14,6 +14,7 @@ from pymongo.errors import DuplicateKeyError
 from tests.support.fakes import ManualClock
 from tests.support.generations import insert_generation, stored_generation
 from tests.support.orchestration import Orchestration
+from videogen.migrate import MEDIA_DUE_MIGRATION, migrate_store
 from videogen_common.deliveries import delivery_body, pending_delivery
 from videogen_common.domain import Provider
 from videogen_common.generations import new_generation
@@ -116,6 +117,28 @@ async def test_migration_gives_generations_stored_without_them_their_metadata_pa
     last = await fill_metadata_pairs(store, batch=10, now=now + timedelta(minutes=10))
     assert (last.read, last.filled) == (1, 1)
     assert (await store.generations.find_one({"_id": late["_id"]}) or {})[METADATA_PAIRS] == ["batch=late"]
+
+
+async def test_media_stored_before_the_sweeper_is_made_due_by_the_first_migration_only(store: Store) -> None:
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    # Completed by a version before the retention sweeper: media, and no due time.
+    old = await insert_generation(store, now, status="completed", video_key="v/old.mp4", updated_at=now)
+    await store.db[MIGRATIONS].delete_many({})
+    await migrate_store(store, 30, now)
+    assert (await stored_generation(store, old["_id"]))["media_due_at"] == now + timedelta(days=30)
+    # Done once: the next migrations read nothing of the generations for it (no shape finds a field they lack
+    # without reading them all).
+    later = await insert_generation(store, now, status="completed", video_key="v/later.mp4", updated_at=now)
+    await migrate_store(store, 30, now + timedelta(days=1))
+    assert "media_due_at" not in await stored_generation(store, later["_id"])
+    assert (await store.db[MIGRATIONS].find_one({"_id": MEDIA_DUE_MIGRATION}) or {})["done_at"] == now
+
+
+async def test_a_new_store_is_marked_past_its_one_time_migrations(store: Store) -> None:
+    await store.db[MIGRATIONS].delete_many({})
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    await migrate_store(store, 30, now)
+    assert await store.db[MIGRATIONS].find_one({"_id": MEDIA_DUE_MIGRATION}) is not None
 
 
 def _made(at: datetime, metadata: dict[str, str] | None = None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ them (``videogen migrate``, and the test fixtures), with the data migrations it 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -44,7 +45,12 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The generations by creation time alone: the data migrations' walk (``fill_metadata_pairs``) reads them
 # window by window of this range, the one shape the embedded store serves without reading the collection (it
 # answers an ``_id`` range with a scan).
-MIGRATION_INDEXES = [IndexModel([("created_at", ASCENDING), ("_id", ASCENDING)], name="by_created")]
+MIGRATION_INDEXES = [
+    IndexModel([("created_at", ASCENDING), ("_id", ASCENDING)], name="by_created"),
+    # The events an earlier version left owed (``earlier_outboxes.adopt_owed_events``): nothing writes the
+    # field any more, so the index holds only what is still to adopt (none, after the first migrate).
+    IndexModel([("outbox_pending", ASCENDING)], name="by_outbox_pending", sparse=True),
+]
 
 INDEXES: dict[str, list[IndexModel]] = {
     "generations": [
@@ -108,8 +114,16 @@ async def requeue_account_waits(store: Store) -> int:
     """Migration: generations a version before admission left waiting in their account's queue (``slot_wait``
     of ``account\nid``) are handed to the reconciler, which puts them in line at their provider (their lease
     expires at the epoch, like a handed-back one). Returns how many."""
+    # The waiting generations are a range of the sparse by_slot_wait (what waits now, not the history); an
+    # account queue's key has one separator, a provider lane's two.
+    waiting = store.generations.find({"slot_wait": {"$gte": ""}}, projection={"slot_wait": 1, "status": 1})
+    legacy = [
+        doc["_id"] async for doc in waiting if doc["slot_wait"].count("\n") == 1 and doc["status"] in ACTIVE
+    ]
+    if not legacy:
+        return 0
     moved = await store.generations.update_many(
-        {"slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
+        {"_id": {"$in": legacy}, "slot_wait": {"$regex": "^[^\n]*\n[^\n]*$"}, "status": {"$in": ACTIVE}},
         {"$unset": {"slot_wait": ""}, "$set": {"lease_expires_at": _EPOCH}},
     )
     return moved.modified_count
@@ -194,6 +208,19 @@ async def fill_metadata_pairs(
             reach = max(min(wanted, reach * 2, widest), timedelta(seconds=1))
         start = end
     return walked
+
+
+async def once(store: Store, name: str, migration: Callable[[], Awaitable[object]], now: datetime) -> bool:
+    """Run a one-time data migration (idempotent: interrupted, it runs again), unless ``migrations`` records
+    it done; True if it ran. For what only documents an earlier version wrote can need, and no shape of the
+    store finds without reading every generation (a field they lack): a new store is marked done at once."""
+    marks = store.db[MIGRATIONS]
+    if await marks.find_one({"_id": name}) is not None:
+        return False
+    if await store.generations.estimated_document_count() > 0:
+        await migration()
+    await marks.update_one({"_id": name}, {"$set": {"done_at": now}}, upsert=True)
+    return True
 
 
 async def _mark(store: Store, through: datetime) -> None:
