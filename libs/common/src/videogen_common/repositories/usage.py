@@ -93,14 +93,10 @@ def of_range(account_id: str, start: datetime, end: datetime) -> Doc:
     return {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
 
 
-def _of_range(account_id: str, start: datetime, end: datetime, api_key_id: str | None = None) -> list[Doc]:
-    """The leading stages of a usage aggregation: the range (``of_range``), then, in a stage of its own,
-    one key's generations if asked (MongoDB merges the two stages; the embedded store lifts only the first
-    into its index lookup)."""
-    stages: list[Doc] = [{"$match": of_range(account_id, start, end)}]
-    if api_key_id is not None:
-        stages.append({"$match": {"api_key_id": api_key_id}})
-    return stages
+def _of_range(account_id: str, start: datetime, end: datetime) -> list[Doc]:
+    """The leading stage of a usage aggregation: the range (``of_range``) alone, the one shape the embedded
+    store lifts into its index lookup; what is asked of one key is kept from the groups (each has its key)."""
+    return [{"$match": of_range(account_id, start, end)}]
 
 
 # A day is summed into a row once it ended this long ago: later than any creation stamped within it is stored.
