@@ -8,7 +8,7 @@ are the ones the service writes. The mix (``Mix``): most generations finished (c
 canceled, a provider's refusal, a timeout), a few still under way among the newest, 1% deleted (their
 tombstones and a ``video.deleted`` event); created at random moments over ``days`` days back from now; a
 tenth of the generations made by one account (``account-000``, the measuring account;
-``Mix.measuring_share``), the rest by the others, unevenly; a third with metadata (``batch``: the
+``--measuring-share``), the rest by the others, unevenly; a third with metadata (``batch``: the
 account's generations of one six-hour slot; ``customer``). Accounts with a webhook (two in three) have one
 delivery per owed event, most succeeded.
 
@@ -506,6 +506,7 @@ async def run(args: argparse.Namespace) -> None:
                 in_flight=args.in_flight,
                 builders=args.builders,
                 progress=args.progress,
+                mix=Mix(measuring_share=args.measuring_share),
             )
         finally:
             await client.close()
@@ -533,6 +534,13 @@ def main() -> None:
         default=Durability.MAJORITY,
         choices=list(Durability),
         help="write concern of the load (the journal is not waited for by default: a failed load is rerun)",
+    )
+    parser.add_argument(
+        "--measuring-share",
+        type=float,
+        default=Mix.measuring_share,
+        help="the share of the generations the measuring account makes (0.001 of a million: the tenant of a "
+        "10,000 store, at its rate, in a store a hundred times larger)",
     )
     parser.add_argument("--progress", action="store_true")
     asyncio.run(run(parser.parse_args()))
