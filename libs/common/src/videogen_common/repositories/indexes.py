@@ -214,12 +214,11 @@ async def once(store: Store, name: str, migration: Callable[[], Awaitable[object
     """Run a one-time data migration (idempotent: interrupted, it runs again), unless ``migrations`` records
     it done; True if it ran. For what only documents an earlier version wrote can need, and no shape of the
     store finds without reading every generation (a field they lack): a new store is marked done at once."""
-    marks = store.db[MIGRATIONS]
-    if await marks.find_one({"_id": name}) is not None:
+    if await store.db["migrations"].find_one({"_id": name}) is not None:
         return False
     if await store.generations.estimated_document_count() > 0:
         await migration()
-    await marks.update_one({"_id": name}, {"$set": {"done_at": now}}, upsert=True)
+    await store.db["migrations"].update_one({"_id": name}, {"$set": {"done_at": now}}, upsert=True)
     return True
 
 

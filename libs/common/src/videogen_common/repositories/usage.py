@@ -9,9 +9,10 @@ A range is read in two parts, so a month costs the same whatever the history beh
   ``SETTLED`` ago, and all of whose generations have ended, is summed once and kept. Nothing it counts can
   change after that: a generation's created time, provider, duration, key, cost and tries are fixed once it
   has ended (a deletion erases its prompt, media and metadata, not these), and a generation is created at
-  its api's now, so none is added to a day an hour past its end. The first read of a day sums it (one
-  aggregation over the day's range); a day with a generation still unfinished is summed again at each read
-  until it has none.
+  its api's now, so none is added to a day an hour past its end. The days a read finds without a row are
+  summed together (three aggregations over each run of them, grouped by day); a day with a generation still
+  unfinished is summed again at each read until it has none, and a day without any keeps no row (what is
+  written into it later, a test's seed or a load test's history, is counted).
 - **The rest live**: the partial days at the range's ends and the days not settled yet, by aggregations over
   the account's range of the ``generations`` collection's ``by_account`` index
   (``repositories.generation_reads``).
@@ -21,7 +22,7 @@ Records out (``UsageGroup``, ``ProviderCharges``)."""
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -93,16 +94,11 @@ def of_range(account_id: str, start: datetime, end: datetime) -> Doc:
     return {"account_id": account_id, "created_at": {"$gte": start, "$lt": end}}
 
 
-def _of_range(account_id: str, start: datetime, end: datetime) -> list[Doc]:
-    """The leading stage of a usage aggregation: the range (``of_range``) alone, the one shape the embedded
-    store lifts into its index lookup; what is asked of one key is kept from the groups (each has its key)."""
-    return [{"$match": of_range(account_id, start, end)}]
-
-
 # A day is summed into a row once it ended this long ago: later than any creation stamped within it is stored.
 SETTLED = timedelta(hours=1)
 DAY = timedelta(days=1)
 _TERMINAL = frozenset(s.value for s in TERMINAL)
+_DAY_OF: Doc = {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}}
 
 # A generation charged nothing of its budgets: it failed before anything was submitted to a provider (a
 # budget's give-back rule).
@@ -113,25 +109,24 @@ _UNCHARGED: Doc = {
         {"$eq": [{"$ifNull": ["$provider_task_id", None]}, None]},
     ]
 }
-_GROUPS: Doc = {
-    "$group": {
-        "_id": {
-            "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$created_at"}},
-            "provider": "$provider",
-            "status": "$status",
-            "key": "$api_key_id",
-        },
-        "generations": {"$sum": 1},
-        "seconds": {"$sum": "$duration"},
-        "cost": {"$sum": {"$ifNull": ["$cost", 0]}},
+# Each groups by UTC day and key (``key`` is left out of ``_id`` for generations made without one).
+_GROUPS: list[Doc] = [
+    {
+        "$group": {
+            "_id": {"day": _DAY_OF, "provider": "$provider", "status": "$status", "key": "$api_key_id"},
+            "generations": {"$sum": 1},
+            "seconds": {"$sum": "$duration"},
+            "cost": {"$sum": {"$ifNull": ["$cost", 0]}},
+        }
     }
-}
+]
 # $unwind leaves out a generation without attempts (no provider was tried).
 _TRIES: list[Doc] = [
     {"$unwind": "$provider_attempts"},
     {
         "$group": {
             "_id": {
+                "day": _DAY_OF,
                 "provider": "$provider_attempts.provider",
                 "model": {"$ifNull": ["$provider_attempts.model", None]},
                 "key": "$api_key_id",
@@ -141,13 +136,15 @@ _TRIES: list[Doc] = [
         }
     },
 ]
-_CHARGED: Doc = {
-    "$group": {
-        "_id": {"day": {"$dateToString": {"format": "%d", "date": "$created_at"}}, "key": "$api_key_id"},
-        "seconds": {"$sum": {"$cond": [_UNCHARGED, 0, "$duration"]}},
-        "cost": {"$sum": {"$cond": [_UNCHARGED, 0, {"$ifNull": ["$estimated_cost", 0]}]}},
+_CHARGED: list[Doc] = [
+    {
+        "$group": {
+            "_id": {"day": _DAY_OF, "key": "$api_key_id"},
+            "seconds": {"$sum": {"$cond": [_UNCHARGED, 0, "$duration"]}},
+            "cost": {"$sum": {"$cond": [_UNCHARGED, 0, {"$ifNull": ["$estimated_cost", 0]}]}},
+        }
     }
-}
+]
 
 INDEXES = [IndexModel([("account_id", ASCENDING), ("day", ASCENDING)], name="by_account_day", unique=True)]
 
@@ -176,15 +173,27 @@ def split(
     return days, live
 
 
+def _runs(days: list[datetime]) -> list[tuple[datetime, datetime]]:
+    """Days (midnights, in order) as the ranges of consecutive ones."""
+    runs: list[tuple[datetime, datetime]] = []
+    for day in days:
+        if runs and runs[-1][1] == day:
+            runs[-1] = (runs[-1][0], day + DAY)
+        else:
+            runs.append((day, day + DAY))
+    return runs
+
+
 @dataclass(frozen=True, slots=True)
 class UsageDay:
-    """A settled day of an account's usage (a ``usage_days`` document): its groups (as ``UsageGroup``), its
-    tries by provider, model and key, and what it charged the budgets by key."""
+    """An account's usage on one UTC day (``YYYY-MM-DD``), or on the part of it a range holds: its groups
+    (as ``UsageGroup``), its tries by key, provider and model, and what it charged the budgets by key. A
+    settled one is kept as a ``usage_days`` document."""
 
     day: str
-    groups: list[UsageGroup]
-    tries: list[tuple[str | None, ProviderCharges]]
-    charged: dict[str | None, dict[Meter, int]]
+    groups: list[UsageGroup] = field(default_factory=list)
+    tries: list[tuple[str | None, ProviderCharges]] = field(default_factory=list)
+    charged: dict[str | None, dict[Meter, int]] = field(default_factory=dict)
 
     def to_doc(self, account_id: str) -> Doc:
         return {
@@ -247,11 +256,8 @@ class UsageRepository:
     ) -> list[UsageGroup]:
         """The account's generations created in [start, end) (of one key, if given), counted and their
         seconds summed per (day, provider, status, key)."""
-        days, live = split(start, end, now)
-        found = [g for day in await self._settled(account_id, days) for g in day.groups]
-        for a, b in live:
-            found.extend(await self._groups(account_id, a, b))
-        return [g for g in found if api_key_id is None or g.key == api_key_id]
+        days = await self._days_of(account_id, start, end, now)
+        return [g for day in days for g in day.groups if api_key_id is None or g.key == api_key_id]
 
     async def by_provider(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None, *, now: datetime
@@ -265,15 +271,12 @@ class UsageRepository:
     ) -> list[ProviderCharges]:
         """The tries at each (provider, model) of the account's generations created in [start, end) that
         ended, and what they cost (a generation tried at two providers counts at each)."""
-        days, live = split(start, end, now)
-        tries = [t for day in await self._settled(account_id, days) for t in day.tries]
-        for a, b in live:
-            tries.extend(await self._tries(account_id, a, b))
         summed: dict[tuple[str, str | None], tuple[int, float]] = {}
-        for key, c in tries:
-            if api_key_id is None or key == api_key_id:
-                attempts, cost = summed.get((c.provider, c.model), (0, 0.0))
-                summed[(c.provider, c.model)] = (attempts + c.attempts, cost + c.cost)
+        for day in await self._days_of(account_id, start, end, now):
+            for key, c in day.tries:
+                if api_key_id is None or key == api_key_id:
+                    attempts, cost = summed.get((c.provider, c.model), (0, 0.0))
+                    summed[(c.provider, c.model)] = (attempts + c.attempts, cost + c.cost)
         return [
             ProviderCharges(provider, attempts, round(cost, DIGITS), model)
             for (provider, model), (attempts, cost) in sorted(
@@ -288,93 +291,67 @@ class UsageRepository:
         budgets, by UTC day of the month (``DD``) and meter: their seconds and estimated costs (in the
         meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
         provider (a budget's give-back rule)."""
-        days, live = split(start, end, now)
-        by_day: list[tuple[str, dict[str | None, dict[Meter, int]]]] = [
-            (day.day[8:], day.charged) for day in await self._settled(account_id, days)
-        ]
-        for a, b in live:
-            by_day.extend((await self._charged(account_id, a, b)).items())
         used: dict[str, dict[Meter, int]] = {}
-        for day, by_key in by_day:
-            for key, charged in by_key.items():
-                if api_key_id is not None and key != api_key_id:
-                    continue
-                total = used.setdefault(day, {Meter.VIDEO_SECONDS: 0, Meter.COST: 0})
-                for meter, value in charged.items():
-                    total[meter] += value
+        for day in await self._days_of(account_id, start, end, now):
+            for key, charged in day.charged.items():
+                if api_key_id is None or key == api_key_id:
+                    total = used.setdefault(day.day[8:], {Meter.VIDEO_SECONDS: 0, Meter.COST: 0})
+                    for meter, value in charged.items():
+                        total[meter] += value
         return {day: charged for day, charged in used.items() if charged[Meter.VIDEO_SECONDS]}
 
-    # -- settled days ----------------------------------------------------------------------------------------
+    async def _days_of(
+        self, account_id: str, start: datetime, end: datetime, now: datetime
+    ) -> list[UsageDay]:
+        """[start, end) day by day: the settled days from their rows (those without one summed now, and
+        kept), the rest live."""
+        settled, live = split(start, end, now)
+        days: list[UsageDay] = []
+        if settled:
+            names = [day.strftime("%Y-%m-%d") for day in settled]
+            query = {"account_id": account_id, "day": {"$gte": names[0], "$lte": names[-1]}}
+            kept = {doc["day"]: UsageDay.from_doc(doc) async for doc in self._days.find(query)}
+            days.extend(kept.values())
+            for a, b in _runs([day for day, name in zip(settled, names, strict=True) if name not in kept]):
+                summed = await self._summed(account_id, a, b)
+                days.extend(summed)
+                for day in summed:
+                    if day.settled:
+                        await self._keep(account_id, day)
+        for a, b in live:
+            days.extend(await self._summed(account_id, a, b))
+        return days
 
-    async def _settled(self, account_id: str, days: list[datetime]) -> list[UsageDay]:
-        """The rows of ``days`` (midnights, in order): those kept, and the others summed now (and kept if
-        every generation of the day has ended)."""
-        if not days:
-            return []
-        names = [day.strftime("%Y-%m-%d") for day in days]
-        cursor = self._days.find({"account_id": account_id, "day": {"$gte": names[0], "$lte": names[-1]}})
-        kept = {doc["day"]: UsageDay.from_doc(doc) async for doc in cursor}
-        found: list[UsageDay] = []
-        for day, name in zip(days, names, strict=True):
-            row = kept.get(name)
-            if row is None:
-                row = await self._sum_day(account_id, day, name)
-                if row.settled:
-                    # A concurrent first read of the day may write the same row first.
-                    with contextlib.suppress(DuplicateKeyError):
-                        await self._days.update_one(
-                            {"account_id": account_id, "day": name},
-                            {"$setOnInsert": row.to_doc(account_id)},
-                            upsert=True,
-                        )
-            found.append(row)
-        return found
-
-    async def _sum_day(self, account_id: str, day: datetime, name: str) -> UsageDay:
-        end = day + DAY
-        charged = await self._charged(account_id, day, end)
-        return UsageDay(
-            name,
-            await self._groups(account_id, day, end),
-            await self._tries(account_id, day, end),
-            charged.get(name[8:], {}),
-        )
-
-    # -- live ranges -----------------------------------------------------------------------------------------
-
-    async def _groups(self, account_id: str, start: datetime, end: datetime) -> list[UsageGroup]:
-        pipeline = [*_of_range(account_id, start, end), _GROUPS]
-        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        return [UsageGroup.from_group(group) for group in groups]
-
-    async def _tries(
-        self, account_id: str, start: datetime, end: datetime
-    ) -> list[tuple[str | None, ProviderCharges]]:
-        pipeline = [*_of_range(account_id, start, end), *_TRIES]
-        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        return [
-            (
-                g["_id"].get("key"),
-                ProviderCharges(
-                    g["_id"]["provider"],
-                    int(g["attempts"]),
-                    round(float(g["cost"]), DIGITS),
-                    g["_id"].get("model"),
-                ),
+    async def _keep(self, account_id: str, day: UsageDay) -> None:
+        # A concurrent first read of the day may write the same row first.
+        with contextlib.suppress(DuplicateKeyError):
+            await self._days.update_one(
+                {"account_id": account_id, "day": day.day},
+                {"$setOnInsert": day.to_doc(account_id)},
+                upsert=True,
             )
-            for g in groups
-        ]
 
-    async def _charged(
-        self, account_id: str, start: datetime, end: datetime
-    ) -> dict[str, dict[str | None, dict[Meter, int]]]:
-        """By day of the month (``DD``), then by key."""
-        pipeline = [*_of_range(account_id, start, end), _CHARGED]
-        groups = await (await self._generations.aggregate(pipeline)).to_list(None)
-        charged: dict[str, dict[str | None, dict[Meter, int]]] = {}
-        for group in groups:
-            charged.setdefault(group["_id"]["day"], {})[group["_id"].get("key")] = {
+    async def _summed(self, account_id: str, start: datetime, end: datetime) -> list[UsageDay]:
+        """The days of [start, end) that have generations, summed from them (three aggregations over the
+        range of ``by_account``, each grouped by day). A day without any has no row: nothing to keep."""
+        match = [{"$match": of_range(account_id, start, end)}]
+        days: dict[str, UsageDay] = {}
+
+        def day_of(group: Doc) -> UsageDay:
+            name = group["_id"]["day"]
+            return days.setdefault(name, UsageDay(name))
+
+        for group in await (await self._generations.aggregate([*match, *_GROUPS])).to_list(None):
+            day_of(group).groups.append(UsageGroup.from_group(group))
+        for group in await (await self._generations.aggregate([*match, *_TRIES])).to_list(None):
+            by = group["_id"]
+            charges = ProviderCharges(
+                by["provider"], int(group["attempts"]), round(float(group["cost"]), DIGITS)
+            )
+            day_of(group).tries.append((by.get("key"), replace(charges, model=by.get("model"))))
+        for group in await (await self._generations.aggregate([*match, *_CHARGED])).to_list(None):
+            day_of(group).charged[group["_id"].get("key")] = {
                 Meter.VIDEO_SECONDS: int(group["seconds"]),
                 Meter.COST: from_api(Meter.COST, float(group["cost"] or 0)),
             }
-        return charged
+        return sorted(days.values(), key=lambda day: day.day)
