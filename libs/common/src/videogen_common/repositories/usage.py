@@ -246,6 +246,27 @@ class UsageDay:
         return all(g.status in _TERMINAL for g in self.groups)
 
 
+def groups_in(days: list[UsageDay], api_key_id: str | None) -> list[UsageGroup]:
+    """The days' groups (of one key, if given)."""
+    return [g for day in days for g in day.groups if api_key_id is None or g.key == api_key_id]
+
+
+def tries_in(days: list[UsageDay], api_key_id: str | None) -> list[ProviderCharges]:
+    """The days' tries (of one key, if given) summed per (provider, model), by provider then model."""
+    summed: dict[tuple[str, str | None], tuple[int, float]] = {}
+    for day in days:
+        for key, c in day.tries:
+            if api_key_id is None or key == api_key_id:
+                attempts, cost = summed.get((c.provider, c.model), (0, 0.0))
+                summed[(c.provider, c.model)] = (attempts + c.attempts, cost + c.cost)
+    return [
+        ProviderCharges(provider, attempts, round(cost, DIGITS), model)
+        for (provider, model), (attempts, cost) in sorted(
+            summed.items(), key=lambda i: (i[0][0], i[0][1] or "")
+        )
+    ]
+
+
 class UsageRepository:
     def __init__(self, store: Store) -> None:
         self._generations: AsyncCollection[Doc] = store.generations
@@ -256,8 +277,7 @@ class UsageRepository:
     ) -> list[UsageGroup]:
         """The account's generations created in [start, end) (of one key, if given), counted and their
         seconds summed per (day, provider, status, key)."""
-        days = await self._days_of(account_id, start, end, now)
-        return [g for day in days for g in day.groups if api_key_id is None or g.key == api_key_id]
+        return groups_in(await self.days(account_id, start, end, now), api_key_id)
 
     async def by_provider(
         self, account_id: str, start: datetime, end: datetime, api_key_id: str | None, *, now: datetime
@@ -271,18 +291,7 @@ class UsageRepository:
     ) -> list[ProviderCharges]:
         """The tries at each (provider, model) of the account's generations created in [start, end) that
         ended, and what they cost (a generation tried at two providers counts at each)."""
-        summed: dict[tuple[str, str | None], tuple[int, float]] = {}
-        for day in await self._days_of(account_id, start, end, now):
-            for key, c in day.tries:
-                if api_key_id is None or key == api_key_id:
-                    attempts, cost = summed.get((c.provider, c.model), (0, 0.0))
-                    summed[(c.provider, c.model)] = (attempts + c.attempts, cost + c.cost)
-        return [
-            ProviderCharges(provider, attempts, round(cost, DIGITS), model)
-            for (provider, model), (attempts, cost) in sorted(
-                summed.items(), key=lambda i: (i[0][0], i[0][1] or "")
-            )
-        ]
+        return tries_in(await self.days(account_id, start, end, now), api_key_id)
 
     async def charged_by_day(
         self, account_id: str, api_key_id: str | None, start: datetime, end: datetime, *, now: datetime
@@ -292,7 +301,7 @@ class UsageRepository:
         meters' units, ``budgets.charge_of``), all but those that failed before anything was submitted to a
         provider (a budget's give-back rule)."""
         used: dict[str, dict[Meter, int]] = {}
-        for day in await self._days_of(account_id, start, end, now):
+        for day in await self.days(account_id, start, end, now):
             for key, charged in day.charged.items():
                 if api_key_id is None or key == api_key_id:
                     total = used.setdefault(day.day[8:], {Meter.VIDEO_SECONDS: 0, Meter.COST: 0})
@@ -300,11 +309,9 @@ class UsageRepository:
                         total[meter] += value
         return {day: charged for day, charged in used.items() if charged[Meter.VIDEO_SECONDS]}
 
-    async def _days_of(
-        self, account_id: str, start: datetime, end: datetime, now: datetime
-    ) -> list[UsageDay]:
+    async def days(self, account_id: str, start: datetime, end: datetime, now: datetime) -> list[UsageDay]:
         """[start, end) day by day: the settled days from their rows (those without one summed now, and
-        kept), the rest live."""
+        kept), the rest live. One read for all a caller asks of the range (``groups_in``, ``tries_in``)."""
         settled, live = split(start, end, now)
         days: list[UsageDay] = []
         if settled:

@@ -29,7 +29,13 @@ from videogen_common.domain import Status
 from videogen_common.pricing import DIGITS
 from videogen_common.repositories.budgets import BudgetCounterRepository, BudgetRepository
 from videogen_common.repositories.keys import ApiKeyRepository
-from videogen_common.repositories.usage import UsageGroup, UsageRepository, totals_by_provider
+from videogen_common.repositories.usage import (
+    UsageGroup,
+    UsageRepository,
+    groups_in,
+    totals_by_provider,
+    tries_in,
+)
 from videogen_common.scopes import Scope
 
 routes = web.RouteTableDef()
@@ -183,8 +189,9 @@ async def get_usage(request: web.Request) -> web.Response:
     start, end, api_key_id = parse_range(request.query, now)
     account = account_of(request)
     usage = UsageRepository(app[state.STORE])
-    groups = await usage.groups(account, start, end, api_key_id, now=now)
-    by_model = await usage.by_model(account, start, end, api_key_id, now=now)
+    days = await usage.days(account, start, end, now)  # one read for both
+    groups = groups_in(days, api_key_id)
+    by_model = tries_in(days, api_key_id)
     budgets = remaining_view(await _budgets_left(request, account, api_key_id, now))
     providers = [
         {"provider": c.provider, "attempts": c.attempts, "cost": c.cost} for c in totals_by_provider(by_model)
