@@ -6,7 +6,9 @@ the key that made it), a refusal for capacity sends a generation back in line in
 waiting generation's client deadline fails it where it waits.
 
 The mock provider is held by the test (``HeldProvider``) so "at once" is exact; the refusal tests use the fake
-of Luma's API with its own concurrency (429 beyond it), over HTTP."""
+of Luma's API with its own concurrency (429 beyond it), over HTTP. The line's order is tested as each freed
+slot meets it (``admission_standby`` off); a successor on standby, chosen a task earlier, has its own tests
+(``test_admission_standby.py``)."""
 
 from __future__ import annotations
 
@@ -51,7 +53,10 @@ class Held(HeldOrchestration):
 
     def __init__(self, store: Store, base_env: dict[str, str], media_root: Path) -> None:
         super().__init__(
-            store, base_env, media_root, {"account_max_in_flight": 64, "mock_max_concurrency": LIMIT}
+            store,
+            base_env,
+            media_root,
+            {"account_max_in_flight": 64, "mock_max_concurrency": LIMIT, "admission_standby": False},
         )
 
     async def create(self, count: int, account: str = "acme", **fields: Any) -> list[str]:

@@ -288,9 +288,9 @@ class GenerationActor:
             state = await poll_within(left, adapter, task_id, job)
             if state is None:
                 return PollAgain(record, pause=False)
-            await self._ensure_owned(record)
-            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+            if state.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):  # its slot is free, whoever owns it
                 await self._tell(record, TaskEvent.ENDED)
+            await self._ensure_owned(record)
             if state.status is TaskStatus.SUCCEEDED and state.output is not None:
                 await self._judged(record, None, task_seconds(record, self._clock.now()))
                 with tracer.start_as_current_span("media.fetch"):
@@ -330,6 +330,7 @@ class GenerationActor:
         if adapter.pays_per_submit:
             submitting = self._generations.mark_submitting(record, self.owner, self._clock.now(), plan)
             record = await self._owned(submitting)
+        await self._tell(record, TaskEvent.SUBMITTING)
         submission = asyncio.ensure_future(self._submit_and_save(record, adapter, job, plan))
         try:
             return await asyncio.shield(submission)

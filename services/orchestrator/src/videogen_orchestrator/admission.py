@@ -18,9 +18,10 @@ line at the provider for its priority (``repositories.waiting``), and is started
 The cost of choosing never grows with the number of generations waiting: it reads the provider's pools, its
 pending lanes (one per waiting account and priority) and those accounts' slot counts, then looks a few places
 into one lane. What the runner asks: ``admit`` (a claimed generation: start it, or it waits), ``wait`` (make
-it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``. Moving a
-generation whose route has other candidates is ``rerouting``'s, with each key's breaker (``health``): peers
-of admission, built beside it (``assembly``)."""
+it wait), ``next_waiting`` (the one to start next at a provider), ``release`` and ``refused``; for a successor
+kept on standby while a provider is full (``successors``): ``successor``, ``still_first``, ``stand_by``,
+``hand_over`` and ``room_for``. Moving a generation whose route has other candidates is ``rerouting``'s, with
+each key's breaker (``health``): peers of admission, built beside it (``assembly``)."""
 
 from __future__ import annotations
 
@@ -166,6 +167,8 @@ class Admission:
             return Admitted(pool)
         if not from_line and await self._line_ahead(record.provider, pools):
             self._waited[record.provider] = True
+            if record.attempts > 1:  # resumed: it may have died on standby, holding its account's slot
+                await self.accounts.release(record.account_id, record.id)
             return Wait(QueueReason.PROVIDER_CAPACITY)
         allowed = [pool for pool in pools if usable is None or usable(pool.id)]
         # A key without a limit takes no slot of its own: the account's slot names it (one write).
@@ -257,6 +260,38 @@ class Admission:
             pools = await self._room_at(provider, now)
             if not pools:
                 return None
+        return await self._fairest(lanes, pools)
+
+    async def successor(self, provider: str) -> Next | None:
+        """The generation to start at ``provider`` when a slot there frees, chosen while none is free: the
+        one ``next_waiting`` would choose were one free — only while everything waiting there is one
+        account's, so that no later turn could differ (None otherwise: each freed slot meets the line)."""
+        lanes = await self._waiting.pending_at(provider)
+        self._waited[provider] = any(lane.waiting > 0 for lane in lanes)
+        if len({lane.account_id for lane in lanes if lane.waiting > 0}) != 1:
+            return None
+        return await self._fairest(lanes, await self._pools_of(provider))
+
+    async def line_news(self, provider: str) -> tuple[int, bool]:
+        """How many have joined a line at ``provider`` (ever: it changes when someone joins) and whether one
+        of its pools has room now: one read."""
+        now = self._clock.now()
+        pools = await self._pools_of(provider)
+        joins = sum(pool.joins or 0 for pool in pools)
+        return joins, any(pool.effective is not None and pool.room(now) > 0 for pool in pools)
+
+    async def still_first(self, record: GenerationRecord) -> bool:
+        """Whether a generation on standby is still the one the fair turn would start next at its provider:
+        nothing of another account waits there, nor anything of its own account's of a higher priority."""
+        rank = Priority(record.priority or Priority.NORMAL).rank
+        return all(
+            lane.account_id == record.account_id and lane.rank >= rank
+            for lane in await self._waiting.pending_at(record.provider)
+            if lane.waiting > 0
+        )
+
+    async def _fairest(self, lanes: list[WaitingLane], pools: list[ProviderPool]) -> Next | None:
+        """The first generation in the fairest account's lane (finished ones found there leave it)."""
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
         running: Counter[str] = Counter()
         for pool in pools:
@@ -279,6 +314,36 @@ class Admission:
     async def providers_waiting_for(self, account_id: str) -> set[str]:
         """The providers where the account has generations waiting (its slot freed: they may start)."""
         return {lane.provider for lane in await self._waiting.pending_of(account_id)}
+
+    # -- a successor on standby -----------------------------------------------------------------------------
+
+    async def stand_by(self, record: GenerationRecord) -> bool:
+        """A claimed generation taken from its line while its provider is full waits here, on standby, for a
+        slot an ending task hands it: it takes its account's slot now; False if the account is at its cap
+        (it waits in line again)."""
+        return await self.accounts.acquire(record.account_id, record.id)
+
+    async def hand_over(
+        self, pool: ProviderPool, ended: GenerationRecord, successor: GenerationRecord
+    ) -> bool:
+        """``ended``'s task ended: its slot on ``pool`` goes straight to ``successor`` (on standby), if the
+        pool still has room for it (one write). False: give the slot back as usual."""
+        now = self._clock.now()
+        if not await self._pools.hand_over(pool, ended.id, successor.id, successor.account_id, now):
+            return False
+        self._admitted_from_line(successor, now, True)
+        return True
+
+    async def room_for(self, record: GenerationRecord) -> Admitted | None:
+        """A slot for a generation on standby, if one of its provider's pools has room now (freed by another
+        instance, or by a task of this one that ended without handing it over); None: it stays on standby."""
+        now = self._clock.now()
+        pools = [pool for pool in await self._room_at(record.provider, now) if pool.effective is not None]
+        for pool in sorted(pools, key=lambda p: p.room(now), reverse=True):
+            if pool.room(now) > 0 and await self._pools.take(pool, record.id, record.account_id, now):
+                self._admitted_from_line(record, now, True)
+                return Admitted(pool)
+        return None
 
     # -- after a run ----------------------------------------------------------------------------------------
 

@@ -127,6 +127,8 @@ FinishedObserver = Callable[[GenerationRecord], None]
 class TaskEvent(StrEnum):
     """What the actor tells admission about a generation's task at the provider."""
 
+    # It is about to be submitted (marked so where a submit is paid for): the provider is one task fuller.
+    SUBMITTING = "submitting"
     # The provider accepted it (a lowered limit may climb back).
     ACCEPTED = "accepted"
     # It ended at the provider (its slot there is free, before the media is copied).

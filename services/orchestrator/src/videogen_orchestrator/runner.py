@@ -8,8 +8,11 @@ move to a later candidate before anything is submitted, and after a capacity ref
 moves on as a new attempt, run by the same task here (never at two providers at once). Whenever a slot may
 have freed — one of this instance's generations ended, one joined a line, a provider's pause ran out — the
 instance starts what admission chooses next at that provider (``dispatch``, at most one pass per provider at
-a time). The reconciler dispatches every provider on each
-pass too, so a wake-up lost to a crash is only delayed."""
+a time). The reconciler dispatches every provider on each pass too, so a wake-up lost to a crash is only
+delayed.
+
+While one account's work waits at a full provider, the instance keeps the next of it claimed, on standby
+for the slot its own next task there frees (``successors``)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,6 +28,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from videogen_common.clock import Clock
+from videogen_common.generations import QueueReason
 from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import FINISHED, GenerationRepository
 from videogen_common.repositories.leases import LeaseRepository
@@ -37,6 +42,7 @@ from videogen_orchestrator.outcomes import Failover, Finished, Lost, Refused, Ta
 from videogen_orchestrator.rerouting import Rerouting
 from videogen_orchestrator.settings import OrchestratorSettings
 from videogen_orchestrator.status_events import EventSink, publish_status
+from videogen_orchestrator.successors import Successors
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +92,17 @@ class Runner:
         self._stopping = False
         # Low-priority requests, started in the background in turn by account (``intake``).
         self.intake = Intake(self.start, lambda: self._stopping)
+        # The next generation to start at each full provider, claimed ahead of the slot a task here frees.
+        self.successors = Successors(
+            self,
+            admission=admission,
+            leases=self._leases,
+            clock=clock,
+            owner=self._owner,
+            lease=self._lease,
+            slots=self._slots,
+            enabled=settings.admission_standby,
+        )
 
     @property
     def in_flight(self) -> int:
@@ -123,11 +140,7 @@ class Runner:
             try:
                 admitted = await self._admit(generation_id, waiting=waiting, lane=lane)
                 if admitted is not None:
-                    record, decision = admitted
-                    self._admitted[generation_id] = decision
-                    self._tasks[generation_id] = asyncio.create_task(
-                        self._run(record, decision), name=f"actor:{generation_id}"
-                    )
+                    self.launch(*admitted)
                     started = True
             finally:
                 if not started:
@@ -137,6 +150,11 @@ class Runner:
             self._claiming.discard(generation_id)
             if not self._claiming:
                 self._no_claims.set()
+
+    def launch(self, record: GenerationRecord, decision: Admitted) -> None:
+        """Start the actor of a generation that holds its slots (and one of this instance's)."""
+        self._admitted[record.id] = decision
+        self._tasks[record.id] = asyncio.create_task(self._run(record, decision), name=f"actor:{record.id}")
 
     async def _admit(
         self, generation_id: str, *, waiting: bool, lane: str | None
@@ -158,9 +176,9 @@ class Runner:
             return None  # a claim that raced stop is handed back by stop
         if lane is not None:
             await self._admission.taken_from_line(lane)
-        return await self._place(record, from_line=lane is not None)
+        return await self.place(record, from_line=lane is not None)
 
-    async def _place(
+    async def place(
         self, record: GenerationRecord, *, from_line: bool
     ) -> tuple[GenerationRecord, Admitted] | None:
         """A claimed generation's provider (its route re-checked: it may move to a later candidate before it
@@ -173,16 +191,18 @@ class Runner:
         decision = await self._admission.admit(moved, from_line=from_line, usable=placement.usable)
         if isinstance(decision, Admitted):
             return with_pool(moved, decision), decision
-        await self._wait(moved, decision.reason)
+        await self.wait_in_line(moved, decision.reason)
         if placement.probe is not None:  # another may probe while this one waits
             await self._health.release_probe(placement.probe, moved.id)
         if not from_line:
             # A slot may have freed between the failed take and the wait, and its releaser found nobody
             # waiting: look again now that this one is in line.
             self.wake(moved.provider)
+        if decision.reason == QueueReason.PROVIDER_CAPACITY:
+            self.successors.arrived(moved)
         return None
 
-    async def _wait(self, record: GenerationRecord, reason: str, *, refused: bool = False) -> None:
+    async def wait_in_line(self, record: GenerationRecord, reason: str, *, refused: bool = False) -> None:
         waiting = await self._admission.wait(record, reason, refused=refused)
         if waiting is not None and waiting.version != record.version and self._sink is not None:
             await publish_status(self._sink, waiting, self._clock.now())  # processing → queued
@@ -265,7 +285,7 @@ class Runner:
         self._provider_slot_freed.discard(record.id)
         if self._sink is not None:
             await publish_status(self._sink, moved, self._clock.now())  # it shows where it goes now
-        return await self._place(moved, from_line=False)
+        return await self.place(moved, from_line=False)
 
     async def _released(self, record: GenerationRecord) -> None:
         """Give back a finished generation's slots, and start what waits for them: at its provider, if its
@@ -296,20 +316,52 @@ class Runner:
         return self._limited(generation_id) and generation_id not in self._provider_slot_freed
 
     async def _task_news(self, record: GenerationRecord, event: TaskEvent) -> None:
-        """The provider accepted the generation's task (the pool it was admitted to may climb back), or the
-        task ended there (its provider slot is free now, before the media is copied: the next may start —
-        where the pool has a limit; an unlimited one has no slot of its own to give back)."""
-        if event is TaskEvent.ACCEPTED:
+        """The generation is about to be submitted (where work waits, a successor is chosen for the slot it
+        will free), the provider accepted its task (the pool it was admitted to may climb back), or the task
+        ended there: its provider slot is free now, before the media is copied, and goes to the successor on
+        standby, or back to the pool for the next to start — where the pool has a limit; an unlimited one has
+        no slot of its own to give back."""
+        if event is TaskEvent.SUBMITTING:
+            # The provider fills up: the next slot this instance frees there gets a successor, chosen now
+            # (after the submit's own writes, not beside them).
+            if self._limited(record.id) and self._admission.contended(record.provider):
+                self.successors.choose(record.provider)
+        elif event is TaskEvent.ACCEPTED:
             admitted = self._admitted.get(record.id)
             if admitted is not None:
                 await self._admission.accepted(admitted.pool)
-        elif self._limited(record.id) and await self._admission.task_ended(record):
+        elif not self._limited(record.id):
+            return
+        elif await self.successors.handed_over(record, self._admitted.get(record.id)):
+            self._provider_slot_freed.add(record.id)
+        elif await self._admission.task_ended(record):
             self._provider_slot_freed.add(record.id)
             self.wake(record.provider)
 
     async def _finished(self, generation_id: str) -> bool:
         status = await self._generations.status_of(generation_id)
         return status is None or status in FINISHED
+
+    # -- what the successors ask (``successors.Host``) -------------------------------------------------------
+
+    async def back_in_line(self, record: GenerationRecord) -> None:
+        await self._admission.accounts.release(record.account_id, record.id)
+        await self.wait_in_line(record, QueueReason.PROVIDER_CAPACITY)
+
+    def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run ``work`` in the background (stop cancels it; ``wait_idle`` awaits it)."""
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def holding_at(self, provider: str) -> bool:
+        """Whether a generation running here holds a slot at ``provider`` (its task has not ended)."""
+        return any(
+            admitted.pool is not None
+            and admitted.pool.provider == provider
+            and self._holds_provider_slot(gid)
+            for gid, admitted in self._admitted.items()
+        )
 
     # -- starting what waits --------------------------------------------------------------------------------
 
@@ -318,9 +370,7 @@ class Runner:
         if self._stopping:
             return
         delay = max(0.0, (at - self._clock.now()).total_seconds()) if at is not None else 0.0
-        task = asyncio.create_task(self._wake_after(provider, delay), name=f"wake:{provider}")
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.spawn(self._wake_after(provider, delay), f"wake:{provider}")
 
     async def _wake_after(self, provider: str, delay: float) -> None:
         if delay > 0:
@@ -347,6 +397,11 @@ class Runner:
         try:
             while not self._stopping:
                 self._dispatch_again.discard(provider)
+                if await self.successors.offer(provider):
+                    started += 1
+                    continue
+                if self.successors.blocks(provider):
+                    break  # no room for it (or it is being handed one): none for what waits behind it
                 chosen = await self._admission.next_waiting(provider)
                 if chosen is None:
                     if provider in self._dispatch_again:
@@ -367,9 +422,10 @@ class Runner:
         return started
 
     async def renew_leases(self) -> None:
-        if not self._tasks:
+        held = [*self._tasks, *self.successors.leased()]
+        if not held:
             return
-        await self._leases.renew_leases(list(self._tasks), self._owner, self._clock.now() + self._lease)
+        await self._leases.renew_leases(held, self._owner, self._clock.now() + self._lease)
 
     async def wait_idle(self) -> None:
         """Wait until no actor runs and nothing waiting is being started (what tests await)."""
@@ -387,13 +443,15 @@ class Runner:
         generations)."""
         self._stopping = True
         await self.intake.stop()
-        pending = [*self._background, *self._dispatching.values(), *self._tasks.values()]
+        watches = self.successors.watches()
+        pending = [*self._background, *self._dispatching.values(), *self._tasks.values(), *watches]
         for task in pending:
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.gather(*pending, return_exceptions=True)
         # A start already past its first check finishes its claim (or gives up) before the hand-back.
         await self._no_claims.wait()
+        await self.successors.let_go()
         released = await self._leases.hand_back_leases(self._owner, HANDED_BACK)
         if released:
             log.info("released leases", extra={"count": released})

@@ -72,6 +72,11 @@ class OrchestratorSettings(CommonSettings):
     # Generations one account may have at its providers at once, across all instances; beyond it they wait as
     # `queued` and start oldest first as slots free.
     account_max_in_flight: int = Field(default=16, ge=1)
+    # While one account's work waits at a full provider, each instance keeps the next of it claimed, on
+    # standby, and hands it the slot of its own next task to end (``runner``): a freed slot is refilled in one
+    # write instead of ten. Work the fair turn would start first (another account's, a higher priority)
+    # joining the line sends it back. Off: each freed slot meets the line when it frees.
+    admission_standby: bool = True
     poll_interval_seconds: float = Field(default=1.0, gt=0)
     # A task's progress is written to its generation (and published) at most this often.
     progress_write_seconds: float = Field(default=2.0, gt=0)

@@ -128,6 +128,27 @@ class ProviderPoolRepository:
         )
         return taken.modified_count == 1
 
+    async def hand_over(
+        self, pool: ProviderPool, ended: str, successor: str, account_id: str, now: datetime
+    ) -> bool:
+        """Give the slot ``ended`` holds on ``pool`` straight to ``successor`` (of ``account_id``): one
+        conditional update that swaps the holder in place, matching only while the pool, as stored now, is
+        not paused and holds no more than its effective limit (a limit lowered meanwhile takes the slot
+        back instead). False if it did not happen (``ended`` holds no slot there any more, or the pool has
+        no room for a successor): the caller gives the slot back the usual way."""
+        if pool.effective is None:
+            return False
+        condition: Doc = {
+            "_id": pool.id,
+            "holders.g": ended,
+            "paused_until": _not_after(now),
+            "$expr": {"$lte": [{"$size": "$holders"}, "$effective"]},
+        }
+        swapped = await self._pools.update_one(
+            condition, {"$set": {"holders.$": {"g": successor, "a": account_id}}}
+        )
+        return swapped.modified_count == 1
+
     async def keep(self, pool_id: str, generation_id: str, account_id: str) -> None:
         """Record a slot for a generation already at the provider, whatever the count: it is in flight."""
         await self._pools.update_one(
