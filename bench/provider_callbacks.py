@@ -3,7 +3,7 @@ long a finished task waits to become a ``completed`` generation, and how much of
 orchestrator uses.
 
     .venv/bin/python -m bench.provider_callbacks [--limit 8] [--task-seconds 2] [--jitter 0.25]
-        [--generations 96]
+        [--generations 96] [--modes polled "polled fast" "called back" standby]
 
 The provider is the tests' fake of Luma's API in this process (at most ``--limit`` tasks at once, 429
 beyond, each ``--task-seconds`` long on average, ± ``--jitter`` of it drawn uniformly, the same draws in every
@@ -17,7 +17,9 @@ modes, each on a database of its own:
 
 - **polled**: the deployment's defaults (a poll every second at first, slower as the task ages);
 - **polled fast**: polls every 50 ms (``bench.provider_capacity``'s setting, far more requests);
-- **called back**: ``VIDEOGEN_PROVIDER_CALLBACKS`` on, the safety-net poll at its 60 s default.
+- **called back**: ``VIDEOGEN_PROVIDER_CALLBACKS`` on, the safety-net poll at its 60 s default;
+- **standby**: called back, and each instance keeps the next generation claimed on standby for the slot its
+  next ending task frees (``VIDEOGEN_ADMISSION_STANDBY``, the deployment's default; off in the modes above).
 
 Per mode: provider requests per generation (creates, reads, 429s; the video's download aside), the
 orchestrator's store commands per generation, the hand-over (from the moment the provider's task ended to
@@ -44,15 +46,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
-from bench.common import Commands, EngineUrls, engines, migrated_store
+from bench.common import Commands, EngineUrls, engines, migrated_store, python_process
 from tests.support.fake_providers.common import FakeTask
 from tests.support.fake_providers.luma import FakeLuma
-from videogen.engines import free_port
-from videogen_api import state
-from videogen_api.app import create_app
-from videogen_api.settings import ApiSettings
+from videogen.engines import free_port, wait_for_http
 from videogen_common.clock import SystemClock
 from videogen_common.domain import Provider
 from videogen_common.events import Envelope
@@ -72,9 +69,10 @@ from videogen_orchestrator.settings import OrchestratorSettings
 
 PROMPT = "a red fox running through fresh snow at dawn"
 MODES: dict[str, dict[str, Any]] = {
-    "polled": {},
-    "polled fast": {"poll_interval_seconds": 0.05},
-    "called back": {"provider_callbacks": True},
+    "polled": {"admission_standby": False},
+    "polled fast": {"poll_interval_seconds": 0.05, "admission_standby": False},
+    "called back": {"provider_callbacks": True, "admission_standby": False},
+    "standby": {"provider_callbacks": True},
 }
 
 
@@ -114,29 +112,23 @@ class Wiring:
 
 @contextlib.asynccontextmanager
 async def api_at(urls: EngineUrls, workdir: Path, db: str, prefix: str) -> AsyncIterator[str]:
-    """The api on 127.0.0.1 (its own store client, not counted); yields its base URL."""
+    """The api on 127.0.0.1, a process of its own as deployed (its event loop not shared with the
+    orchestrators'); yields its base URL."""
     port = free_port()
-    settings = load_settings(
-        ApiSettings,
-        kafka_bootstrap=urls.kafka,
-        mongo_url=urls.mongo,
-        mongo_db=db,
-        topic_prefix=prefix,
-        data_dir=workdir / db,
-        api_port=port,
-        rate_limit_enabled=False,
-    )
-    app = create_app(settings)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        async with asyncio.timeout(30):
-            while not app[state.PUBLISHER].started:  # noqa: ASYNC110 — the publisher exposes no event
-                await asyncio.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    env = {
+        "VIDEOGEN_KAFKA_BOOTSTRAP": urls.kafka,
+        "VIDEOGEN_MONGO_URL": urls.mongo,
+        "VIDEOGEN_MONGO_DB": db,
+        "VIDEOGEN_TOPIC_PREFIX": prefix,
+        "VIDEOGEN_API_PORT": str(port),
+        "VIDEOGEN_DATA_DIR": str(workdir / db),
+        "VIDEOGEN_LOG_LEVEL": "WARNING",
+        "VIDEOGEN_RATE_LIMIT_ENABLED": "false",
+    }
+    async with python_process(["-m", "videogen_api.main"], env, workdir / f"api-{db}.log"):
+        base = f"http://127.0.0.1:{port}"
+        await wait_for_http(f"{base}/healthz")
+        yield base
 
 
 @contextlib.asynccontextmanager
@@ -254,6 +246,7 @@ async def one_mode(urls: EngineUrls, workdir: Path, args: argparse.Namespace, mo
             ]
             provider_requests = sum(1 for _, path in fake.requests if not path.startswith("/files/"))
             busy = slots_used(list(fake.tasks.values()), args.limit)
+            refills = refill_gaps(list(fake.tasks.values()))
             return {
                 "generations": len(ids),
                 "failed": wiring.sink.failed,
@@ -267,6 +260,8 @@ async def one_mode(urls: EngineUrls, workdir: Path, args: argparse.Namespace, mo
                 "handover_p90_s": pct(handovers, 0.9),
                 "handover_mean_s": statistics.fmean(handovers),
                 "callbacks": len(fake.callbacks),
+                "refill_p50_s": pct(refills, 0.5),
+                "refill_mean_s": statistics.fmean(refills),
             }
 
 
@@ -279,6 +274,23 @@ def slots_used(tasks: list[FakeTask], limit: int) -> float:
     return held / (limit * (closed - opened))
 
 
+def refill_gaps(tasks: list[FakeTask]) -> list[float]:
+    """For each task that ended while work still waited, how long its slot stood empty: from its end to the
+    first create after it (each create refills one end, in order)."""
+    closed = max(task.created_at for task in tasks)
+    ends = sorted(task.ends_at() for task in tasks if task.ends_at() < closed)
+    creates = sorted(task.created_at for task in tasks)
+    gaps, i = [], 0
+    for end in ends:
+        while i < len(creates) and creates[i] < end:
+            i += 1
+        if i == len(creates):
+            break
+        gaps.append(creates[i] - end)
+        i += 1
+    return gaps
+
+
 def _wall(moment: datetime) -> float:
     return moment.timestamp()
 
@@ -287,7 +299,7 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-callbacks-") as tmp:
         workdir = Path(tmp)
         async with engines(workdir) as urls:
-            results = {mode: await one_mode(urls, workdir, args, mode) for mode in MODES}
+            results = {mode: await one_mode(urls, workdir, args, mode) for mode in args.modes}
     capacity = args.limit / args.task_seconds
     print(
         f"provider: {args.limit} at once, {args.task_seconds:g} s ± {args.jitter:.0%} a task "
@@ -296,15 +308,19 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(
         f"{'mode':<12} {'provider req/gen':>16} {'429s/gen':>9} {'store cmd/gen':>14} "
-        f"{'hand-over p50':>14} {'p90':>7} {'capacity':>9} {'slots used':>11} {'failed':>7}"
+        f"{'hand-over p50':>14} {'p90':>7} {'capacity':>9} {'slots used':>11} {'refill p50':>11} "
+        f"{'mean':>7} {'failed':>7}"
     )
     for mode, r in results.items():
         print(
             f"{mode:<12} {r['requests_per_generation']:16.2f} {r['refusals_per_generation']:9.2f} "
             f"{r['commands_per_generation']:14.1f} {r['handover_p50_s']:13.3f}s {r['handover_p90_s']:6.3f}s "
-            f"{r['ratio']:9.3f} {r['busy']:11.3f} {r['failed']:7d}"
+            f"{r['ratio']:9.3f} {r['busy']:11.3f} {r['refill_p50_s']:10.3f}s {r['refill_mean_s']:6.3f}s "
+            f"{r['failed']:7d}"
         )
-    print(f"callbacks the provider sent (called back): {results['called back']['callbacks']}")
+    for mode in ("called back", "standby"):
+        if mode in results:
+            print(f"callbacks the provider sent ({mode}): {results[mode]['callbacks']}")
 
 
 def main() -> None:
@@ -315,6 +331,7 @@ def main() -> None:
     parser.add_argument("--task-seconds", type=float, default=2.0)
     parser.add_argument("--jitter", type=float, default=0.25)
     parser.add_argument("--generations", type=int, default=96)
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     asyncio.run(run(parser.parse_args()))
 
 
