@@ -21,9 +21,11 @@ import pytest
 from tests.support.generations import insert_generation
 from tests.support.held_provider import HeldOrchestration
 from tests.support.waiting import eventually
+from videogen_api.queue_position import view_with_position
 from videogen_common.domain import Status
 from videogen_common.failures import CANCELED_BY_CLIENT
 from videogen_common.ids import new_id
+from videogen_common.records.generation import GenerationRecord
 from videogen_common.repositories.generations import GenerationRepository
 from videogen_common.repositories.provider_pools import ProviderPoolRepository
 from videogen_common.repositories.slots import SlotRepository
@@ -64,6 +66,10 @@ class Held(HeldOrchestration):
             return runner.successors.on_standby.get("mock") == generation_id
 
         await eventually(chosen, what=f"{generation_id} on standby")
+
+    async def view(self, generation_id: str) -> dict[str, Any]:
+        """What ``GET /v1/generations/{id}`` answers of it."""
+        return await view_with_position(self.store, GenerationRecord.from_doc(await self.get(generation_id)))
 
     async def holders(self) -> list[str]:
         [pool] = await ProviderPoolRepository(self.store).of_provider("mock")
@@ -110,6 +116,9 @@ async def test_an_ending_task_hands_its_slot_straight_to_the_successor_on_standb
     await held.until_standby(runner, first)
     doc = await held.get(first)
     assert (doc["status"], doc["lease_owner"], doc.get("slot_wait")) == ("queued", "orch-a", None)
+    # Read alone (GET one generation), it is the next of its account's to start, and the one in line second.
+    positions = [(await held.view(gid))["queue_position"] for gid in (first, second)]
+    assert positions == [1, 2]
     assert await held.account_slots() == sorted([holder, first])
     assert await held.holders() == [holder]
     assert (await held.get(second))["lease_owner"] is None  # the rest wait in line, unleased

@@ -169,6 +169,7 @@ class Admission:
             self._waited[record.provider] = True
             if record.attempts > 1:  # resumed: it may have died on standby, holding its account's slot
                 await self.accounts.release(record.account_id, record.id)
+                await self.off_standby(record)
             return Wait(QueueReason.PROVIDER_CAPACITY)
         allowed = [pool for pool in pools if usable is None or usable(pool.id)]
         # A key without a limit takes no slot of its own: the account's slot names it (one write).
@@ -235,9 +236,15 @@ class Admission:
         held = await self.accounts.held_by(sorted({lane.account_id for lane in lanes}))
         return any(held[lane.account_id] < self.accounts.cap for lane in lanes)
 
-    async def taken_from_line(self, lane: str) -> None:
-        """A generation ``next_waiting`` chose was claimed: it left its lane."""
-        await self._waiting.left(lane)
+    async def taken_from_line(self, lane: str, *, standby: str | None = None) -> None:
+        """A generation ``next_waiting`` (or ``successor``: ``standby``, its id) chose was claimed: it left
+        its lane (a successor still counted ahead of those in it, ``off_standby`` ending that)."""
+        await self._waiting.left(lane, standby=standby)
+
+    async def off_standby(self, record: GenerationRecord) -> None:
+        """A successor taken from its lane is no longer kept ready (started, or back in line)."""
+        rank = Priority(record.priority or Priority.NORMAL).rank
+        await self._waiting.off_standby(lane_id(record.provider, record.account_id, rank), record.id)
 
     # -- choosing -------------------------------------------------------------------------------------------
 

@@ -173,19 +173,21 @@ class Successors:
         )
         if record is None:
             return False
-        await self._admission.taken_from_line(chosen.lane)
+        await self._admission.taken_from_line(chosen.lane, standby=record.id)
         if self._host.stopping:
             return False  # stop hands its lease back
         if routed(record):
             # Its route may move it on before it is submitted: it is placed as any generation chosen from
             # its line (without room, back to its place; none chosen again until a task here ends).
             self._paused.add(provider)
+            await self._admission.off_standby(record)
             placed = await self._host.place(record, from_line=True)
             if placed is None:
                 return False
             self._host.launch(*placed)
             return True
         if not await self._admission.stand_by(record):
+            await self._admission.off_standby(record)
             await self._host.wait_in_line(record, QueueReason.ACCOUNT_CONCURRENCY)
             return False
         self._standby[provider] = record
@@ -216,6 +218,7 @@ class Successors:
             self._host.launch(
                 replace(successor, provider_pool=pool.id, admitted_at=self._clock.now()), admitted
             )
+            self._off_standby_soon(successor)
         return handed
 
     async def offer(self, provider: str) -> bool:
@@ -233,7 +236,12 @@ class Successors:
                 await self._send_back(provider)
             return False
         self._host.launch(replace(with_pool(successor, admitted), admitted_at=self._clock.now()), admitted)
+        self._off_standby_soon(successor)
         return True
+
+    def _off_standby_soon(self, successor: GenerationRecord) -> None:
+        """Its lane stops counting it ahead (after its start, not before it: that waits for nothing)."""
+        self._host.spawn(self._admission.off_standby(successor), f"off-standby:{successor.id}")
 
     def arrived(self, record: GenerationRecord) -> None:
         """``record`` joined the line at its provider here: if the fair turn would start it before the
@@ -272,6 +280,7 @@ class Successors:
         if (successor := self._taken(provider)) is None:
             return
         try:
+            await self._admission.off_standby(successor)
             await self._host.back_in_line(successor)
         except Exception:
             log.exception("a successor could not go back in line", extra={"generation_id": successor.id})
@@ -307,6 +316,7 @@ class Successors:
         for record in self._standby.values():
             try:
                 await self._admission.accounts.release(record.account_id, record.id)
+                await self._admission.off_standby(record)
             except Exception:
                 log.exception(
                     "a successor's account slot was not given back", extra={"generation_id": record.id}

@@ -175,6 +175,9 @@ class WaitingLane:
     waiting: int = 0
     since: datetime | None = None
     joins: int = 0
+    # Those taken out of it to start next and kept ready for a slot (an orchestrator's successor on standby):
+    # still ahead of everyone in it.
+    standby: tuple[str, ...] = ()
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> WaitingLane:
@@ -189,4 +192,5 @@ class WaitingLane:
             waiting=max(0, doc.get("waiting", 0)),
             since=doc.get("since"),
             joins=doc.get("joins", 0),
+            standby=tuple(doc.get("standby") or ()),
         )

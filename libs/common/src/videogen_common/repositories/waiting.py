@@ -98,9 +98,19 @@ class WaitingRepository:
             },
         )
 
-    async def left(self, lane: str) -> None:
-        """A generation of the lane was taken out of it (started, or found finished)."""
-        await self._lanes.update_one({"_id": lane, "waiting": {"$gt": 0}}, {"$inc": {"waiting": -1}})
+    async def left(self, lane: str, *, standby: str | None = None) -> None:
+        """A generation of the lane was taken out of it (started, or found finished; ``standby``: this one,
+        kept ready to start next, still counted ahead of the lane in its places)."""
+        update: Doc = {"$inc": {"waiting": -1}}
+        if standby is not None:
+            update["$addToSet"] = {"standby": standby}
+        await self._lanes.update_one({"_id": lane, "waiting": {"$gt": 0}}, update)
+
+    async def off_standby(self, lane: str, generation_id: str) -> None:
+        """The generation kept ready to start next is no longer (started, or back in its place)."""
+        await self._lanes.update_one(
+            {"_id": lane, "standby": generation_id}, {"$pull": {"standby": generation_id}}
+        )
 
     # -- joining a provider's line, moving to another provider -----------------------------------------------
 
@@ -275,10 +285,11 @@ class WaitingRepository:
         if own is None:
             return None
         higher = sum(lane.waiting for lane in lanes.values() if lane.rank < int(rank))
+        ready = sum(len(lane.standby) for lane in lanes.values() if lane.rank <= int(rank))
         ahead = await self._generations.count_documents(
             {"slot_wait": {"$gte": place_bound(own.id, own.head), "$lt": key}}, limit=cap
         )
-        return 1 + higher + ahead
+        return 1 + ready + higher + ahead
 
     async def waiting_by_provider(self) -> dict[str, int]:
         """How many generations wait at each provider (the lanes' counts)."""
