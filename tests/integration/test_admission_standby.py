@@ -147,7 +147,12 @@ async def test_a_higher_priority_joining_the_line_sends_the_successor_back_to_it
     [high] = await held.create(1, priority="high")
     assert await runner.start(high) is False
     await held.until_standby(runner, None)
-    assert (await held.get(low))["lease_owner"] is None  # back in line, unleased
+
+    async def back_in_line() -> bool:
+        doc = await held.get(low)
+        return doc["lease_owner"] is None and doc.get("slot_wait") is not None
+
+    await eventually(back_in_line, what="the successor back in line, unleased")
     assert low not in await held.account_slots()
 
     for done in range(3):

@@ -288,6 +288,7 @@ class Successors:
             self._untaken(provider, successor, started=True)
             self._slots.release()
         self._paused.add(provider)
+        self._host.wake(provider)  # a slot freed meanwhile was kept for it: it meets the line now
 
     def _taken(self, provider: str) -> GenerationRecord | None:
         """The successor on standby at ``provider``, taken out for one use; ``_untaken`` ends that use.
